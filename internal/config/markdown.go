@@ -1,0 +1,109 @@
+package config
+
+//go:generate go run ./cmd/gendoc -o ../../docs/configuration.md
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Markdown renders the configuration reference (docs/configuration.md) from
+// the tables. The output is deterministic.
+func Markdown() []byte {
+	var b bytes.Buffer
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Configuration reference\n\n")
+	w("<!-- Generated from internal/config by `go generate ./internal/config`. Do not edit by hand. -->\n\n")
+	w("Sluice uses Apache Kafka 4.x config names, types and defaults, so existing `server.properties` files,\n")
+	w("`kafka-configs.sh` and Admin clients work unchanged. Where Sluice differs, the entry says so.\n\n")
+	w("- **Broker configs** are read at start-up from a `server.properties`-style file (Java properties syntax).\n")
+	w("  An unknown name or an invalid value stops the broker with an error naming it. Kafka names that Sluice\n")
+	w("  accepts but does not act on are marked *accepted, no effect*.\n")
+	w("- **Topic configs** are per-topic overrides set with CreateTopics, AlterConfigs or IncrementalAlterConfigs\n")
+	w("  (for example `kafka-configs.sh --alter --entity-type topics --add-config retention.ms=3600000`).\n")
+	w("  An unknown name or invalid value is rejected with `INVALID_CONFIG` (40); a null value in CreateTopics too.\n")
+	w("- A topic config's effective value is, in order: the topic override; else the first of its broker\n")
+	w("  synonyms set in the properties file (`*.hours` and `*.minutes` converted to milliseconds); else the default.\n")
+	w("  DescribeConfigs reports the source (`DYNAMIC_TOPIC_CONFIG`, `STATIC_BROKER_CONFIG`, `DEFAULT_CONFIG`)\n")
+	w("  and the full synonym chain.\n")
+	w("- Kafka 4.0 removed `message.format.version`, `message.downconversion.enable` and\n")
+	w("  `message.timestamp.difference.max.ms` (and their `log.` broker forms); Sluice rejects them as unknown.\n\n")
+
+	w("## Topic configs\n\n")
+	w("| Name | Type | Default | Broker synonyms | Sluice |\n| --- | --- | --- | --- | --- |\n")
+	for _, d := range topicDefs {
+		w("| [`%s`](#%s) | %s | %s | %s | %s |\n", d.Name, anchor(d.Name), d.Type, mdCode(describeDefault(d.Default)),
+			mdList(d.Synonyms), effectCell(d.Effect))
+	}
+	w("\n")
+	for _, d := range topicDefs {
+		writeDef(&b, d, true)
+	}
+
+	w("## Broker configs\n\n")
+	w("| Name | Type | Default | Dynamic in Kafka | Sluice |\n| --- | --- | --- | --- | --- |\n")
+	for _, d := range brokerDefs {
+		dyn := "no"
+		if !d.ReadOnly {
+			dyn = "yes"
+		}
+		w("| [`%s`](#%s) | %s | %s | %s | %s |\n", d.Name, anchor(d.Name), d.Type, mdCode(describeDefault(d.Default)),
+			dyn, effectCell(d.Effect))
+	}
+	w("\n")
+	w("Sluice does not yet change broker configs at runtime; \"Dynamic in Kafka\" is what DescribeConfigs reports as\n")
+	w("`read_only=false`.\n\n")
+	for _, d := range brokerDefs {
+		writeDef(&b, d, false)
+	}
+	return b.Bytes()
+}
+
+func writeDef(b *bytes.Buffer, d Def, topic bool) {
+	fmt.Fprintf(b, "### %s\n\n%s\n\n", d.Name, d.Doc)
+	fmt.Fprintf(b, "- Type: %s\n", d.Type)
+	fmt.Fprintf(b, "- Default: %s\n", mdCode(describeDefault(d.Default)))
+	if d.Valid != "" {
+		fmt.Fprintf(b, "- Valid values: %s\n", d.Valid)
+	}
+	if topic {
+		if len(d.Synonyms) > 0 {
+			fmt.Fprintf(b, "- Broker synonyms (in precedence order): %s\n", mdList(d.Synonyms))
+		} else {
+			fmt.Fprintf(b, "- Broker synonyms: none\n")
+		}
+	}
+	if d.Sensitive {
+		fmt.Fprintf(b, "- Sensitive: its value is never returned by DescribeConfigs\n")
+	}
+	if d.Effect != "" {
+		fmt.Fprintf(b, "- Sluice: %s\n", d.Effect)
+	}
+	b.WriteString("\n")
+}
+
+// anchor is the GitHub-style heading anchor of a config name.
+func anchor(name string) string { return strings.ReplaceAll(name, ".", "") }
+
+func mdCode(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+func mdList(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = mdCode(n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func effectCell(e string) string {
+	if e == "" {
+		return "honoured"
+	}
+	return e
+}
