@@ -1,0 +1,99 @@
+package log
+
+import (
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+)
+
+// TopicPartition names one partition's directory, <topic>-<partition>.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// AppendOptions are the per-call inputs of Append.
+type AppendOptions struct {
+	// LeaderEpoch is written into every batch's partitionLeaderEpoch and
+	// recorded in the leader-epoch cache.
+	LeaderEpoch int32
+	// Now is the append time (LogAppendTime, timestamp checks, segment.ms);
+	// zero means the manager's clock.
+	Now time.Time
+	// AllowControl lets control batches (transaction markers) through; a
+	// client's produce must not carry them (INVALID_RECORD).
+	AllowControl bool
+}
+
+// AppendResult is what a produce gets back.
+type AppendResult struct {
+	BaseOffset     int64 // offset of the first record appended
+	LastOffset     int64 // offset of the last record appended
+	LogAppendTime  int64 // ms; -1 unless message.timestamp.type=LogAppendTime
+	LogStartOffset int64
+	// Duplicate is set when the ProducerGuard recognised an idempotent retry:
+	// nothing was appended and the offsets are the original ones.
+	Duplicate bool
+}
+
+// FileRange is a byte range of a segment file holding whole batches. The
+// file stays open at least file.delete.delay.ms after its segment is deleted
+// (see Read). With OSFS, File is an *os.File (sendfile-able).
+type FileRange struct {
+	File File
+	Pos  int64
+	Size int64
+}
+
+// ReadResult is what Read returns.
+type ReadResult struct {
+	Ranges         []FileRange // in offset order, each holding whole batches
+	Size           int64       // sum of the ranges' sizes
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+// SegmentInfo describes one segment (Log.Segments).
+type SegmentInfo struct {
+	BaseOffset       int64
+	NextOffset       int64     // one past the last offset stored
+	Size             int64     // bytes of the .log file
+	Created          time.Time // when this process created or opened it
+	LargestTimestamp int64     // ms, -1 if no batch carries a timestamp
+	Active           bool
+}
+
+// BatchPosition locates a batch: the base offset of its segment and its byte
+// position in the segment's .log file.
+type BatchPosition struct {
+	Segment int64
+	Pos     int64
+}
+
+// ProducerGuard is the idempotence seam, implemented by internal/producer.
+// Both methods run under the log's append lock, in append order.
+type ProducerGuard interface {
+	// Check runs for every batch with a producer id (>= 0) before offsets are
+	// assigned; h.BaseOffset is still the client's. It returns dup=true with
+	// the original offsets for a retried batch (the whole append then
+	// answers Duplicate and stores nothing), or an error (for example an
+	// *AppendError with INVALID_PRODUCER_EPOCH or OUT_OF_ORDER_SEQUENCE_NUMBER)
+	// that fails the whole append.
+	Check(h batch.Header) (dup bool, baseOffset, lastOffset int64, err error)
+	// Appended runs for every batch with a producer id after it was written;
+	// h carries the assigned offsets.
+	Appended(h batch.Header)
+}
+
+// ProducerGuardTruncator is optionally implemented by a ProducerGuard that
+// must rebuild its state when the log loses a suffix (TruncateTo) or a
+// prefix (TruncatePrefix, retention).
+type ProducerGuardTruncator interface {
+	Truncated(logStartOffset, logEndOffset int64)
+}
+
+type noopGuard struct{}
+
+func (noopGuard) Check(batch.Header) (bool, int64, int64, error) { return false, 0, 0, nil }
+func (noopGuard) Appended(batch.Header)                          {}

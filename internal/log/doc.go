@@ -1,0 +1,17 @@
+// Package log owns a partition's log, Sluice's storage engine: the segment
+// files of one <topic>-<partition> directory (.log, .index, .timeindex, in
+// Apache Kafka's on-disk format), appending validated v2 RecordBatches with
+// offsets assigned by rewriting their headers, reads returned as file ranges,
+// rolling, retention, flushing with group commit, suffix and prefix
+// truncation, the leader-epoch cache, crash recovery, and the data-dir-level
+// checkpoint files (recovery points, log start offsets, clean-shutdown
+// marker). Manager owns one data directory and runs the housekeeping.
+//
+// It reaches the disk only through the FS seam (fs.go), so tests can swap in
+// MemFS, which simulates crashes, torn writes, flipped bytes and a full disk.
+//
+// It must not touch: topic metadata (names, ids, configs — the broker resolves
+// configs into a Config), producer state (internal/producer plugs in through
+// ProducerGuard), the record format itself (internal/batch), or the network.
+// The on-disk format is documented in docs/storage.md.
+package log

@@ -1,0 +1,144 @@
+package log
+
+// Flushing. Two levels:
+//
+//   - durable (syncTo): the .log data below it is fsynced. flush.messages
+//     waits for this. Appenders that need it queue on syncMu; whoever gets
+//     the lock fsyncs everything appended so far, so one fsync covers every
+//     appender that was waiting (group commit).
+//   - recovery point (flushUpTo): data and indexes below it are fsynced; it
+//     is checkpointed, and recovery after a crash re-validates only from it.
+//     Flush, flush.ms, housekeeping after a roll, and Close move it.
+
+// syncTo returns once every record below offset is durable.
+func (l *Log) syncTo(offset int64) error {
+	if l.durable.Load() >= offset {
+		return nil
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.durable.Load() >= offset {
+		return nil
+	}
+	if se := l.failed.Load(); se != nil {
+		return se
+	}
+	end := l.leo.Load() // everything below end is written (published after the write)
+	from := l.durable.Load()
+	for _, s := range l.segments() {
+		if s.next.Load() <= from && !s.dirty.Load() {
+			continue
+		}
+		if s.dirty.Swap(false) {
+			if err := s.log.Sync(); err != nil {
+				s.dirty.Store(true)
+				return l.fail("fsync", err)
+			}
+		}
+	}
+	l.advanceDurable(end)
+	return nil
+}
+
+func (l *Log) advanceDurable(end int64) {
+	for {
+		cur := l.durable.Load()
+		if cur >= end || l.durable.CompareAndSwap(cur, end) {
+			break
+		}
+	}
+	l.lastFlushMs.Store(l.m.now().UnixMilli())
+}
+
+// flushUpTo fsyncs data and indexes of every segment below offset and moves
+// the recovery point there.
+func (l *Log) flushUpTo(offset int64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if se := l.failed.Load(); se != nil {
+		return se
+	}
+	for _, s := range l.segments() {
+		if s.base >= offset {
+			break
+		}
+		if s.dirty.Swap(false) {
+			if err := s.log.Sync(); err != nil {
+				s.dirty.Store(true)
+				return l.fail("fsync", err)
+			}
+		}
+		if s.idxDirty.Swap(false) {
+			if err := s.idx.sync(); err != nil {
+				s.idxDirty.Store(true)
+				return l.fail("fsync index", err)
+			}
+			if err := s.tidx.sync(); err != nil {
+				s.idxDirty.Store(true)
+				return l.fail("fsync time index", err)
+			}
+		}
+	}
+	l.advanceDurable(offset)
+	for {
+		cur := l.recoveryPoint.Load()
+		if cur >= offset || l.recoveryPoint.CompareAndSwap(cur, offset) {
+			break
+		}
+	}
+	return nil
+}
+
+// Flush makes everything appended so far durable, indexes included, and
+// moves the recovery point to the log end offset.
+func (l *Log) Flush() error {
+	return l.flushUpTo(l.leo.Load())
+}
+
+// housekeepFlush runs flush.ms and the deferred flush of rolled segments.
+func (l *Log) housekeepFlush(nowMs int64) error {
+	cfg := l.config()
+	leo := l.leo.Load()
+	rp := l.recoveryPoint.Load()
+	if leo <= rp {
+		return nil
+	}
+	if (cfg.FlushMs != maxInt64 && nowMs-l.lastFlushMs.Load() >= cfg.FlushMs) || l.durable.Load() > rp {
+		return l.flushUpTo(leo)
+	}
+	if ab := l.active().base; ab > rp {
+		return l.flushUpTo(ab)
+	}
+	return nil
+}
+
+const maxInt64 = 1<<63 - 1
+
+// close flushes and closes the log's files (Manager.Close).
+func (l *Log) close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	// Final time-index entry for the active segment, as Kafka writes on close.
+	if err := l.active().maybeAppendTimeEntry(); err != nil {
+		l.logger.Warn("final time index entry not written", "dir", l.dir, "err", err)
+	}
+	l.active().idxDirty.Store(true)
+	l.closed = true
+	l.mu.Unlock()
+	l.notify()
+	return l.Flush()
+}
+
+// closeFiles closes every segment's files.
+func (l *Log) closeFiles() {
+	p := l.segs.Load()
+	if p == nil {
+		return
+	}
+	for _, s := range *p {
+		s.close()
+	}
+}

@@ -1,0 +1,76 @@
+package log
+
+import (
+	"io"
+	"os"
+)
+
+// FS is the filesystem seam under the log. OSFS is the real one; MemFS is an
+// in-memory one that can simulate crashes for tests. Paths use the host
+// separator ('/' for MemFS).
+type FS interface {
+	// OpenFile opens a file like os.OpenFile.
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	// Remove removes a file or an empty directory.
+	Remove(name string) error
+	// Rename renames a file or directory like os.Rename.
+	Rename(oldpath, newpath string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll(path string, perm os.FileMode) error
+	// ReadDir lists a directory, sorted by name.
+	ReadDir(name string) ([]os.DirEntry, error)
+	// Stat describes a file or directory.
+	Stat(name string) (os.FileInfo, error)
+	// SyncDir makes the directory's entries (creations, renames, removals)
+	// durable.
+	SyncDir(name string) error
+}
+
+// File is an open file. OSFS returns *os.File, so a caller that wants
+// sendfile can type-assert FileRange.File to *os.File.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Writer
+	// Sync makes the file's data durable.
+	Sync() error
+	// Truncate changes the file's size.
+	Truncate(size int64) error
+	// Close closes the file.
+	Close() error
+	// Stat describes the file.
+	Stat() (os.FileInfo, error)
+	// Name is the name the file was opened with.
+	Name() string
+}
+
+// OSFS returns the filesystem of the operating system.
+func OSFS() FS { return osFS{} }
+
+type osFS struct{}
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
+func (osFS) MkdirAll(path string, perm os.FileMode) error { return os.MkdirAll(path, perm) }
+func (osFS) ReadDir(name string) ([]os.DirEntry, error)   { return os.ReadDir(name) }
+func (osFS) Stat(name string) (os.FileInfo, error)        { return os.Stat(name) }
+
+func (osFS) SyncDir(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,203 @@
+package log
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Log is one partition's log. All methods are safe for concurrent use.
+// Appends, rolls, truncations and retention serialise on the append lock;
+// reads take no lock: they work on an immutable snapshot of the segment list
+// and on atomically published end offsets, so they never block appends.
+type Log struct {
+	m         *Manager
+	fs        FS
+	dir       string
+	topic     string
+	partition int32
+	logger    *slog.Logger
+
+	cfg      atomic.Pointer[Config]
+	jitterMs atomic.Int64
+
+	mu     sync.Mutex                 // the append lock
+	segs   atomic.Pointer[[]*segment] // sorted by base offset; last is active; replaced, never mutated
+	guard  ProducerGuard              // (mu)
+	closed bool                       // (mu)
+	// unflushedMsgs counts records appended since the last forced sync (mu).
+	unflushedMsgs int64
+
+	leo           atomic.Int64 // log end offset, published after the data is readable
+	logStart      atomic.Int64
+	recoveryPoint atomic.Int64 // everything below is durable, indexes included
+	durable       atomic.Int64 // everything below has durable .log data (acks)
+	lastFlushMs   atomic.Int64 // when data was last made durable (flush.ms)
+	failed        atomic.Pointer[StorageError]
+
+	syncMu sync.Mutex // one fsync at a time; waiters share it (group commit)
+
+	epochs epochCache
+
+	waitMu     sync.Mutex
+	waitCh     chan struct{}
+	hasWaiters atomic.Bool
+}
+
+func (l *Log) config() *Config { return l.cfg.Load() }
+
+func (l *Log) segments() []*segment { return *l.segs.Load() }
+
+func (l *Log) active() *segment {
+	s := l.segments()
+	return s[len(s)-1]
+}
+
+func (l *Log) setSegments(s []*segment) {
+	sort.Slice(s, func(i, j int) bool { return s[i].base < s[j].base })
+	l.segs.Store(&s)
+}
+
+func (l *Log) nowMs(t time.Time) int64 {
+	if t.IsZero() {
+		t = l.m.now()
+	}
+	return t.UnixMilli()
+}
+
+// Topic is the log's topic.
+func (l *Log) Topic() string { return l.topic }
+
+// Partition is the log's partition.
+func (l *Log) Partition() int32 { return l.partition }
+
+// Dir is the log's directory, <data-dir>/<topic>-<partition>.
+func (l *Log) Dir() string { return l.dir }
+
+// HighWatermark is the offset up to which records are visible to consumers.
+// Without replication it equals the log end offset: a record is visible as
+// soon as it is appended (durability is the flush policy's business, as in
+// Kafka).
+func (l *Log) HighWatermark() int64 { return l.leo.Load() }
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
+
+// LogStartOffset is the first offset a reader may ask for.
+func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+
+// RecoveryPoint is the offset below which data and indexes are durable.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// Config returns the log's current config.
+func (l *Log) Config() Config { return *l.config() }
+
+// SetConfig changes the config live. An invalid config is rejected.
+// New limits apply to the next append; roll and retention changes at the
+// next housekeeping pass.
+func (l *Log) SetConfig(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	old := l.cfg.Swap(&cfg)
+	if old == nil || old.SegmentJitterMs != cfg.SegmentJitterMs {
+		j := int64(0)
+		if cfg.SegmentJitterMs > 0 {
+			j = rand.Int64N(cfg.SegmentJitterMs)
+		}
+		l.jitterMs.Store(j)
+	}
+	return nil
+}
+
+// SetProducerGuard installs the idempotence seam (nil restores the no-op).
+func (l *Log) SetProducerGuard(g ProducerGuard) {
+	if g == nil {
+		g = noopGuard{}
+	}
+	l.mu.Lock()
+	l.guard = g
+	l.mu.Unlock()
+}
+
+// Size is the total size of the segment files' data in bytes.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments() {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// Segments describes the segments, oldest first.
+func (l *Log) Segments() []SegmentInfo {
+	segs := l.segments()
+	out := make([]SegmentInfo, len(segs))
+	for i, s := range segs {
+		out[i] = SegmentInfo{
+			BaseOffset:       s.base,
+			NextOffset:       s.next.Load(),
+			Size:             s.size.Load(),
+			Created:          time.UnixMilli(s.createdMs.Load()),
+			LargestTimestamp: s.maxTs.Load(),
+			Active:           i == len(segs)-1,
+		}
+	}
+	return out
+}
+
+// Wait returns a channel closed on the next append or truncation. Call it
+// before checking for new data (then a change between the check and the
+// wait is not missed).
+func (l *Log) Wait() <-chan struct{} {
+	l.waitMu.Lock()
+	defer l.waitMu.Unlock()
+	if l.waitCh == nil {
+		l.waitCh = make(chan struct{})
+	}
+	l.hasWaiters.Store(true)
+	return l.waitCh
+}
+
+// notify wakes the Wait channels. It costs one atomic load when nobody waits.
+func (l *Log) notify() {
+	if !l.hasWaiters.Load() {
+		return
+	}
+	l.waitMu.Lock()
+	if l.waitCh != nil {
+		close(l.waitCh)
+		l.waitCh = nil
+	}
+	l.hasWaiters.Store(false)
+	l.waitMu.Unlock()
+}
+
+// fail marks the log as failed after an I/O error that may have left the
+// page cache and the disk in disagreement (a failed fsync, a failed
+// rollback): every later append answers KAFKA_STORAGE_ERROR.
+func (l *Log) fail(op string, err error) *StorageError {
+	se := &StorageError{Op: op, Err: err}
+	if l.failed.CompareAndSwap(nil, se) {
+		l.logger.Error("log failed; appends disabled until restart", "dir", l.dir, "op", op, "err", err)
+	}
+	return se
+}
+
+// Err returns the I/O error that failed the log, or nil.
+func (l *Log) Err() error {
+	if se := l.failed.Load(); se != nil {
+		return se
+	}
+	return nil
+}
+
+// segmentFor returns the segment holding offset (the last one with base <=
+// offset) from a snapshot, or -1.
+func segmentFor(segs []*segment, offset int64) int {
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })
+	return i - 1
+}

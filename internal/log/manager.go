@@ -1,0 +1,474 @@
+package log
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ManagerOptions configure a Manager. Zero values pick the defaults.
+type ManagerOptions struct {
+	// Logger receives errors and recovery notes; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (segment.ms, retention.ms, flush.ms, LogAppendTime);
+	// default time.Now. Tests pass a fake one.
+	Now func() time.Time
+	// HousekeepingInterval is how often the background goroutine rolls,
+	// applies retention, flushes, deletes files and writes checkpoints.
+	// 0 means 1s; negative means no goroutine (call RunHousekeeping).
+	HousekeepingInterval time.Duration
+	// ConfigFor gives the config of a partition found on disk at start;
+	// default DefaultConfig. The broker re-applies configs with Open.
+	ConfigFor func(topic string, partition int32) Config
+	// ProducerGuard, if set, makes a guard for every log opened or created.
+	ProducerGuard func(topic string, partition int32) ProducerGuard
+}
+
+// Manager owns one data directory: every <topic>-<partition> directory in
+// it, the data-dir-level checkpoint files (recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint) and the clean-shutdown marker
+// (.kafka_cleanshutdown), and the background housekeeping.
+type Manager struct {
+	fs     FS
+	dir    string
+	opts   ManagerOptions
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	logs    map[TopicPartition]*Log
+	deletes []pendingDelete
+	closed  bool
+
+	ckMu        sync.Mutex // serialises checkpoint writes
+	lastCkRP    map[TopicPartition]int64
+	lastCkStart map[TopicPartition]int64
+
+	hkMu sync.Mutex // one housekeeping pass at a time
+	stop chan struct{}
+	done chan struct{}
+}
+
+type pendingDelete struct {
+	deadlineMs int64
+	files      []File
+	paths      []string
+}
+
+// OpenManager opens dataDir, loading (and, after a crash, recovering) every
+// partition directory in it, and starts the housekeeping goroutine.
+func OpenManager(fsys FS, dataDir string, opts ManagerOptions) (*Manager, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HousekeepingInterval == 0 {
+		opts.HousekeepingInterval = time.Second
+	}
+	if opts.ConfigFor == nil {
+		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
+	}
+	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}}
+	if err := fsys.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	markerPath := filepath.Join(dataDir, cleanShutdownFile)
+	_, err := fsys.Stat(markerPath)
+	clean := err == nil
+	rps, err := readPartitionOffsets(fsys, filepath.Join(dataDir, recoveryPointFile))
+	if err != nil {
+		m.logger.Warn("recovery-point checkpoint unreadable; recovering every segment", "err", err)
+		rps, clean = nil, false
+	}
+	starts, err := readPartitionOffsets(fsys, filepath.Join(dataDir, logStartFile))
+	if err != nil {
+		m.logger.Warn("log-start-offset checkpoint unreadable", "err", err)
+		starts = nil
+	}
+	ents, err := fsys.ReadDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		if strings.HasSuffix(name, "-delete") {
+			if err := removeDir(fsys, filepath.Join(dataDir, name)); err != nil {
+				m.logger.Warn("cannot remove deleted partition dir", "dir", name, "err", err)
+			}
+			continue
+		}
+		tp, ok := parsePartitionDir(name)
+		if !ok {
+			m.logger.Warn("ignoring directory that is not <topic>-<partition>", "dir", name)
+			continue
+		}
+		p := loadParams{clean: clean, recoveryPoint: rps[tp], logStart: -1}
+		if v, ok := starts[tp]; ok {
+			p.logStart = v
+		}
+		if _, ok := rps[tp]; !ok {
+			p.clean = false // never checkpointed: validate everything
+		}
+		l, err := m.newLog(tp, opts.ConfigFor(tp.Topic, tp.Partition))
+		if err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+		if err := l.load(p); err != nil {
+			m.closeLogs()
+			return nil, fmt.Errorf("log: loading %s: %w", name, err)
+		}
+		m.logs[tp] = l
+	}
+	// From here on a crash is unclean again.
+	if clean {
+		if err := fsys.Remove(markerPath); err != nil && !os.IsNotExist(err) {
+			m.closeLogs()
+			return nil, err
+		}
+		if err := fsys.SyncDir(dataDir); err != nil {
+			m.closeLogs()
+			return nil, err
+		}
+	}
+	if err := m.writeCheckpoints(true); err != nil {
+		m.closeLogs()
+		return nil, err
+	}
+	if opts.HousekeepingInterval > 0 {
+		m.stop, m.done = make(chan struct{}), make(chan struct{})
+		go m.housekeepingLoop(opts.HousekeepingInterval)
+	}
+	return m, nil
+}
+
+func (m *Manager) now() time.Time { return m.opts.Now() }
+
+// Dir is the data directory.
+func (m *Manager) Dir() string { return m.dir }
+
+func (m *Manager) newLog(tp TopicPartition, cfg Config) (*Log, error) {
+	l := &Log{
+		m:         m,
+		fs:        m.fs,
+		dir:       filepath.Join(m.dir, partitionDirName(tp)),
+		topic:     tp.Topic,
+		partition: tp.Partition,
+		logger:    m.logger.With("topic", tp.Topic, "partition", tp.Partition),
+		guard:     noopGuard{},
+	}
+	if err := l.SetConfig(cfg); err != nil {
+		return nil, err
+	}
+	if m.opts.ProducerGuard != nil {
+		if g := m.opts.ProducerGuard(tp.Topic, tp.Partition); g != nil {
+			l.guard = g
+		}
+	}
+	return l, nil
+}
+
+func partitionDirName(tp TopicPartition) string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
+}
+
+func parsePartitionDir(name string) (TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 || ValidateTopicName(name[:i]) != nil {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{name[:i], int32(p)}, true
+}
+
+// ValidateTopicName applies Kafka's rules: 1..249 characters of
+// [a-zA-Z0-9._-], not "." or "..".
+func ValidateTopicName(t string) error {
+	if t == "" || t == "." || t == ".." || len(t) > 249 {
+		return fmt.Errorf("log: illegal topic name %q", t)
+	}
+	for _, c := range []byte(t) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("log: illegal character %q in topic name %q", c, t)
+		}
+	}
+	return nil
+}
+
+// ErrExists is returned by Create for a partition that already exists.
+var ErrExists = errors.New("log: partition already exists")
+
+// Create makes a new, empty partition log.
+func (m *Manager) Create(topic string, partition int32, cfg Config) (*Log, error) {
+	return m.open(topic, partition, cfg, true)
+}
+
+// Open returns the partition's log, creating it if it does not exist; an
+// existing log gets cfg applied.
+func (m *Manager) Open(topic string, partition int32, cfg Config) (*Log, error) {
+	return m.open(topic, partition, cfg, false)
+}
+
+func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate bool) (*Log, error) {
+	if err := ValidateTopicName(topic); err != nil {
+		return nil, err
+	}
+	if partition < 0 {
+		return nil, fmt.Errorf("log: negative partition %d", partition)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tp := TopicPartition{topic, partition}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		if mustCreate {
+			return nil, fmt.Errorf("%w: %s", ErrExists, partitionDirName(tp))
+		}
+		if err := l.SetConfig(cfg); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	l, err := m.newLog(tp, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.load(loadParams{clean: false, recoveryPoint: 0, logStart: -1}); err != nil {
+		return nil, err
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
+	m.logs[tp] = l
+	return l, nil
+}
+
+// Get returns the open log of a partition, or nil.
+func (m *Manager) Get(topic string, partition int32) *Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.logs[TopicPartition{topic, partition}]
+}
+
+// Partitions lists the partitions that exist, sorted.
+func (m *Manager) Partitions() []TopicPartition {
+	m.mu.Lock()
+	out := make([]TopicPartition, 0, len(m.logs))
+	for tp := range m.logs {
+		out = append(out, tp)
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// Delete removes a partition and its data: the directory is renamed to
+// <topic>-<partition>.<id>-delete (as Kafka does), then removed. Readers
+// holding file ranges of it keep their open files.
+func (m *Manager) Delete(topic string, partition int32) error {
+	tp := TopicPartition{topic, partition}
+	m.mu.Lock()
+	l, ok := m.logs[tp]
+	if ok {
+		delete(m.logs, tp)
+	}
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("log: no partition %s", partitionDirName(tp))
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.notify()
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	gone := filepath.Join(m.dir, partitionDirName(tp)+"."+hex.EncodeToString(id[:])+"-delete")
+	if err := m.fs.Rename(l.dir, gone); err != nil {
+		return storageErr("delete partition", err)
+	}
+	if err := m.fs.SyncDir(m.dir); err != nil {
+		return storageErr("delete partition", err)
+	}
+	l.closeFiles()
+	if err := removeDir(m.fs, gone); err != nil {
+		return storageErr("delete partition", err)
+	}
+	return m.writeCheckpoints(true)
+}
+
+// removeDir removes a flat directory and its files.
+func removeDir(fsys FS, dir string) error {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if err := removeDir(fsys, p); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fsys.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return fsys.Remove(dir)
+}
+
+// Close stops housekeeping, flushes every log, writes the checkpoints and
+// leaves the clean-shutdown marker, so the next OpenManager skips recovery.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	if m.stop != nil {
+		close(m.stop)
+		<-m.done
+	}
+	m.hkMu.Lock()
+	defer m.hkMu.Unlock()
+	var firstErr error
+	for _, l := range m.allLogs() {
+		if err := l.close(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	m.runDeletes(true)
+	if err := m.writeCheckpoints(true); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	if firstErr == nil {
+		firstErr = writeFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
+	}
+	m.closeLogs()
+	return firstErr
+}
+
+func (m *Manager) allLogs() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.logs))
+	for _, l := range m.logs {
+		out = append(out, l)
+	}
+	return out
+}
+
+func (m *Manager) closeLogs() {
+	for _, l := range m.allLogs() {
+		l.closeFiles()
+	}
+}
+
+// writeCheckpoints writes the recovery-point and log-start-offset files if
+// anything changed since the last write (or always with force).
+func (m *Manager) writeCheckpoints(force bool) error {
+	m.ckMu.Lock()
+	defer m.ckMu.Unlock()
+	rps := map[TopicPartition]int64{}
+	starts := map[TopicPartition]int64{}
+	for _, l := range m.allLogs() {
+		tp := TopicPartition{l.topic, l.partition}
+		rps[tp] = l.recoveryPoint.Load()
+		starts[tp] = l.logStart.Load()
+	}
+	var err error
+	if force || !mapsEqual(rps, m.lastCkRP) {
+		if err = writePartitionOffsets(m.fs, filepath.Join(m.dir, recoveryPointFile), rps); err == nil {
+			m.lastCkRP = rps
+		}
+	}
+	if force || !mapsEqual(starts, m.lastCkStart) {
+		if err2 := writePartitionOffsets(m.fs, filepath.Join(m.dir, logStartFile), starts); err2 == nil {
+			m.lastCkStart = starts
+		} else if err == nil {
+			err = err2
+		}
+	}
+	if err != nil {
+		return storageErr("checkpoint", err)
+	}
+	return nil
+}
+
+func mapsEqual(a, b map[TopicPartition]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// scheduleDelete keeps files open (readable by in-flight fetches) until
+// file.delete.delay.ms has passed, then closes and removes them.
+func (m *Manager) scheduleDelete(delayMs int64, files []File, paths []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.deletes = append(m.deletes, pendingDelete{deadlineMs: m.now().UnixMilli() + delayMs, files: files, paths: paths})
+}
+
+// runDeletes performs the due delayed deletions (all with force).
+func (m *Manager) runDeletes(force bool) {
+	nowMs := m.now().UnixMilli()
+	m.mu.Lock()
+	var due, keep []pendingDelete
+	for _, d := range m.deletes {
+		if force || d.deadlineMs <= nowMs {
+			due = append(due, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	m.deletes = keep
+	m.mu.Unlock()
+	for _, d := range due {
+		for _, f := range d.files {
+			_ = f.Close()
+		}
+		for _, p := range d.paths {
+			if err := m.fs.Remove(p); err != nil && !os.IsNotExist(err) {
+				m.logger.Warn("cannot remove deleted segment file", "file", p, "err", err)
+			}
+		}
+	}
+}
