@@ -58,8 +58,8 @@ type Summary struct {
 //     its fields, varints within 5 (int32) or 10 (int64) bytes, key, value
 //     and header lengths within the record, no null header key, header
 //     count sane, offsetDelta == index, exactly RecordCount records and no
-//     trailing bytes, MaxTimestamp equal to the latest record timestamp for
-//     CreateTime batches → INVALID_RECORD; timestamps overflowing int64 →
+//     trailing bytes → INVALID_RECORD (a MaxTimestamp that disagrees with
+//     the records is tolerated, as Kafka tolerates it); timestamps overflowing int64 →
 //     INVALID_TIMESTAMP; corrupt compressed data → CORRUPT_MESSAGE;
 //     decompressed size over the bound → MESSAGE_TOO_LARGE.
 func Validate(b []byte, opts ValidateOptions) error {
@@ -165,9 +165,8 @@ func Inspect(b []byte, opts ValidateOptions) (Summary, error) {
 	s.RecordsChecked = true
 	s.Uncompressed = len(data)
 	if h.RecordCount > 0 && h.TimestampType() == CreateTime {
-		if !opts.FromLog && maxTS != h.MaxTimestamp {
-			return Summary{}, errorf(InvalidRecord, "batch max timestamp %d but latest record timestamp is %d", h.MaxTimestamp, maxTS)
-		}
+		// A header MaxTimestamp that disagrees with the records is tolerated,
+		// as Kafka tolerates it; the summary reports the records' own range.
 		s.MinTimestamp, s.MaxTimestamp = minTS, maxTS
 	}
 	return s, nil

@@ -65,13 +65,21 @@ func TestValidateHeaderErrors(t *testing.T) {
 		{"control from client", fixCRC(func(b []byte) { b[OffAttributes+1] |= 0x20 }), ValidateOptions{}, InvalidRecord},
 		{"producer without sequence", fixCRC(func(b []byte) { binary.BigEndian.PutUint64(b[OffProducerID:], 7) }), ValidateOptions{}, InvalidRecord},
 		{"transactional without producer", fixCRC(func(b []byte) { b[OffAttributes+1] |= 0x10 }), ValidateOptions{}, InvalidRecord},
-		{"max timestamp too high", fixCRC(func(b []byte) { binary.BigEndian.PutUint64(b[OffMaxTimestamp:], 1<<50) }), ValidateOptions{}, InvalidRecord},
-		{"max timestamp too low", fixCRC(func(b []byte) { binary.BigEndian.PutUint64(b[OffMaxTimestamp:], 10) }), ValidateOptions{}, InvalidRecord},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			wantCode(t, Validate(c.b, c.opts), c.code)
 		})
+	}
+	// A header MaxTimestamp that disagrees with the records is tolerated (as
+	// Kafka does); the summary reports the records' own latest timestamp.
+	skew := fixCRC(func(b []byte) { binary.BigEndian.PutUint64(b[OffMaxTimestamp:], 1<<50) })
+	sum, err := Inspect(skew, ValidateOptions{CheckRecords: true})
+	if err != nil {
+		t.Fatalf("batch with a skewed max timestamp refused: %v", err)
+	}
+	if sum.MaxTimestamp == 1<<50 {
+		t.Fatal("summary reports the header's max timestamp instead of the records'")
 	}
 	// Header-level rules the log relaxes.
 	ctl := fixCRC(func(b []byte) { b[OffAttributes+1] |= 0x20 })
