@@ -6,6 +6,8 @@ import "strconv"
 const (
 	effectNoReplication = "accepted, no effect (single node, no replication)"
 	effectNoTiered      = "accepted, no effect (no tiered storage)"
+	effectNoRecompress  = "accepted, no effect yet: batches are stored as the producer compressed them"
+	effectNoPrealloc    = "accepted, no effect yet: segment files grow as they are written"
 )
 
 func ptr(s string) *string { return &s }
@@ -30,24 +32,24 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "compression.gzip.level", Type: Int, Default: ptr("-1"),
-		rule: vGzipLevel(), Synonyms: []string{"compression.gzip.level"},
+		rule: vGzipLevel(), Synonyms: []string{"compression.gzip.level"}, Effect: effectNoRecompress,
 		Doc: `Level used when the broker (re)compresses with gzip because compression.type=gzip. -1 is the codec default; otherwise 1 (fastest) to 9 (smallest).`,
 	},
 	{
 		Name: "compression.lz4.level", Type: Int, Default: ptr("9"),
-		rule: vBetween(Int, 1, 17), Synonyms: []string{"compression.lz4.level"},
+		rule: vBetween(Int, 1, 17), Synonyms: []string{"compression.lz4.level"}, Effect: effectNoRecompress,
 		Doc: `Level used when the broker (re)compresses with lz4 because compression.type=lz4; 1 to 17.`,
 	},
 	{
 		Name: "compression.type", Type: String, Default: ptr("producer"),
 		rule:     vIn("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
-		Synonyms: []string{"compression.type"},
+		Synonyms: []string{"compression.type"}, Effect: effectNoRecompress,
 		Doc: `Codec the topic's stored batches end up with. "producer" keeps whatever the producer sent, byte for byte; ` +
 			`"uncompressed", "gzip", "snappy", "lz4" or "zstd" make the broker recompress batches that arrive with a different codec.`,
 	},
 	{
 		Name: "compression.zstd.level", Type: Int, Default: ptr("3"),
-		rule: vBetween(Int, -131072, 22), Synonyms: []string{"compression.zstd.level"},
+		rule: vBetween(Int, -131072, 22), Synonyms: []string{"compression.zstd.level"}, Effect: effectNoRecompress,
 		Doc: `Level used when the broker (re)compresses with zstd because compression.type=zstd; -131072 to 22.`,
 	},
 	{
@@ -148,7 +150,7 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "preallocate", Type: Boolean, Default: ptr("false"),
-		rule: vBool(), Synonyms: []string{"log.preallocate"},
+		rule: vBool(), Synonyms: []string{"log.preallocate"}, Effect: effectNoPrealloc,
 		Doc: `Preallocate segment files on disk when a new segment is created.`,
 	},
 	{

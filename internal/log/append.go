@@ -97,7 +97,8 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 					l.mu.Unlock()
 					var ae *AppendError
 					if !errors.As(err, &ae) {
-						err = &AppendError{Code: CodeUnknownServerError, Batch: -1, Msg: "producer check failed", Err: err}
+						// Keep the guard's own Kafka code when it has one.
+						err = &AppendError{Code: KafkaCode(err), Batch: -1, Msg: err.Error(), Err: err}
 					}
 					return res, err
 				}
