@@ -1,0 +1,173 @@
+// Command sluice runs a single-node Kafka-compatible broker.
+//
+//	sluice [--listen host:port] [--data-dir DIR] [--advertise host:port]
+//	       [--config FILE] [--metrics-listen host:port] [--version]
+//
+// Each flag can also be given as an environment variable (SLUICE_LISTEN,
+// SLUICE_DATA_DIR, SLUICE_ADVERTISE, SLUICE_CONFIG, SLUICE_METRICS_LISTEN);
+// a flag wins over its variable. --config names a server.properties-style
+// file with Apache Kafka's broker config names; an unknown name or a bad
+// value is an error. The first argument not starting with '-' is a
+// subcommand (reserved for tools such as "sluice compaction status").
+//
+// This file is a thin layer over broker.Server: parse, start, wait for
+// SIGINT/SIGTERM, shut down cleanly.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/sluice-broker/sluice/internal/broker"
+	"github.com/sluice-broker/sluice/internal/compact"
+	"github.com/sluice-broker/sluice/internal/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3";
+// otherwise the module version from the build info is used.
+var version = ""
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// settings are the resolved command-line options.
+type settings struct {
+	listen, dataDir, advertise, configFile, metricsListen string
+	showVersion                                           bool
+}
+
+// envNames maps each flag to its environment variable.
+var envNames = map[string]string{
+	"listen":         "SLUICE_LISTEN",
+	"data-dir":       "SLUICE_DATA_DIR",
+	"advertise":      "SLUICE_ADVERTISE",
+	"config":         "SLUICE_CONFIG",
+	"metrics-listen": "SLUICE_METRICS_LISTEN",
+}
+
+// parseArgs parses flags over environment defaults. It returns the
+// subcommand ("" for the broker itself) and its remaining arguments.
+func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (settings, string, []string, error) {
+	var s settings
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return s, args[0], args[1:], nil
+	}
+	fs := flag.NewFlagSet("sluice", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := func(flagName, def string) string {
+		if v := getenv(envNames[flagName]); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&s.listen, "listen", env("listen", "localhost:9092"), "`host:port` to serve Kafka clients on (localhost = 127.0.0.1 and ::1) [$SLUICE_LISTEN]")
+	fs.StringVar(&s.dataDir, "data-dir", env("data-dir", ""), "`directory` for logs and metadata (default ./data, or log.dirs from --config) [$SLUICE_DATA_DIR]")
+	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to (default: the listen address) [$SLUICE_ADVERTISE]")
+	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
+	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", ""), "`host:port` for the Prometheus /metrics endpoint (default: off) [$SLUICE_METRICS_LISTEN]")
+	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return s, "", nil, err
+	}
+	if fs.NArg() > 0 {
+		return s, "", nil, fmt.Errorf("unexpected argument %q (flags must come before it; subcommands come first)", fs.Arg(0))
+	}
+	return s, "", nil, nil
+}
+
+// run is main without the process: it returns the exit code. The broker
+// stops when ctx is cancelled (SIGINT/SIGTERM in main).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	s, sub, subArgs, err := parseArgs(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		return 2
+	}
+	if sub == "compaction" {
+		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
+	}
+	if sub != "" {
+		fmt.Fprintf(stderr, "sluice: unknown command %q\n", sub)
+		return 2
+	}
+	if s.showVersion {
+		fmt.Fprintf(stdout, "sluice %s\n", buildVersion())
+		return 0
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	cfg := config.DefaultBroker()
+	if s.configFile != "" {
+		props, err := config.LoadBrokerFile(s.configFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
+			return 2
+		}
+		if cfg, err = config.NewBroker(props); err != nil {
+			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
+			return 2
+		}
+	}
+	dataDir := s.dataDir
+	if dataDir == "" {
+		switch len(cfg.LogDirs) {
+		case 0:
+			dataDir = "data"
+		case 1:
+			dataDir = cfg.LogDirs[0]
+		default:
+			fmt.Fprintf(stderr, "sluice: log.dirs lists %d directories; Sluice uses one data directory (--data-dir)\n", len(cfg.LogDirs))
+			return 2
+		}
+	}
+
+	srv := broker.NewServer(broker.Options{
+		Listen:        s.listen,
+		DataDir:       dataDir,
+		Advertise:     s.advertise,
+		MetricsListen: s.metricsListen,
+		Config:        cfg,
+		Logger:        logger,
+		Version:       buildVersion(),
+	})
+	if err := srv.Start(); err != nil {
+		logger.Error("sluice failed to start", "err", err)
+		return 1
+	}
+	<-ctx.Done()
+	logger.Info("shutting down", "reason", context.Cause(ctx))
+	if err := srv.Close(); err != nil {
+		logger.Error("shutdown finished with errors", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,93 @@
+package broker
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/fetchsession"
+	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/topics"
+)
+
+// Broker is the state every handler works with. One Broker serves one data
+// directory; it is created by Server.Start and lives until Server.Close.
+//
+// Handlers are methods on *Broker (see doc.go). Fields are set before the
+// first request and never reassigned, so handlers read them without locks.
+type Broker struct {
+	cfg     *config.Broker   // static broker configuration (server.properties + defaults)
+	logs    *log.Manager     // partition logs of the data directory
+	topics  *topics.Registry // topic names, ids, partition counts, config overrides
+	metrics *metrics.Metrics // Prometheus collectors
+	logger  *slog.Logger     // the broker's logger; add request context with .With
+	dataDir string           // absolute data directory
+
+	nodeID    int32
+	clusterID string
+	host      string // advertised host
+	port      int32  // advertised port
+
+	// adminMu serialises metadata changes (create/delete topics, partitions,
+	// config changes) so they are all-or-nothing with respect to each other.
+	// Never taken on the produce/fetch path.
+	adminMu sync.Mutex
+
+	// closers run on shutdown, in reverse registration order, before the
+	// log manager is closed (see onClose).
+	closers []func() error
+
+	// groups is the consumer-group coordinator (group_coordinator.go).
+	groups *group.Coordinator
+
+	// --- state owned by the data-path files (produce, fetch sessions,
+	// producer ids) goes below this line. ---
+	fs            log.FS              // the partition logs' filesystem (producer snapshots and ids)
+	producers     producerStates      // idempotent-producer state per partition (init_producer_id.go)
+	producerIDs   *producer.IDs       // producer id allocator (init_producer_id.go)
+	fetchSessions *fetchsession.Cache // KIP-227 fetch sessions (fetch.go)
+}
+
+// NodeID returns this broker's node id.
+func (b *Broker) NodeID() int32 { return b.nodeID }
+
+// ClusterID returns the persisted cluster id.
+func (b *Broker) ClusterID() string { return b.clusterID }
+
+// Logs returns the log manager.
+func (b *Broker) Logs() *log.Manager { return b.logs }
+
+// Topics returns the topic registry.
+func (b *Broker) Topics() *topics.Registry { return b.topics }
+
+// Config returns the static broker configuration.
+func (b *Broker) Config() *config.Broker { return b.cfg }
+
+// onClose registers fn to run at shutdown (after the network stopped, before
+// the logs are closed). Start hooks use it to flush their state.
+func (b *Broker) onClose(fn func() error) { b.closers = append(b.closers, fn) }
+
+// partitionLog returns the log of topic/partition, or UNKNOWN_TOPIC_OR_PARTITION
+// when the topic or the partition does not exist. Data-path handlers use it
+// for every partition of a request.
+func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.Topic, int16) {
+	t, ok := b.topics.Get(topic)
+	if !ok || partition < 0 || partition >= t.Partitions {
+		return nil, nil, kerr.UnknownTopicOrPartition.Code
+	}
+	l := b.logs.Get(topic, partition)
+	if l == nil {
+		return nil, nil, kerr.UnknownTopicOrPartition.Code
+	}
+	return l, t, 0
+}
+
+// topicByID returns the topic with the given id (Fetch v13+, Metadata v10+).
+func (b *Broker) topicByID(id [16]byte) (*topics.Topic, bool) {
+	return b.topics.ByID(topics.ID(id))
+}

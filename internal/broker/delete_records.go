@@ -1,0 +1,74 @@
+// DeleteRecords (key 21), v0–v2.
+//
+// Moves each partition's log start offset up to the requested offset (-1
+// means the high watermark): reads below it fail with OFFSET_OUT_OF_RANGE,
+// whole segments below it are deleted, and the new start is checkpointed
+// before the answer (log.TruncatePrefix). An offset at or below the current
+// start changes nothing. The answer's low_watermark is the log start offset
+// afterwards.
+//
+// Errors, as Kafka: OFFSET_OUT_OF_RANGE for an offset beyond the high
+// watermark or negative (other than -1); POLICY_VIOLATION on a topic whose
+// cleanup.policy does not include "delete" (compact only);
+// UNKNOWN_TOPIC_OR_PARTITION; KAFKA_STORAGE_ERROR when the checkpoint cannot
+// be written. Producers whose batches all lie below the new start are
+// forgotten (the log tells the producer guard). timeout_ms has nothing to
+// wait for.
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.DeleteRecords, (*Broker).handleDeleteRecords) }
+
+func (b *Broker) handleDeleteRecords(_ context.Context, _ *wire.Request, req *kmsg.DeleteRecordsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewDeleteRecordsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.LowWatermark = -1
+			rp.ErrorCode = b.deleteRecords(&rp, t.Topic, p)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) deleteRecords(rp *kmsg.DeleteRecordsResponseTopicPartition, topic string, p kmsg.DeleteRecordsRequestTopicPartition) int16 {
+	l, _, code := b.partitionLog(topic, p.Partition)
+	if code != 0 {
+		return code
+	}
+	if cfg := l.Config(); !cfg.DeleteRetention {
+		b.logger.Info("DeleteRecords refused on a topic without cleanup.policy=delete", "topic", topic, "partition", p.Partition)
+		return kerr.PolicyViolation.Code
+	}
+	offset := p.Offset
+	if offset == -1 {
+		offset = l.HighWatermark()
+	}
+	if offset < 0 || offset > l.HighWatermark() {
+		rp.LowWatermark = l.LogStartOffset()
+		return kerr.OffsetOutOfRange.Code
+	}
+	if err := l.TruncatePrefix(offset); err != nil {
+		code := errorCode(err)
+		if code != kerr.OffsetOutOfRange.Code {
+			b.logger.Error("DeleteRecords failed", "topic", topic, "partition", p.Partition, "offset", offset, "err", err)
+		}
+		rp.LowWatermark = l.LogStartOffset()
+		return code
+	}
+	rp.LowWatermark = l.LogStartOffset()
+	return 0
+}

@@ -1,0 +1,112 @@
+// DeleteTopics (key 20), v1–v6: deletes topics by name (all versions) or by
+// topic id (v6+); the metadata goes first, then every partition's data is
+// removed from disk (see Broker.deleteTopic).
+//
+// Errors per topic: unknown name UNKNOWN_TOPIC_OR_PARTITION, unknown id
+// UNKNOWN_TOPIC_ID, both or neither of name and id (v6) INVALID_REQUEST, a
+// topic listed twice INVALID_REQUEST, delete.topic.enable=false
+// TOPIC_DELETION_DISABLED.
+//
+// Differences from Kafka: internal topics (__consumer_offsets, …) cannot be
+// deleted (INVALID_REQUEST) because the broker holds them open; timeout_ms
+// is ignored because deletion is synchronous.
+
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.DeleteTopics, (*Broker).handleDeleteTopics) }
+
+func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   topics.ID
+	}
+	var targets []target
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, target{name: t.Topic, id: t.TopicID})
+		}
+	} else {
+		for _, n := range req.TopicNames {
+			targets = append(targets, target{name: kmsg.StringPtr(n)})
+		}
+	}
+
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+
+	// Resolve every target to a name first, to spot duplicates (by name or
+	// by id of the same topic).
+	names := make([]string, len(targets))
+	errs := make([]error, len(targets))
+	count := map[string]int{}
+	for i, tg := range targets {
+		hasName := tg.name != nil && *tg.name != ""
+		switch {
+		case hasName && !tg.id.IsZero():
+			errs[i] = errorf(kerr.InvalidRequest, "You may not specify both topic name and topic id.")
+		case !hasName && tg.id.IsZero():
+			errs[i] = errorf(kerr.InvalidRequest, "Neither topic name nor id were specified.")
+		case hasName:
+			names[i] = *tg.name
+		default:
+			t, ok := b.topics.ByID(tg.id)
+			if !ok {
+				errs[i] = &Error{Code: kerr.UnknownTopicID.Code}
+			} else {
+				names[i] = t.Name
+			}
+		}
+		if errs[i] == nil {
+			count[names[i]]++
+		}
+	}
+
+	for i, tg := range targets {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic = tg.name
+		rt.TopicID = tg.id
+		err := errs[i]
+		if err == nil {
+			if t, ok := b.topics.Get(names[i]); ok {
+				rt.TopicID = t.ID
+			}
+			err = b.deleteOne(names[i], count[names[i]] > 1)
+			if t := names[i]; err == nil || tg.name == nil {
+				rt.Topic = kmsg.StringPtr(t)
+			}
+		}
+		if err != nil {
+			rt.ErrorCode = errorCode(err)
+			if req.Version >= 5 {
+				rt.ErrorMessage = errorMessage(err)
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) deleteOne(name string, duplicate bool) error {
+	switch {
+	case duplicate:
+		return errorf(kerr.InvalidRequest, "Topic '%s' is listed more than once in the request.", name)
+	case !b.cfg.DeleteTopicEnable:
+		return errorf(kerr.TopicDeletionDisabled, "Topic deletion is disabled (delete.topic.enable=false).")
+	case topics.IsInternal(name):
+		if _, ok := b.topics.Get(name); ok {
+			return errorf(kerr.InvalidRequest, "Internal topic %s cannot be deleted.", name)
+		}
+	}
+	return b.deleteTopic(name)
+}

@@ -1,0 +1,321 @@
+// Fetch (key 1), v4–v17.
+//
+// Partitions are read in request order (or, for an incremental session, in
+// the session's order) from their logs: whole stored batches, byte for byte,
+// from the fetch offset, each partition limited to partition_max_bytes and
+// the whole response to max_bytes (capped by the broker's fetch.max.bytes).
+// Until some partition returns data, a batch larger than the limits is
+// returned whole (Kafka's rule, so a consumer can always make progress).
+//
+// Long poll: when fewer than min_bytes are available the request waits up to
+// max_wait_ms, woken by the logs' append notifications (log.Wait) — no
+// polling — and answers as soon as min_bytes are there, on any error, or
+// when the connection closes.
+//
+// Fetch sessions (KIP-227, v7+): see internal/fetchsession. Incremental
+// responses carry only partitions with records, errors or a changed high
+// watermark / log start offset; partitions that returned data move to the
+// back of the session so the others are served first next time. Session
+// errors are top-level FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+// or FETCH_SESSION_TOPIC_ID_ERROR. max.incremental.fetch.session.cache.slots
+// (1000) bounds the cache.
+//
+// Per partition: UNKNOWN_TOPIC_OR_PARTITION (by name, v4–v12),
+// UNKNOWN_TOPIC_ID (v13+), OFFSET_OUT_OF_RANGE (offset below the log start
+// or past the end; -1 offsets in the answer as Kafka), FENCED_LEADER_EPOCH /
+// UNKNOWN_LEADER_EPOCH for a current_leader_epoch other than 0 (-1 skips the
+// check).
+//
+// Differences from Kafka: no transactions yet, so the last stable offset is
+// the high watermark for both isolation levels and there are no aborted
+// transactions. Records are copied from the segment files into the response
+// (no sendfile yet). Follower fetches (replica_id >= 0) are answered like
+// consumer fetches.
+package broker
+
+import (
+	"context"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/fetchsession"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() {
+	register(kmsg.Fetch, (*Broker).handleFetch)
+	startHooks = append(startHooks, (*Broker).startFetchSessions)
+}
+
+// defaultFetchMaxBytes is Kafka's fetch.max.bytes (55 MiB).
+const defaultFetchMaxBytes = 57671680
+
+func (b *Broker) startFetchSessions() error {
+	slots := 0 // fetchsession's default: 1000
+	if v, ok := b.cfg.Raw["max.incremental.fetch.session.cache.slots"]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			slots = n
+			if n == 0 {
+				slots = -1 // 0 slots: sessions disabled
+			}
+		}
+	}
+	b.fetchSessions = fetchsession.NewCache(fetchsession.Options{Slots: slots})
+	return nil
+}
+
+func (b *Broker) fetchMaxBytes() int32 {
+	if v, ok := b.cfg.Raw["fetch.max.bytes"]; ok {
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil && n > 0 {
+			return int32(n)
+		}
+	}
+	return defaultFetchMaxBytes
+}
+
+// fetchTarget is one partition of the fetch with what reading it produced.
+type fetchTarget struct {
+	topic   string
+	topicID [16]byte
+	l       *log.Log
+	errCode int16
+	res     log.ReadResult
+	err     error
+}
+
+func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.FetchRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	usesIDs := req.Version >= 13
+
+	sreq := fetchsession.Request{SessionID: req.SessionID, SessionEpoch: req.SessionEpoch, UsesTopicIDs: usesIDs}
+	if req.Version < 7 {
+		sreq.SessionID, sreq.SessionEpoch = 0, -1
+	}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			sreq.Partitions = append(sreq.Partitions, fetchsession.RequestPartition{
+				Key: fetchKey(usesIDs, t.Topic, t.TopicID, p.Partition),
+				PartitionState: fetchsession.PartitionState{
+					FetchOffset:        p.FetchOffset,
+					LogStartOffset:     p.LogStartOffset,
+					MaxBytes:           p.PartitionMaxBytes,
+					CurrentLeaderEpoch: p.CurrentLeaderEpoch,
+					LastFetchedEpoch:   p.LastFetchedEpoch,
+				},
+			})
+		}
+	}
+	for _, f := range req.ForgottenTopics {
+		for _, p := range f.Partitions {
+			sreq.Forgotten = append(sreq.Forgotten, fetchKey(usesIDs, f.Topic, f.TopicID, p))
+		}
+	}
+	fctx := b.fetchSessions.NewContext(sreq)
+	if fctx.ErrorCode != 0 {
+		b.logger.Debug("fetch session error", "err", fctx.Message, "client_id", r.Header.ClientIDString())
+		resp.ErrorCode = fctx.ErrorCode
+		return resp, nil
+	}
+
+	targets := make([]fetchTarget, len(fctx.Partitions))
+	for i, p := range fctx.Partitions {
+		targets[i] = b.resolveFetchTarget(p)
+	}
+
+	maxBytes := b.fetchMaxBytes()
+	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
+		maxBytes = req.MaxBytes
+	}
+	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
+	deadline := r.Received.Add(wait)
+	if r.Received.IsZero() {
+		deadline = time.Now().Add(wait)
+	}
+	for {
+		// Take the wake-up channels before reading, so an append between
+		// the read and the wait is not missed.
+		var waits []<-chan struct{}
+		if wait > 0 {
+			waits = make([]<-chan struct{}, 0, len(targets))
+			for i := range targets {
+				if targets[i].l != nil {
+					waits = append(waits, targets[i].l.Wait())
+				}
+			}
+		}
+		total, failed := b.readFetchTargets(fctx, targets, maxBytes)
+		if failed || total >= int64(req.MinBytes) || len(waits) == 0 || !time.Now().Before(deadline) {
+			break
+		}
+		if !waitAny(ctx, waits, deadline) {
+			// Deadline or connection gone: one last read so the answer is
+			// current, then respond.
+			b.readFetchTargets(fctx, targets, maxBytes)
+			break
+		}
+	}
+	b.buildFetchResponse(resp, fctx, targets, usesIDs)
+	resp.SessionID = fctx.Finish()
+	return resp, nil
+}
+
+func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchsession.Key {
+	if usesIDs {
+		return fetchsession.Key{TopicID: id, Partition: partition}
+	}
+	return fetchsession.Key{Topic: topic, Partition: partition}
+}
+
+// resolveFetchTarget finds the log of a session partition.
+func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition) fetchTarget {
+	ft := fetchTarget{topic: p.Topic, topicID: p.TopicID}
+	if p.Topic == "" {
+		t, ok := b.topicByID(p.TopicID)
+		if !ok || topics.ID(p.TopicID).IsZero() {
+			ft.errCode = kerr.UnknownTopicID.Code
+			return ft
+		}
+		ft.topic = t.Name
+	}
+	l, t, code := b.partitionLog(ft.topic, p.Key.Partition)
+	if code != 0 {
+		ft.errCode = code
+		return ft
+	}
+	if p.Topic == "" && t.ID != topics.ID(p.TopicID) {
+		ft.errCode = kerr.UnknownTopicID.Code // recreated under the same name
+		return ft
+	}
+	if c := checkLeaderEpoch(p.CurrentLeaderEpoch); c != 0 {
+		ft.errCode = c
+		return ft
+	}
+	ft.l = l
+	return ft
+}
+
+// checkLeaderEpoch compares a client's current_leader_epoch with this
+// node's (always dataLeaderEpoch): -1 means "don't check".
+func checkLeaderEpoch(epoch int32) int16 {
+	switch {
+	case epoch < 0 || epoch == dataLeaderEpoch:
+		return 0
+	case epoch > dataLeaderEpoch:
+		return kerr.UnknownLeaderEpoch.Code
+	default:
+		return kerr.FencedLeaderEpoch.Code
+	}
+}
+
+// readFetchTargets reads every partition within the byte limits. It
+// returns the bytes available and whether any partition failed (which ends
+// a long poll at once, as in Kafka).
+func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32) (int64, bool) {
+	remaining := int64(maxBytes)
+	var total int64
+	failed := false
+	minOne := true
+	for i := range targets {
+		ft := &targets[i]
+		if ft.l == nil {
+			failed = true
+			continue
+		}
+		p := fctx.Partitions[i]
+		limit := min(int64(max(p.MaxBytes, 0)), remaining)
+		ft.res, ft.err = ft.l.Read(p.FetchOffset, int(limit), minOne)
+		if ft.err != nil {
+			failed = true
+			continue
+		}
+		if ft.res.Size > 0 {
+			minOne = false
+			total += ft.res.Size
+			remaining = max(remaining-ft.res.Size, 0)
+		}
+	}
+	return total, failed
+}
+
+// waitAny blocks until one of chans is closed (true), or the deadline
+// passes or ctx is done (false).
+func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	if len(chans) == 1 {
+		select {
+		case <-chans[0]:
+			return true
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	cases := make([]reflect.SelectCase, 0, len(chans)+2)
+	cases = append(cases,
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)})
+	for _, c := range chans {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+	}
+	chosen, _, _ := reflect.Select(cases)
+	return chosen >= 2
+}
+
+// buildFetchResponse turns the read results into the response, letting the
+// session context drop unchanged partitions of an incremental fetch.
+func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession.Context, targets []fetchTarget, usesIDs bool) {
+	var cur *kmsg.FetchResponseTopic
+	for i := range targets {
+		ft := &targets[i]
+		p := fctx.Partitions[i]
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.Partition = p.Key.Partition
+		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+		switch {
+		case ft.errCode != 0:
+			rp.ErrorCode = ft.errCode
+		case ft.err != nil:
+			rp.ErrorCode = errorCode(ft.err)
+			if rp.ErrorCode != kerr.OffsetOutOfRange.Code {
+				b.logger.Error("fetch read failed", "topic", ft.topic, "partition", rp.Partition, "err", ft.err)
+			}
+		default:
+			rp.HighWatermark = ft.res.HighWatermark
+			rp.LastStableOffset = ft.res.HighWatermark
+			rp.LogStartOffset = ft.res.LogStartOffset
+			if ft.res.Size > 0 {
+				data, err := ft.res.Bytes()
+				if err != nil {
+					b.logger.Error("fetch read failed", "topic", ft.topic, "partition", rp.Partition, "err", err)
+					rp.ErrorCode = errorCode(err)
+					rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+				} else {
+					rp.RecordBatches = data
+				}
+			}
+		}
+		if !fctx.Include(i, fetchsession.Result{
+			ErrorCode:        rp.ErrorCode,
+			HighWatermark:    rp.HighWatermark,
+			LastStableOffset: rp.LastStableOffset,
+			LogStartOffset:   rp.LogStartOffset,
+			HasRecords:       len(rp.RecordBatches) > 0,
+		}) {
+			continue
+		}
+		if cur == nil || (usesIDs && cur.TopicID != p.TopicID) || (!usesIDs && cur.Topic != p.Topic) {
+			t := kmsg.NewFetchResponseTopic()
+			t.Topic, t.TopicID = ft.topic, p.TopicID
+			resp.Topics = append(resp.Topics, t)
+			cur = &resp.Topics[len(resp.Topics)-1]
+		}
+		cur.Partitions = append(cur.Partitions, rp)
+	}
+}

@@ -1,0 +1,210 @@
+// The group coordinator's place in the broker: a start hook creates the compacted
+// __consumer_offsets topic (offsets.topic.num.partitions partitions) if it does not
+// exist, starts the group.Coordinator over it (replaying every partition, so groups and
+// committed offsets survive restarts), registers the consumer-lag collector, and closes
+// the coordinator on shutdown. The group handlers (find_coordinator.go, join_group.go,
+// ...) are thin: they pass the decoded request to b.groups and return its response.
+package broker
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { startHooks = append(startHooks, (*Broker).startGroupCoordinator) }
+
+func (b *Broker) startGroupCoordinator() error {
+	n, err := b.ensureOffsetsTopic()
+	if err != nil {
+		return err
+	}
+	c := b.cfg
+	cfg := group.Config{
+		NumPartitions:                 n,
+		OffsetsRetention:              time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
+		OffsetsRetentionCheckInterval: time.Duration(c.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
+		InitialRebalanceDelay:         time.Duration(c.GroupInitialRebalanceDelayMs) * time.Millisecond,
+		MinSessionTimeout:             time.Duration(c.GroupMinSessionTimeoutMs) * time.Millisecond,
+		MaxSessionTimeout:             time.Duration(c.GroupMaxSessionTimeoutMs) * time.Millisecond,
+		MaxGroupSize:                  c.GroupMaxSize,
+		ConsumerSessionTimeout:        time.Duration(c.GroupConsumerSessionTimeoutMs) * time.Millisecond,
+		ConsumerHeartbeatInterval:     time.Duration(c.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
+		ConsumerAssignors:             assignorNames(c.GroupConsumerAssignors),
+	}
+	if c.GroupInitialRebalanceDelayMs == 0 {
+		cfg.InitialRebalanceDelay = -1 // explicitly no delay
+	}
+	b.groups = group.New(group.Options{
+		Config:  cfg,
+		Storage: offsetsStorage{b},
+		Topics:  groupTopics{b},
+		Logger:  b.logger,
+	})
+	if err := b.groups.Start(); err != nil {
+		return err
+	}
+	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {
+		b.logger.Error("group: registering lag metrics", "err", err)
+	}
+	b.onClose(func() error { b.groups.Close(); return nil })
+	return nil
+}
+
+// assignorNames maps group.consumer.assignors (Kafka's class names or short names) to
+// the coordinator's assignor names, keeping the order; unknown entries are dropped.
+func assignorNames(list []string) []string {
+	var out []string
+	for _, a := range list {
+		l := strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case strings.HasSuffix(l, "uniformassignor") || l == "uniform":
+			out = append(out, "uniform")
+		case strings.HasSuffix(l, "rangeassignor") || l == "range":
+			out = append(out, "range")
+		}
+	}
+	return out
+}
+
+// ensureOffsetsTopic creates __consumer_offsets (compacted) when missing and returns its
+// partition count; an existing topic keeps its count, since group placement hashes on it.
+func (b *Broker) ensureOffsetsTopic() (int32, error) {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if t, ok := b.topics.Get(group.OffsetsTopic); ok {
+		for p := int32(0); p < t.Partitions; p++ {
+			if b.logs.Get(group.OffsetsTopic, p) == nil {
+				cfg, err := b.logConfig(t.Configs)
+				if err != nil {
+					return 0, err
+				}
+				if _, err := b.logs.Open(group.OffsetsTopic, p, cfg); err != nil {
+					return 0, err
+				}
+			}
+		}
+		return t.Partitions, nil
+	}
+	n := b.cfg.OffsetsTopicNumPartitions
+	if n <= 0 {
+		n = 50
+	}
+	overrides := map[string]string{"cleanup.policy": "compact"}
+	if b.cfg.OffsetsTopicSegmentBytes > 0 {
+		overrides["segment.bytes"] = fmt.Sprint(b.cfg.OffsetsTopicSegmentBytes)
+	}
+	cfg, err := b.logConfig(overrides)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := b.createTopic(group.OffsetsTopic, n, overrides, cfg); err != nil {
+		return 0, fmt.Errorf("sluice: creating %s: %w", group.OffsetsTopic, err)
+	}
+	return n, nil
+}
+
+// offsetsStorage is group.Storage over the __consumer_offsets partition logs.
+type offsetsStorage struct{ b *Broker }
+
+func (s offsetsStorage) Append(p int32, batch []byte) error {
+	l := s.b.logs.Get(group.OffsetsTopic, p)
+	if l == nil {
+		return fmt.Errorf("%s-%d does not exist", group.OffsetsTopic, p)
+	}
+	_, err := l.Append(batch, log.AppendOptions{})
+	return err
+}
+
+func (s offsetsStorage) Replay(p int32, fn func([]byte) error) error {
+	l := s.b.logs.Get(group.OffsetsTopic, p)
+	if l == nil {
+		return nil
+	}
+	off, end := l.LogStartOffset(), l.LogEndOffset()
+	for off < end {
+		buf, err := l.ReadBytes(off, 1<<20)
+		if err != nil {
+			return err
+		}
+		next := nextOffsetAfter(buf)
+		if len(buf) == 0 || next <= off {
+			break
+		}
+		if err := fn(buf); err != nil {
+			return err
+		}
+		off = next
+	}
+	return nil
+}
+
+// nextOffsetAfter returns the offset following the last whole batch in buf.
+func nextOffsetAfter(buf []byte) int64 {
+	next := int64(-1)
+	for len(buf) >= 61 {
+		size := int64(int32(binary.BigEndian.Uint32(buf[8:]))) + 12
+		if size < 61 || size > int64(len(buf)) {
+			break
+		}
+		base := int64(binary.BigEndian.Uint64(buf))
+		next = base + int64(int32(binary.BigEndian.Uint32(buf[23:]))) + 1
+		buf = buf[size:]
+	}
+	return next
+}
+
+// groupTopics is group.Topics over the topic registry and the logs.
+type groupTopics struct{ b *Broker }
+
+func (g groupTopics) Topic(name string) (group.TopicInfo, bool) {
+	t, ok := g.b.topics.Get(name)
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return group.TopicInfo{Name: t.Name, ID: [16]byte(t.ID), Partitions: t.Partitions, Internal: topics.IsInternal(t.Name)}, true
+}
+
+func (g groupTopics) TopicByID(id [16]byte) (group.TopicInfo, bool) {
+	t, ok := g.b.topicByID(id)
+	if !ok {
+		return group.TopicInfo{}, false
+	}
+	return group.TopicInfo{Name: t.Name, ID: [16]byte(t.ID), Partitions: t.Partitions, Internal: topics.IsInternal(t.Name)}, true
+}
+
+func (g groupTopics) AllTopics() []group.TopicInfo {
+	list := g.b.topics.List()
+	out := make([]group.TopicInfo, 0, len(list))
+	for _, t := range list {
+		out = append(out, group.TopicInfo{Name: t.Name, ID: [16]byte(t.ID), Partitions: t.Partitions, Internal: topics.IsInternal(t.Name)})
+	}
+	return out
+}
+
+func (g groupTopics) EndOffset(topic string, p int32) (int64, bool) {
+	l := g.b.logs.Get(topic, p)
+	if l == nil {
+		return 0, false
+	}
+	return l.HighWatermark(), true
+}
+
+// groupClient is the coordinator's view of who sent r.
+func groupClient(r *wire.Request) group.Client {
+	c := group.Client{ID: r.Header.ClientIDString()}
+	if r.Remote != nil {
+		host := r.Remote.String()
+		if i := strings.LastIndexByte(host, ':'); i > 0 {
+			host = host[:i]
+		}
+		c.Host = "/" + strings.Trim(host, "[]")
+	}
+	return c
+}

@@ -1,0 +1,18 @@
+// Heartbeat (key 12), v0–v4: keeps a classic member's session alive and tells it about
+// rebalances (REBALANCE_IN_PROGRESS), stale generations (ILLEGAL_GENERATION) and fencing
+// (internal/group).
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.Heartbeat, (*Broker).handleHeartbeat) }
+
+func (b *Broker) handleHeartbeat(_ context.Context, _ *wire.Request, req *kmsg.HeartbeatRequest) (kmsg.Response, error) {
+	return b.groups.Heartbeat(req), nil
+}

@@ -1,0 +1,206 @@
+// InitProducerId (key 22), v0–v5, and the broker's idempotent-producer
+// state.
+//
+// Without a transactional id (idempotent producers) every request gets a
+// fresh producer id with epoch 0, as Kafka does: the id and epoch a client
+// may send (v3+, KIP-360) are not needed to bump an idempotent producer.
+// Ids come from producer.IDs, reserved in durable blocks in the data
+// directory so that no id is ever handed out twice, even across restarts;
+// if the reservation cannot be written the answer is KAFKA_STORAGE_ERROR
+// (retriable).
+//
+// Transactions are not implemented yet. A request with a transactional id
+// is answered UNSUPPORTED_VERSION — the error Kafka's clients document for a
+// broker that does not support transactions (fatal in the Java producer,
+// with that message) — and logged; a client therefore fails fast instead of
+// retrying forever.
+//
+// Per-partition producer state (sequence windows) lives in producer.State
+// objects installed in every partition log as its ProducerGuard. On start
+// each is rebuilt from the partition's newest producer snapshot
+// (%020d.snapshot, Kafka's layout) plus the batch headers after it; on
+// shutdown a snapshot is written at every log's end, so a clean restart
+// replays nothing; partitions whose state changed are also snapshotted every
+// minute, so a rebuild after a crash scans little. Producers idle for
+// producer.id.expiration.ms are forgotten every
+// producer.id.expiration.check.interval.ms.
+package broker
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() {
+	register(kmsg.InitProducerID, (*Broker).handleInitProducerID)
+	managerOptionHooks = append(managerOptionHooks, installProducerGuards)
+	startHooks = append(startHooks, (*Broker).startProducerState)
+}
+
+func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *kmsg.InitProducerIDRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil {
+		b.logger.Warn("InitProducerId with a transactional id refused: transactions are not supported yet",
+			"transactional_id", *req.TransactionalID, "client_id", r.Header.ClientIDString(), "remote", r.Remote)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp, nil
+	}
+	id, err := b.producerIDs.Next()
+	if err != nil {
+		b.logger.Error("cannot allocate a producer id", "err", err)
+		resp.ErrorCode = kerr.KafkaStorageError.Code
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
+	return resp, nil
+}
+
+// producerStates maps every open partition to its producer state. The
+// log manager's guard factory fills it (a partition created again after a
+// delete gets a fresh state).
+type producerStates struct {
+	mu sync.Mutex
+	m  map[log.TopicPartition]*producer.State
+}
+
+func (p *producerStates) put(tp log.TopicPartition, s *producer.State) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = make(map[log.TopicPartition]*producer.State)
+	}
+	p.m[tp] = s
+}
+
+func (p *producerStates) get(tp log.TopicPartition) *producer.State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[tp]
+}
+
+// all returns a copy of the map (for snapshots and expiration).
+func (p *producerStates) all() map[log.TopicPartition]*producer.State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[log.TopicPartition]*producer.State, len(p.m))
+	for k, v := range p.m {
+		out[k] = v
+	}
+	return out
+}
+
+// installProducerGuards gives every log the manager opens or creates a
+// producer guard.
+func installProducerGuards(b *Broker, o *log.ManagerOptions) {
+	o.ProducerGuard = func(topic string, partition int32) log.ProducerGuard {
+		s := producer.NewState()
+		b.producers.put(log.TopicPartition{Topic: topic, Partition: partition}, s)
+		return producer.NewGuard(s)
+	}
+}
+
+// startProducerState opens the id allocator, rebuilds every partition's
+// producer state, and arranges for snapshots at shutdown and periodic
+// expiration.
+func (b *Broker) startProducerState() error {
+	ids, err := producer.OpenIDs(b.fs, b.dataDir, producer.DefaultIDBlockSize)
+	if err != nil {
+		return err
+	}
+	b.producerIDs = ids
+	expiration := int64(b.cfg.ProducerIDExpirationMs)
+	now := time.Now().UnixMilli()
+	for _, tp := range b.logs.Partitions() {
+		l := b.logs.Get(tp.Topic, tp.Partition)
+		s := b.producers.get(tp)
+		if l == nil || s == nil {
+			continue
+		}
+		if err := s.Rebuild(b.fs, l, now, expiration); err != nil {
+			// Not fatal: the partition still serves; its producers are
+			// unknown and may resume at any sequence.
+			b.logger.Error("cannot rebuild producer state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+			s.Clear()
+		}
+	}
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	expireEvery := time.Duration(b.cfg.ProducerIDExpirationCheckIntervalMs) * time.Millisecond
+	if expireEvery <= 0 {
+		expireEvery = 10 * time.Minute
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(min(expireEvery, producerSnapshotInterval))
+		defer t.Stop()
+		lastExpire := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			case now := <-t.C:
+				if now.Sub(lastExpire) >= expireEvery {
+					b.expireProducers(now.UnixMilli(), expiration)
+					lastExpire = now
+				}
+				b.snapshotChangedProducers()
+			}
+		}
+	}()
+	b.onClose(func() error {
+		close(stop)
+		<-done
+		b.snapshotProducers()
+		return nil
+	})
+	return nil
+}
+
+// producerSnapshotInterval is how often partitions whose producer state
+// changed get a new snapshot, bounding the log a rebuild after a crash scans
+// (Kafka snapshots when a segment rolls).
+const producerSnapshotInterval = time.Minute
+
+// snapshotChangedProducers writes a snapshot for every partition whose
+// producer state changed since its last one.
+func (b *Broker) snapshotChangedProducers() {
+	for tp, s := range b.producers.all() {
+		l := b.logs.Get(tp.Topic, tp.Partition)
+		if l == nil {
+			continue
+		}
+		if _, err := s.SnapshotIfChanged(b.fs, l.Dir()); err != nil {
+			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+	}
+}
+
+func (b *Broker) expireProducers(nowMs, expirationMs int64) {
+	for _, s := range b.producers.all() {
+		s.Expire(nowMs, expirationMs)
+	}
+}
+
+// snapshotProducers writes a producer snapshot at the end of every open log
+// (called at shutdown, when no appends run any more).
+func (b *Broker) snapshotProducers() {
+	for tp, s := range b.producers.all() {
+		l := b.logs.Get(tp.Topic, tp.Partition)
+		if l == nil {
+			continue
+		}
+		if err := s.WriteSnapshot(b.fs, l.Dir(), l.LogEndOffset()); err != nil {
+			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+		}
+	}
+}

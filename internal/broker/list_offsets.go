@@ -1,0 +1,103 @@
+// ListOffsets (key 2), v1–v10 (Apache Kafka 4's range).
+//
+// Per partition, by timestamp:
+//   - -1 (latest): the high watermark (= last stable offset: no transactions yet);
+//   - -2 (earliest) and -4 (earliest local, v8+): the log start offset;
+//   - -3 (max timestamp, v7+): the first record with the largest timestamp;
+//   - -5 (earliest pending upload, v9+): no tiered storage, so nothing: -1;
+//   - any other value: the first offset whose record timestamp is at least
+//     the value, found through the time index; -1 when there is none.
+//
+// The answer's timestamp is -1 for -1/-2/-4 and the record's for the others;
+// leader_epoch (v4+) is this node's epoch (0) when an offset is returned.
+// current_leader_epoch other than 0 gets FENCED_LEADER_EPOCH or
+// UNKNOWN_LEADER_EPOCH (-1 skips the check); a partition listed twice gets
+// INVALID_REQUEST; unknown partitions UNKNOWN_TOPIC_OR_PARTITION — as Kafka.
+// timeout_ms (v10) has nothing to wait for.
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.ListOffsets, (*Broker).handleListOffsets) }
+
+// Special ListOffsets timestamps.
+const (
+	listLatest                = -1
+	listEarliest              = -2
+	listMaxTimestamp          = -3
+	listEarliestLocal         = -4
+	listEarliestPendingUpload = -5
+)
+
+func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	count := map[tp]int{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			count[tp{t.Topic, p.Partition}]++
+		}
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
+			if count[tp{t.Topic, p.Partition}] > 1 {
+				rp.ErrorCode = kerr.InvalidRequest.Code
+			} else {
+				b.listOffset(&rp, req.Version, t.Topic, p)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version int16, topic string, p kmsg.ListOffsetsRequestTopicPartition) {
+	l, _, code := b.partitionLog(topic, p.Partition)
+	if code != 0 {
+		rp.ErrorCode = code
+		return
+	}
+	if version >= 4 {
+		if c := checkLeaderEpoch(p.CurrentLeaderEpoch); c != 0 {
+			rp.ErrorCode = c
+			return
+		}
+	}
+	offset, ts, ok := lookupOffset(l, p.Timestamp, version)
+	if !ok {
+		return
+	}
+	rp.Offset, rp.Timestamp, rp.LeaderEpoch = offset, ts, dataLeaderEpoch
+}
+
+// lookupOffset resolves a ListOffsets timestamp on one log.
+func lookupOffset(l *log.Log, ts int64, version int16) (offset, timestamp int64, ok bool) {
+	switch {
+	case ts == listLatest:
+		return l.HighWatermark(), -1, true
+	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
+		return l.LogStartOffset(), -1, true
+	case ts == listMaxTimestamp && version >= 7:
+		return l.MaxTimestamp()
+	case ts == listEarliestPendingUpload && version >= 9:
+		return -1, -1, false
+	}
+	return l.OffsetForTimestamp(ts)
+}

@@ -1,0 +1,150 @@
+// Metadata (key 3), v0–v12: brokers (just this node), cluster id, controller
+// (this node) and topics with their partitions. Every partition is led by
+// this node with leader epoch 0, replicas = ISR = [this node].
+//
+// Topics can be requested by name or (v10+) by topic id. A missing topic is
+// created when auto.create.topics.enable is true and the request allows it
+// (allow_auto_topic_creation, v4+; always allowed before v4), with
+// num.partitions partitions and no overrides; names starting with "__" are
+// never auto-created. Illegal names get INVALID_TOPIC_EXCEPTION, unknown ones
+// UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID when asked by id).
+//
+// Differences from Kafka: an auto-created topic is created synchronously and
+// returned with its partitions in the same response (Kafka answers
+// LEADER_NOT_AVAILABLE and the client retries). Kafka only honours topic ids
+// in v12+ requests; Sluice resolves them from v10 on.
+
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.Metadata, (*Broker).handleMetadata) }
+
+// Authorized-operation bit sets reported when a client asks for them: Sluice
+// has no authorizer, so everything is allowed (as Kafka without one).
+const (
+	allTopicOps     = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	allClusterOps   = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14
+	notRequestedOps = -2147483648
+)
+
+func (b *Broker) handleMetadata(_ context.Context, _ *wire.Request, req *kmsg.MetadataRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	br := kmsg.NewMetadataResponseBroker()
+	br.NodeID, br.Host, br.Port = b.nodeID, b.host, b.port
+	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	resp.ClusterID = &b.clusterID
+	resp.ControllerID = b.nodeID
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = allClusterOps
+	}
+
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		for _, t := range b.topics.List() {
+			resp.Topics = append(resp.Topics, b.topicMetadata(req, t))
+		}
+		return resp, nil
+	}
+
+	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	seen := make(map[string]bool, len(req.Topics))
+	seenID := make(map[topics.ID]bool)
+	for _, rt := range req.Topics {
+		if rt.Topic == nil {
+			id := topics.ID(rt.TopicID)
+			if seenID[id] {
+				continue
+			}
+			seenID[id] = true
+			t, ok := b.topics.ByID(id)
+			if id.IsZero() || !ok || req.Version < 10 {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+			resp.Topics = append(resp.Topics, b.topicMetadata(req, t))
+			continue
+		}
+		name := *rt.Topic
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		t, ok := b.topics.Get(name)
+		if !ok {
+			t, ok = b.maybeAutoCreate(name, autoCreate)
+		}
+		if !ok {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = kmsg.StringPtr(name)
+			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			if topics.ValidateName(name) != nil {
+				mt.ErrorCode = kerr.InvalidTopicException.Code
+			}
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.topicMetadata(req, t))
+	}
+	return resp, nil
+}
+
+// maybeAutoCreate creates name with broker defaults if allowed and legal.
+func (b *Broker) maybeAutoCreate(name string, allowed bool) (*topics.Topic, bool) {
+	if !allowed || topics.ValidateName(name) != nil || len(name) >= 2 && name[:2] == "__" {
+		return nil, false
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if t, ok := b.topics.Get(name); ok { // created meanwhile
+		return t, true
+	}
+	if b.checkNewTopicName(name) != nil {
+		return nil, false
+	}
+	cfg, err := b.logConfig(nil)
+	if err != nil {
+		b.logger.Error("auto-create: broker topic defaults do not resolve", "topic", name, "err", err)
+		return nil, false
+	}
+	t, err := b.createTopic(name, b.cfg.NumPartitions, map[string]string{}, cfg)
+	if err != nil {
+		b.logger.Warn("auto-create failed", "topic", name, "err", err)
+		return nil, false
+	}
+	return t, true
+}
+
+func (b *Broker) topicMetadata(req *kmsg.MetadataRequest, t *topics.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	mt.Topic = kmsg.StringPtr(t.Name)
+	mt.TopicID = t.ID
+	mt.IsInternal = topics.IsInternal(t.Name)
+	if req.IncludeTopicAuthorizedOperations {
+		mt.AuthorizedOperations = allTopicOps
+	} else {
+		mt.AuthorizedOperations = notRequestedOps
+	}
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, t.Partitions)
+	for p := range mt.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = int32(p)
+		mp.Leader = b.nodeID
+		mp.LeaderEpoch = 0
+		mp.Replicas = []int32{b.nodeID}
+		mp.ISR = []int32{b.nodeID}
+		mt.Partitions[p] = mp
+	}
+	return mt
+}

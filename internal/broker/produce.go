@@ -1,0 +1,161 @@
+// Produce (key 0): v3–v12 served; v0–v2 are advertised (librdkafka needs v0
+// to compress) but answered UNSUPPORTED_VERSION (registry.go), as Kafka 4.
+//
+// For every partition: the records must hold exactly one v2 batch (Kafka's
+// rule from v3 on; anything else is INVALID_RECORD, a bad length or CRC is
+// CORRUPT_MESSAGE), zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE), and the
+// batch is handed to the partition log, which validates it against the
+// topic config (max.message.bytes → MESSAGE_TOO_LARGE, timestamps →
+// INVALID_TIMESTAMP, null keys on compacted topics → INVALID_RECORD with
+// per-record errors), runs the idempotence check (duplicate → the original
+// offsets; OUT_OF_ORDER_SEQUENCE_NUMBER; INVALID_PRODUCER_EPOCH) and appends
+// it. I/O failures are KAFKA_STORAGE_ERROR and logged. Error messages go to
+// error_message and record_errors (v8+).
+//
+// acks: 0 gets no response (but a failed partition closes the connection,
+// as in Kafka, so the client notices), 1 and -1 are answered once the log accepted the
+// batch (a single node: every replica is in sync; the log forces an fsync
+// first when flush.messages/flush.ms ask for it). Any other value is
+// INVALID_REQUIRED_ACKS. timeout_ms has nothing to wait for.
+//
+// Differences from Kafka: transactions are not implemented — a transactional
+// batch is refused with INVALID_TXN_STATE and a message saying so. Internal
+// topics (__consumer_offsets, __transaction_state) are not writable by
+// clients (INVALID_TOPIC_EXCEPTION), as in Kafka.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.Produce, (*Broker).handleProduce) }
+
+// dataLeaderEpoch is every partition's leader epoch on this single node
+// (Metadata reports 0 too).
+const dataLeaderEpoch int32 = 0
+
+// isInternalTopic reports Kafka's internal topics, which clients may not
+// produce to.
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.ProduceRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		st.TopicID = rt.TopicID
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			if err := b.producePartition(&sp, req, rt.Topic, rp); err != nil {
+				sp.ErrorCode = errorCode(err)
+				sp.ErrorMessage = errorMessage(err)
+				var ae *log.AppendError
+				if errors.As(err, &ae) {
+					for _, re := range ae.RecordErrors {
+						er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+						er.RelativeOffset = int32(re.Index)
+						msg := re.Msg
+						er.ErrorMessage = &msg
+						sp.ErrorRecords = append(sp.ErrorRecords, er)
+					}
+				}
+				if sp.ErrorCode == kerr.KafkaStorageError.Code || sp.ErrorCode == kerr.UnknownServerError.Code {
+					b.logger.Error("produce failed", "topic", rt.Topic, "partition", rp.Partition,
+						"client_id", r.Header.ClientIDString(), "err", err)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		// No response is expected, so a failure closes the connection: the
+		// client notices and refreshes its metadata (Kafka does the same).
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					return nil, fmt.Errorf("acks=0 produce to %s/%d failed with error code %d; closing the connection as Kafka does",
+						t.Topic, p.Partition, p.ErrorCode)
+				}
+			}
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// producePartition appends one partition's records and fills sp's offsets;
+// an error carries the partition's Kafka error code.
+func (b *Broker) producePartition(sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition) error {
+	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
+		return errorf(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1, not %d", req.Acks)
+	}
+	if isInternalTopic(topic) {
+		return errorf(kerr.InvalidTopicException, "cannot append to internal topic %s", topic)
+	}
+	l, _, code := b.partitionLog(topic, rp.Partition)
+	if code != 0 {
+		return &Error{Code: code}
+	}
+	h, err := singleBatch(rp.Records, req.Version)
+	if err != nil {
+		return err
+	}
+	if h.IsTransactional() {
+		b.logger.Warn("transactional produce refused: transactions are not supported yet",
+			"topic", topic, "partition", rp.Partition, "producer_id", h.ProducerID)
+		return errorf(kerr.InvalidTxnState, "transactions are not supported by this broker yet")
+	}
+	res, err := l.Append(rp.Records, log.AppendOptions{LeaderEpoch: dataLeaderEpoch})
+	if err != nil {
+		return err
+	}
+	sp.BaseOffset = res.BaseOffset
+	sp.LogAppendTime = res.LogAppendTime
+	if res.Duplicate {
+		sp.LogAppendTime = -1
+	}
+	sp.LogStartOffset = res.LogStartOffset
+	return nil
+}
+
+// singleBatch applies Kafka's produce-request rules (v3+) to one partition's
+// records: exactly one batch, magic 2, no zstd before v7. It returns the
+// batch header. The full validation (CRC, records) is the log's.
+func singleBatch(records []byte, version int16) (batch.Header, error) {
+	if len(records) == 0 {
+		return batch.Header{}, errorf(kerr.InvalidRecord, "produce requests with version %d must have at least one record batch per partition", version)
+	}
+	if len(records) > batch.OffMagic && records[batch.OffMagic] != batch.Magic {
+		return batch.Header{}, errorf(kerr.InvalidRecord, "produce requests with version %d may only contain record batches with magic 2, not %d", version, int8(records[batch.OffMagic]))
+	}
+	h, err := batch.ParseHeader(records)
+	if err != nil {
+		return batch.Header{}, err
+	}
+	if size := h.TotalSize(); size != len(records) {
+		if size < len(records) {
+			return batch.Header{}, errorf(kerr.InvalidRecord, "produce requests with version %d may contain exactly one record batch per partition", version)
+		}
+		return batch.Header{}, errorf(kerr.CorruptMessage, "record batch of %d bytes truncated to %d", size, len(records))
+	}
+	if h.Compression() == batch.Zstd && version < 7 {
+		return batch.Header{}, errorf(kerr.UnsupportedCompressionType, "zstd compression needs produce version 7 or later, got %d", version)
+	}
+	return h, nil
+}

@@ -1,0 +1,344 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Listen is host:port. "localhost" binds both 127.0.0.1 and ::1 (on the
+	// same port); an empty host binds every interface. Default localhost:9092.
+	Listen string
+	// DataDir holds the logs and metadata. Default ./data.
+	DataDir string
+	// Advertise is the host:port given to clients in Metadata. Default: the
+	// listen address (with the actual port when Listen's port is 0).
+	Advertise string
+	// MetricsListen is the host:port of the Prometheus /metrics endpoint; ""
+	// disables it.
+	MetricsListen string
+	// Config is the broker configuration; nil means Kafka's defaults.
+	Config *config.Broker
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// FS is the filesystem for the partition logs; nil means the OS.
+	FS log.FS
+	// Version is reported in the startup log line.
+	Version string
+	// ShutdownTimeout bounds how long Close waits for in-flight requests.
+	// Default 30s.
+	ShutdownTimeout time.Duration
+}
+
+// Server is an embeddable Sluice broker: Start it, point clients at Addr,
+// Close it.
+type Server struct {
+	opts    Options
+	broker  *Broker
+	wire    *wire.Server
+	lns     []net.Listener
+	metrics *http.Server
+	mln     net.Listener
+
+	closeOnce sync.Once
+	closeErr  error
+	serveWG   sync.WaitGroup
+}
+
+// startHooks run at the end of Start, after the logs are open and reconciled
+// and before the listeners accept. Data-path files register them in init
+// (producer state, fetch sessions); see doc.go.
+var startHooks []func(b *Broker) error
+
+// managerOptionHooks adjust the log.ManagerOptions before the log manager is
+// opened (for example to install a ProducerGuard factory).
+var managerOptionHooks []func(b *Broker, o *log.ManagerOptions)
+
+// NewServer returns a Server that Start will run with opts.
+func NewServer(opts Options) *Server {
+	return &Server{opts: opts}
+}
+
+// Start opens the data directory, reconciles metadata with the logs, binds
+// the listeners and starts serving. On error everything opened is closed.
+func (s *Server) Start() (err error) {
+	o := &s.opts
+	if o.Listen == "" {
+		o.Listen = "localhost:9092"
+	}
+	if o.DataDir == "" {
+		o.DataDir = "data"
+	}
+	if o.Config == nil {
+		o.Config = config.DefaultBroker()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.FS == nil {
+		o.FS = log.OSFS()
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return fmt.Errorf("sluice: data dir: %w", err)
+	}
+
+	b := &Broker{
+		cfg:     o.Config,
+		logger:  o.Logger,
+		dataDir: dataDir,
+		nodeID:  o.Config.NodeID,
+		metrics: metrics.New(nil),
+		fs:      o.FS,
+	}
+	s.broker = b
+	defer func() {
+		if err != nil {
+			s.abort()
+		}
+	}()
+
+	// Bind first: a taken port fails before the data directory is touched.
+	// Connections wait in the backlog until the broker is ready.
+	if s.lns, err = listen(o.Listen, o.Logger); err != nil {
+		return err
+	}
+	if b.host, b.port, err = advertised(o.Advertise, o.Listen, s.lns[0].Addr()); err != nil {
+		return err
+	}
+
+	if b.topics, err = topics.Open(dataDir, b.nodeID); err != nil {
+		return err
+	}
+	b.clusterID = b.topics.ClusterID()
+
+	mopts := log.ManagerOptions{
+		Logger: o.Logger,
+		// Partitions found on disk open with their topic's config.
+		ConfigFor: func(topic string, partition int32) log.Config {
+			if t, ok := b.topics.Get(topic); ok {
+				if c, err := b.logConfig(t.Configs); err == nil {
+					return c
+				}
+			}
+			return log.DefaultConfig()
+		},
+	}
+	for _, h := range managerOptionHooks {
+		h(b, &mopts)
+	}
+	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {
+		return fmt.Errorf("sluice: opening logs in %s: %w", dataDir, err)
+	}
+	if err = b.reconcile(); err != nil {
+		return err
+	}
+	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
+	for _, h := range startHooks {
+		if err = h(b); err != nil {
+			return err
+		}
+	}
+
+	s.wire = wire.NewServer(dispatcher{b}, wire.Config{
+		MaxRequestBytes: o.Config.SocketRequestMaxBytes,
+		IdleTimeout:     time.Duration(o.Config.ConnectionsMaxIdleMs) * time.Millisecond,
+		Logger:          o.Logger,
+		Observer:        b.metrics,
+	})
+	for _, ln := range s.lns {
+		s.serveWG.Add(1)
+		go func() {
+			defer s.serveWG.Done()
+			if err := s.wire.Serve(ln); err != nil && !errors.Is(err, wire.ErrServerClosed) {
+				o.Logger.Error("listener stopped", "addr", ln.Addr().String(), "err", err)
+			}
+		}()
+	}
+
+	if o.MetricsListen != "" {
+		if s.mln, err = net.Listen("tcp", o.MetricsListen); err != nil {
+			return fmt.Errorf("sluice: metrics listener: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", b.metrics.Handler())
+		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := s.metrics.Serve(s.mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				o.Logger.Error("metrics endpoint stopped", "err", err)
+			}
+		}()
+	}
+
+	addrs := make([]string, len(s.lns))
+	for i, ln := range s.lns {
+		addrs[i] = ln.Addr().String()
+	}
+	o.Logger.Info("sluice started", "version", o.Version, "listen", addrs,
+		"advertise", net.JoinHostPort(b.host, strconv.Itoa(int(b.port))),
+		"data_dir", dataDir, "cluster_id", b.clusterID, "node_id", b.nodeID,
+		"topics", b.topics.Len())
+	return nil
+}
+
+// Broker returns the running broker (nil before Start).
+func (s *Server) Broker() *Broker { return s.broker }
+
+// Addr returns the address of the first Kafka listener.
+func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
+
+// Addrs returns the addresses of every Kafka listener.
+func (s *Server) Addrs() []net.Addr {
+	out := make([]net.Addr, len(s.lns))
+	for i, ln := range s.lns {
+		out[i] = ln.Addr()
+	}
+	return out
+}
+
+// MetricsAddr returns the metrics endpoint's address, or nil.
+func (s *Server) MetricsAddr() net.Addr {
+	if s.mln == nil {
+		return nil
+	}
+	return s.mln.Addr()
+}
+
+// Close stops accepting connections, lets in-flight requests finish (up to
+// ShutdownTimeout), then flushes and closes the logs, which marks a clean
+// shutdown. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+		defer cancel()
+		if s.wire != nil {
+			if err := s.wire.Shutdown(ctx); err != nil {
+				s.opts.Logger.Warn("shutdown: in-flight requests did not finish in time", "err", err)
+			}
+		}
+		s.serveWG.Wait()
+		if s.metrics != nil {
+			s.metrics.Shutdown(ctx)
+		}
+		s.closeErr = s.closeBroker()
+		s.opts.Logger.Info("sluice stopped", "data_dir", s.broker.dataDir)
+	})
+	return s.closeErr
+}
+
+// abort releases what a failed Start opened.
+func (s *Server) abort() {
+	for _, ln := range s.lns {
+		ln.Close()
+	}
+	if s.mln != nil {
+		s.mln.Close()
+	}
+	if s.wire != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.wire.Shutdown(ctx)
+		cancel()
+	}
+	if s.broker != nil {
+		s.closeBroker()
+	}
+	s.closeOnce.Do(func() {})
+}
+
+func (s *Server) closeBroker() error {
+	b := s.broker
+	var errs []error
+	for _, fn := range slices.Backward(b.closers) {
+		if err := fn(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if b.logs != nil {
+		if err := b.logs.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("sluice: closing logs: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listen binds addr. "localhost" binds 127.0.0.1 and ::1 on the same port
+// (clients such as librdkafka resolve localhost to ::1); a missing IPv6
+// stack is tolerated with a warning.
+func listen(addr string, logger *slog.Logger) ([]net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("sluice: listen address %q: %w", addr, err)
+	}
+	if host != "localhost" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("sluice: listen %s: %w", addr, err)
+		}
+		return []net.Listener{ln}, nil
+	}
+	v4, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		return nil, fmt.Errorf("sluice: listen %s (127.0.0.1): %w", addr, err)
+	}
+	_, actual, _ := net.SplitHostPort(v4.Addr().String())
+	v6, err := net.Listen("tcp6", net.JoinHostPort("::1", actual))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) && port != "0" {
+			v4.Close()
+			return nil, fmt.Errorf("sluice: listen %s (::1): %w", addr, err)
+		}
+		logger.Warn("localhost: could not bind ::1, serving IPv4 only", "port", actual, "err", err)
+		return []net.Listener{v4}, nil
+	}
+	return []net.Listener{v4, v6}, nil
+}
+
+// advertised works out the host and port given to clients.
+func advertised(advertise, listenAddr string, bound net.Addr) (string, int32, error) {
+	_, boundPort, _ := net.SplitHostPort(bound.String())
+	addr := advertise
+	if addr == "" {
+		host, port, _ := net.SplitHostPort(listenAddr)
+		if port == "0" {
+			port = boundPort
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			h, err := os.Hostname()
+			if err != nil {
+				return "", 0, fmt.Errorf("sluice: no --advertise and no hostname: %w", err)
+			}
+			host = h
+		}
+		addr = net.JoinHostPort(host, port)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("sluice: advertise address %q: %w", addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 || host == "" {
+		return "", 0, fmt.Errorf("sluice: advertise address %q: need host:port with a port in 1-65535", addr)
+	}
+	return host, int32(p), nil
+}

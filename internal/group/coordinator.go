@@ -1,0 +1,177 @@
+package group
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Coordinator is the group coordinator of one broker: it owns every group and every
+// committed offset. Create it with New, call Start (which replays Storage) before
+// serving, and Close on shutdown.
+type Coordinator struct {
+	mu     sync.Mutex
+	cfg    Config
+	clock  Clock
+	store  Storage
+	topics Topics
+	log    *slog.Logger
+
+	groups      map[string]*group
+	started     bool
+	closed      bool
+	expiryTimer Timer
+}
+
+// Options configure a Coordinator.
+type Options struct {
+	Config Config
+	// Clock defaults to SystemClock.
+	Clock Clock
+	// Storage is where records go; nil keeps everything in memory only.
+	Storage Storage
+	// Topics answers topic questions; nil means "no topic exists".
+	Topics Topics
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Client identifies the connection a request came from.
+type Client struct {
+	ID   string // the request header's client id
+	Host string // the peer address, as Kafka reports it ("/127.0.0.1")
+}
+
+// New creates a coordinator; it does nothing until Start.
+func New(opts Options) *Coordinator {
+	c := &Coordinator{
+		cfg:    opts.Config.withDefaults(),
+		clock:  opts.Clock,
+		store:  opts.Storage,
+		topics: opts.Topics,
+		log:    opts.Logger,
+		groups: make(map[string]*group),
+	}
+	if c.clock == nil {
+		c.clock = SystemClock{}
+	}
+	if c.topics == nil {
+		c.topics = noTopics{}
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	return c
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (c *Coordinator) Config() Config { return c.cfg }
+
+// Start replays every __consumer_offsets partition from Storage, then arms the offset
+// expiry timer. Groups loaded with members are Stable and their members must heartbeat
+// within their session timeout, as after a coordinator fail-over in Kafka.
+func (c *Coordinator) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return nil
+	}
+	if c.store != nil {
+		for p := int32(0); p < c.cfg.NumPartitions; p++ {
+			if err := c.replayPartition(p); err != nil {
+				return fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
+			}
+		}
+	}
+	c.started = true
+	c.scheduleExpiry()
+	return nil
+}
+
+// Close stops every timer and answers pending JoinGroup/SyncGroup calls with
+// NOT_COORDINATOR, as a Kafka coordinator that moves away does.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	stopTimer(c.expiryTimer)
+	for _, g := range c.groups {
+		g.stopTimers()
+		for _, m := range g.members {
+			if m.joinCB != nil {
+				m.joinCB(joinError(m.joinVersion, kerr.NotCoordinator.Code, m.id))
+				m.joinCB = nil
+			}
+			if m.syncCB != nil {
+				m.syncCB(syncError(m.syncVersion, kerr.NotCoordinator.Code))
+				m.syncCB = nil
+			}
+		}
+		if g.consumer != nil {
+			g.consumer.stopTimers()
+		}
+	}
+}
+
+// Partitions is offsets.topic.num.partitions.
+func (c *Coordinator) Partitions() int32 { return c.cfg.NumPartitions }
+
+func (c *Coordinator) nowMs() int64 { return c.clock.Now().UnixMilli() }
+
+// persist appends recs for group id to its __consumer_offsets partition.
+func (c *Coordinator) persist(id string, recs ...record) error {
+	if c.store == nil || len(recs) == 0 {
+		return nil
+	}
+	p := PartitionFor(id, c.cfg.NumPartitions)
+	if err := c.store.Append(p, encodeBatch(recs, c.nowMs())); err != nil {
+		c.log.Error("group: writing __consumer_offsets", "group", id, "partition", p, "err", err)
+		return err
+	}
+	return nil
+}
+
+// wait runs start (which must eventually call its callback exactly once) and waits for
+// the response or ctx; it returns the zero value if ctx ends first.
+func wait[T any](ctx context.Context, start func(func(T))) T {
+	ch := make(chan T, 1)
+	start(func(r T) { ch <- r })
+	select {
+	case r := <-ch:
+		return r
+	case <-ctx.Done():
+		var zero T
+		return zero
+	}
+}
+
+func newUUID() [16]byte {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return u
+}
+
+func uuidString(u [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+func validGroupID(id string) bool { return id != "" }
+
+func ms(d time.Duration) int32 { return int32(d / time.Millisecond) }
+
+type noTopics struct{}
+
+func (noTopics) Topic(string) (TopicInfo, bool)        { return TopicInfo{}, false }
+func (noTopics) TopicByID([16]byte) (TopicInfo, bool)  { return TopicInfo{}, false }
+func (noTopics) AllTopics() []TopicInfo                { return nil }
+func (noTopics) EndOffset(string, int32) (int64, bool) { return 0, false }

@@ -1,0 +1,197 @@
+package producer
+
+import (
+	"sync"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+)
+
+// Duplicate describes the original append of a retried batch: the offsets
+// and stored max timestamp the first append got. Found is false for a new
+// batch.
+type Duplicate struct {
+	Found      bool
+	BaseOffset int64
+	LastOffset int64
+	Timestamp  int64
+}
+
+// State is the idempotent-producer state of one partition. Check and
+// Appended are meant to be called under the partition's append lock, in that
+// order, once per batch; State has its own mutex so that snapshots,
+// expiration and inspection may run from other goroutines.
+//
+// A produce request carries at most one batch per partition (Kafka rejects
+// more from v3 on; the produce handler enforces it), so Check does not model
+// several batches of the same producer inside one append: a second batch of
+// the same producer in one append would be judged against the state before
+// the first.
+type State struct {
+	mu        sync.Mutex
+	producers map[int64]*entry
+	// end is one past the last offset of any batch applied: every producer
+	// batch below it is reflected in the state, none at or above it. It is
+	// the offset a snapshot of the current state may be named for.
+	end int64
+	// snapEnd is end as of the last snapshot written or loaded.
+	snapEnd int64
+}
+
+// NewState returns an empty partition state.
+func NewState() *State { return &State{producers: make(map[int64]*entry)} }
+
+// Check validates the header of a batch a client is producing, before the
+// log assigns offsets. It does not change the state. It returns:
+//   - a Duplicate with Found set when the batch repeats one of the producer's
+//     last five batches (same epoch and sequence range): the caller must not
+//     append it and answers with the original offsets;
+//   - *Error INVALID_PRODUCER_EPOCH when the batch's epoch is older than the
+//     producer's current one;
+//   - *Error OUT_OF_ORDER_SEQUENCE_NUMBER when the sequence does not follow
+//     the last one written (a new epoch must start at 0);
+//   - *Error INVALID_RECORD for a producer id with a negative sequence.
+//
+// Batches without a producer id (-1) are always accepted. As in Kafka 4, a
+// producer this partition has no state for (a new one, or one whose batches
+// were all deleted or expired) may start at any sequence.
+func (s *State) Check(h batch.Header) (Duplicate, error) {
+	if h.ProducerID < 0 || h.IsControl() {
+		return Duplicate{}, nil
+	}
+	if h.BaseSequence < 0 {
+		return Duplicate{}, errorf(CodeInvalidRecord,
+			"invalid sequence number %d in record batch with producer id %d", h.BaseSequence, h.ProducerID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.producers[h.ProducerID]
+	if e == nil {
+		return Duplicate{}, nil // unknown producer: any epoch, any sequence
+	}
+	lastSeq := incrementSequence(h.BaseSequence, h.LastOffsetDelta)
+	if m, ok := e.findDuplicate(h.ProducerEpoch, h.BaseSequence, lastSeq); ok {
+		return Duplicate{Found: true, BaseOffset: m.firstOffset, LastOffset: m.lastOffset, Timestamp: m.timestamp}, nil
+	}
+	if h.ProducerEpoch < e.epoch {
+		return Duplicate{}, errorf(CodeInvalidProducerEpoch,
+			"epoch %d of producer %d is older than its current epoch %d", h.ProducerEpoch, h.ProducerID, e.epoch)
+	}
+	if h.ProducerEpoch != e.epoch {
+		if h.BaseSequence != 0 && e.epoch != noEpoch {
+			return Duplicate{}, errorf(CodeOutOfOrderSequence,
+				"producer %d starts new epoch %d at sequence %d, expected 0 (current epoch %d)",
+				h.ProducerID, h.ProducerEpoch, h.BaseSequence, e.epoch)
+		}
+		return Duplicate{}, nil
+	}
+	if e.epoch == noEpoch {
+		return Duplicate{}, nil
+	}
+	if cur := e.lastSeq(); !inSequence(cur, h.BaseSequence) {
+		return Duplicate{}, errorf(CodeOutOfOrderSequence,
+			"out of order sequence number for producer %d: %d (incoming), %d (last written)",
+			h.ProducerID, h.BaseSequence, cur)
+	}
+	return Duplicate{}, nil
+}
+
+// Appended records a batch the log has just written at baseOffset. h is the
+// header as stored (its MaxTimestamp is remembered for duplicate answers).
+// It is also how state is rebuilt from the log on open (see Replay).
+func (s *State) Appended(h batch.Header, baseOffset int64) {
+	if h.ProducerID < 0 || h.IsControl() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendLocked(h, baseOffset)
+}
+
+func (s *State) appendLocked(h batch.Header, baseOffset int64) {
+	s.end = max(s.end, baseOffset+int64(h.LastOffsetDelta)+1)
+	e := s.producers[h.ProducerID]
+	if e == nil {
+		e = newEntry()
+		s.producers[h.ProducerID] = e
+	}
+	e.add(h.ProducerEpoch, batchMeta{
+		firstSeq:    h.BaseSequence,
+		lastSeq:     incrementSequence(h.BaseSequence, h.LastOffsetDelta),
+		firstOffset: baseOffset,
+		lastOffset:  baseOffset + int64(h.LastOffsetDelta),
+		timestamp:   h.MaxTimestamp,
+	})
+}
+
+// Replay applies a batch read back from the log (its BaseOffset is the
+// stored one), without validation — used to rebuild state on open.
+func (s *State) Replay(h batch.Header) { s.Appended(h, h.BaseOffset) }
+
+// Len is the number of producers with state on this partition.
+func (s *State) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.producers)
+}
+
+// Clear forgets every producer (before a rebuild, e.g. after the log was
+// truncated to an earlier offset).
+func (s *State) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.producers)
+	s.end, s.snapEnd = 0, 0
+}
+
+// TruncateHead forgets producers whose last batch lies wholly before
+// logStartOffset (their records were deleted by retention or DeleteRecords),
+// as Kafka does: such a producer may then continue with any sequence.
+func (s *State) TruncateHead(logStartOffset int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, e := range s.producers {
+		if e.empty() || e.last().lastOffset < logStartOffset {
+			delete(s.producers, id)
+		}
+	}
+}
+
+// Expire forgets producers whose last batch's timestamp is expirationMs or
+// more before nowMs (producer.id.expiration.ms, default one day). It returns
+// how many were removed.
+func (s *State) Expire(nowMs, expirationMs int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, e := range s.producers {
+		if nowMs-e.lastTimestamp >= expirationMs {
+			delete(s.producers, id)
+			n++
+		}
+	}
+	return n
+}
+
+// ProducerInfo describes one producer's state (DescribeProducers, tests).
+type ProducerInfo struct {
+	ProducerID    int64
+	Epoch         int16
+	LastSequence  int32
+	LastOffset    int64 // -1 when no batch is remembered
+	LastTimestamp int64
+}
+
+// Producers returns every producer's state, in no particular order.
+func (s *State) Producers() []ProducerInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ProducerInfo, 0, len(s.producers))
+	for id, e := range s.producers {
+		pi := ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastOffset: -1, LastTimestamp: e.lastTimestamp}
+		if !e.empty() {
+			pi.LastOffset = e.last().lastOffset
+		}
+		out = append(out, pi)
+	}
+	return out
+}

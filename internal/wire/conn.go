@@ -1,0 +1,308 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const apiVersionsKey = 18
+
+var (
+	errClosing = errors.New("wire: connection closing")
+	errIdle    = errors.New("wire: connection idle")
+)
+
+// conn is one client connection: a read loop that decodes and dispatches
+// requests, and a write loop that writes responses in request order.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	queue  chan *pending // in request order; closed by the read loop
+
+	inflight     sync.WaitGroup // concurrent handlers running
+	active       atomic.Int32   // requests read but not yet answered
+	lastActivity atomic.Int64   // unix nanos of the last byte read or written
+
+	mu      sync.Mutex // guards closing and the read deadline
+	closing bool
+}
+
+// pending is one request's slot in the response queue.
+type pending struct {
+	done    chan struct{} // closed when out/kill are final
+	out     []byte        // the encoded response frame; nil = no response
+	kill    bool          // close the connection instead of answering
+	key     int16
+	version int16
+	start   time.Time
+	in      int
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.base)
+	c := &conn{
+		s: s, nc: nc, ctx: ctx, cancel: cancel,
+		log:   s.log.With("remote", nc.RemoteAddr().String()),
+		queue: make(chan *pending, s.cfg.MaxInFlight),
+	}
+	c.touch()
+	return c
+}
+
+func (c *conn) touch() { c.lastActivity.Store(time.Now().UnixNano()) }
+
+func (c *conn) serve() {
+	c.s.obs.ConnOpened()
+	defer c.s.obs.ConnClosed()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	<-writerDone
+	c.inflight.Wait()
+	c.cancel()
+	c.nc.Close()
+}
+
+// beginClose stops reading new requests; requests already read are answered.
+func (c *conn) beginClose() {
+	c.mu.Lock()
+	c.closing = true
+	c.nc.SetReadDeadline(time.Unix(1, 0))
+	c.mu.Unlock()
+}
+
+// hardClose closes the connection now; unanswered requests are dropped.
+func (c *conn) hardClose() {
+	c.cancel()
+	c.nc.Close()
+}
+
+// Read implements io.Reader over the socket with the idle timeout: a read
+// timeout closes the connection only if nothing happened for the idle period
+// and no request is in flight.
+func (c *conn) Read(p []byte) (int, error) {
+	idle := c.s.cfg.IdleTimeout
+	for {
+		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return 0, errClosing
+		}
+		if idle > 0 {
+			c.nc.SetReadDeadline(time.Unix(0, c.lastActivity.Load()).Add(idle))
+		}
+		c.mu.Unlock()
+		n, err := c.nc.Read(p)
+		if n > 0 {
+			c.touch()
+			return n, err
+		}
+		var ne net.Error
+		if err != nil && errors.As(err, &ne) && ne.Timeout() {
+			c.mu.Lock()
+			closing := c.closing
+			c.mu.Unlock()
+			if closing {
+				return 0, errClosing
+			}
+			if c.active.Load() > 0 {
+				c.touch() // busy answering: not idle
+				continue
+			}
+			if idle > 0 && time.Since(time.Unix(0, c.lastActivity.Load())) < idle {
+				continue
+			}
+			return 0, errIdle
+		}
+		return n, err
+	}
+}
+
+func (c *conn) readLoop() {
+	defer close(c.queue)
+	br := bufio.NewReaderSize(c, 16<<10)
+	for {
+		frame, err := ReadFrame(br, c.s.cfg.MaxRequestBytes)
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if !c.dispatch(frame) {
+			c.hardClose()
+			return
+		}
+	}
+}
+
+func (c *conn) readFailed(err error) {
+	var fse *FrameSizeError
+	switch {
+	case errors.As(err, &fse):
+		c.log.Warn("closing connection: request frame too large",
+			"size", fse.Size, "socket.request.max.bytes", fse.Max)
+		c.hardClose()
+	case errors.Is(err, errClosing):
+		// Graceful shutdown: answer what was read, then close.
+	case errors.Is(err, errIdle):
+		c.log.Debug("closing idle connection", "connections.max.idle.ms", c.s.cfg.IdleTimeout.Milliseconds())
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		// Client went away or we closed the socket: answer nothing more
+		// than what completes, and let long-polls return now.
+		c.cancel()
+	default:
+		if c.ctx.Err() == nil {
+			c.log.Debug("connection read failed", "err", err)
+		}
+		c.cancel()
+	}
+}
+
+// dispatch handles one frame; false means the connection must be closed.
+func (c *conn) dispatch(frame []byte) bool {
+	received := time.Now()
+	key, version, err := PeekKeyVersion(frame)
+	if err != nil {
+		c.log.Warn("closing connection: malformed request header", "err", err)
+		return false
+	}
+	hdr, body, err := ParseRequestHeader(frame, RequestHeaderVersion(key, version))
+	if err != nil {
+		c.log.Warn("closing connection: malformed request header", "api_key", key, "api_version", version, "err", err)
+		return false
+	}
+	min, max, ok := c.s.d.Versions(key)
+	if key == apiVersionsKey && (!ok || version < min || version > max) {
+		// KIP-511: answer with v0 so any client can read it.
+		resp := &kmsg.ApiVersionsResponse{Version: 0, ErrorCode: 35} // UNSUPPORTED_VERSION
+		if ok {
+			resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: apiVersionsKey, MinVersion: min, MaxVersion: max}}
+		}
+		p := &pending{done: make(chan struct{}), key: key, version: version, start: received, in: len(frame)}
+		p.out = AppendResponse(nil, hdr.CorrelationID, resp)
+		close(p.done)
+		return c.enqueue(p)
+	}
+	req := kmsg.RequestForKey(key)
+	if !ok || req == nil || version < min || version > max {
+		c.log.Warn("closing connection: unsupported api key or version",
+			"api_key", key, "api_version", version, "client_id", hdr.ClientIDString())
+		return false
+	}
+	req.SetVersion(version)
+	if err := req.ReadFrom(body); err != nil {
+		c.log.Warn("closing connection: malformed request body",
+			"api_key", key, "api_version", version, "client_id", hdr.ClientIDString(), "err", err)
+		return false
+	}
+	p := &pending{done: make(chan struct{}), key: key, version: version, start: received, in: len(frame)}
+	if !c.enqueue(p) {
+		return false
+	}
+	r := &Request{Header: hdr, Body: req, Size: len(frame), Received: received, Remote: c.nc.RemoteAddr()}
+	if c.s.d.Concurrent(key) {
+		c.inflight.Add(1)
+		go func() {
+			defer c.inflight.Done()
+			c.run(p, r)
+		}()
+	} else {
+		c.inflight.Wait()
+		c.run(p, r)
+	}
+	return true
+}
+
+// enqueue reserves p's place in the response order. It blocks while
+// MaxInFlight requests are unanswered, unless the connection is being torn
+// down. (A free slot is always taken, even during a graceful shutdown, whose
+// cancelled context must not drop a request that was already read.)
+func (c *conn) enqueue(p *pending) bool {
+	c.active.Add(1)
+	select {
+	case c.queue <- p:
+		return true
+	default:
+	}
+	select {
+	case c.queue <- p:
+		return true
+	case <-c.ctx.Done():
+		c.active.Add(-1)
+		return false
+	}
+}
+
+// run handles one request and fills its slot. A panic is recovered, logged,
+// and closes this connection only.
+func (c *conn) run(p *pending, r *Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("handler panicked; closing connection",
+				"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
+				"client_id", r.Header.ClientIDString(), "panic", v, "stack", string(debug.Stack()))
+			p.out, p.kill = nil, true
+			c.hardClose()
+		}
+		close(p.done)
+	}()
+	resp, err := c.s.d.Handle(c.ctx, r)
+	if err != nil {
+		c.log.Warn("closing connection: request failed",
+			"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
+			"client_id", r.Header.ClientIDString(), "err", err)
+		p.kill = true
+		return
+	}
+	if resp == nil {
+		return
+	}
+	resp.SetVersion(r.Header.APIVersion)
+	p.out = AppendResponse(make([]byte, 0, 128), r.Header.CorrelationID, resp)
+}
+
+func (c *conn) writeLoop() {
+	dead := false
+	for p := range c.queue {
+		<-p.done
+		c.active.Add(-1)
+		if dead {
+			continue
+		}
+		if p.kill {
+			dead = true
+			c.hardClose()
+			continue
+		}
+		if p.out != nil {
+			if t := c.s.cfg.IdleTimeout; t > 0 {
+				c.nc.SetWriteDeadline(time.Now().Add(t))
+			}
+			if _, err := c.nc.Write(p.out); err != nil {
+				if c.ctx.Err() == nil {
+					c.log.Debug("connection write failed", "err", err)
+				}
+				dead = true
+				c.hardClose()
+				continue
+			}
+			c.touch()
+		}
+		c.s.obs.RequestDone(p.key, p.version, time.Since(p.start), p.in, len(p.out))
+	}
+}

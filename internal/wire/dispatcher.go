@@ -1,0 +1,58 @@
+package wire
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request handed to a Dispatcher.
+type Request struct {
+	Header RequestHeader
+	// Body is the decoded request; its version is set to Header.APIVersion.
+	Body kmsg.Request
+	// Size is the frame size in bytes (without the 4-byte length prefix).
+	Size int
+	// Received is when the frame was fully read.
+	Received time.Time
+	// Remote is the client's address.
+	Remote net.Addr
+}
+
+// Dispatcher routes decoded requests to handlers. The wire layer asks it which
+// keys and versions are served before decoding anything.
+type Dispatcher interface {
+	// Versions reports the version range served for key; ok is false for an
+	// unknown key. A version outside [min, max] closes the connection (or, for
+	// ApiVersions, gets the KIP-511 UNSUPPORTED_VERSION response).
+	Versions(key int16) (min, max int16, ok bool)
+	// Concurrent reports whether requests with this key may run concurrently
+	// with neighbouring concurrent requests of the same connection. A
+	// non-concurrent request is a barrier: it starts after every earlier
+	// request of the connection has been handled, and later requests start
+	// after it has been handled.
+	Concurrent(key int16) bool
+	// Handle serves one request. A nil response means "no response" (acks=0
+	// produce). An error closes the connection after logging it; prefer Kafka
+	// error codes inside the response. ctx is cancelled when the connection
+	// closes or the server shuts down.
+	Handle(ctx context.Context, req *Request) (kmsg.Response, error)
+}
+
+// Observer receives connection and request events (metrics). Methods are
+// called concurrently.
+type Observer interface {
+	ConnOpened()
+	ConnClosed()
+	// RequestDone is called once per handled request. bytesOut is 0 when no
+	// response was sent.
+	RequestDone(key, version int16, elapsed time.Duration, bytesIn, bytesOut int)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ConnOpened()                                       {}
+func (nopObserver) ConnClosed()                                       {}
+func (nopObserver) RequestDone(int16, int16, time.Duration, int, int) {}
