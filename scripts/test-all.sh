@@ -18,3 +18,6 @@ go vet ./...
 
 echo "== go test"
 go test -count=1 -timeout 15m ./...
+
+echo "== client conformance"
+scripts/test-clients.sh

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/group"
@@ -44,6 +45,9 @@ type Broker struct {
 
 	// groups is the consumer-group coordinator (group_coordinator.go).
 	groups *group.Coordinator
+
+	// cleaner compacts the logs of compacted topics (cleaner.go).
+	cleaner *compact.Cleaner
 
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---

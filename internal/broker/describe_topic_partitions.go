@@ -88,6 +88,11 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Reques
 			rp.LeaderEpoch = 0
 			rp.Replicas = []int32{b.nodeID}
 			rp.ISR = []int32{b.nodeID}
+			// Nullable in the schema, but the Java admin client dereferences
+			// them: send empty lists, as Kafka does.
+			rp.EligibleLeaderReplicas = []int32{}
+			rp.LastKnownELR = []int32{}
+			rp.OfflineReplicas = []int32{}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

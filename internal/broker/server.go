@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
@@ -183,6 +184,9 @@ func (s *Server) Start() (err error) {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", b.metrics.Handler())
+		if b.cleaner != nil {
+			mux.Handle(compact.StatusPath, b.cleaner.StatusHandler())
+		}
 		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := s.metrics.Serve(s.mln); err != nil && !errors.Is(err, http.ErrServerClosed) {

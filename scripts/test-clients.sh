@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Real-client conformance suite (test/clients/): installs the clients it needs (kcat from Debian,
+# confluent-kafka from PyPI into a cached venv, kafkajs from npm, kafka-clients from Maven Central),
+# builds Sluice, starts it on a free loopback port with a temporary data dir, runs every client's
+# scenarios against it, stops it, writes test/clients/results.json and ends with the line
+# "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
+#
+# Usage: scripts/test-clients.sh [--only kcat,python,java,kafkajs,examples] [--compaction] [--strict]
+#                                [--bootstrap HOST:PORT] [--keep]
+#   --only        run only these groups (default: all)
+#   --compaction  the examples also wait for the cleaner and check the compacted log
+#                 (also SLUICE_CLIENTS_COMPACTION=1)
+#   --strict      count skipped scenarios (API not advertised by the broker) as failures
+#   --bootstrap   test an already running broker instead of building and starting Sluice
+#   --keep        keep the temporary directory (broker log, data dir, raw results)
+# Caches: SLUICE_CLIENTS_CACHE (default ~/.cache/sluice-clients) holds the Python venv and pip cache;
+# Maven and npm use their usual caches (~/.m2, ~/.npm). Per-group time limit: SLUICE_CLIENTS_GROUP_TIMEOUT
+# seconds (default 300).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CLIENTS=$ROOT/test/clients
+
+only="kcat,python,java,kafkajs,examples"
+strict=""
+keep=""
+external=""
+export SLUICE_CLIENTS_COMPACTION=${SLUICE_CLIENTS_COMPACTION:-1}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --only) only=$2; shift 2 ;;
+    --compaction) SLUICE_CLIENTS_COMPACTION=1; shift ;;
+    --strict) strict="-strict"; shift ;;
+    --bootstrap) external=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+wanted() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+CACHE=${SLUICE_CLIENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice-clients}
+GROUP_TIMEOUT=${SLUICE_CLIENTS_GROUP_TIMEOUT:-300}
+mkdir -p "$CACHE"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-clients.XXXXXX")
+RESULTS_DIR=$WORK/results
+mkdir -p "$RESULTS_DIR"
+BROKER_PID=""
+
+cleanup() {
+  if [ -n "$BROKER_PID" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill -TERM "$BROKER_PID" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$BROKER_PID" 2>/dev/null || true
+  fi
+  if [ -n "$keep" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+section() { printf '\n== %s\n' "$*"; }
+elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+
+# group_failure CLIENT DETAIL: one failed result standing for a whole group that could not run.
+group_failure() {
+  local d=${2//\\/\\\\}; d=${d//\"/\\\"}
+  printf '{"client":"%s","test":"setup","feature":"setup","status":"fail","detail":"%s","ms":0}\n' "$1" "$d" \
+    >>"$RESULTS_DIR/$1.jsonl"
+  echo "FAIL $1/setup: $2"
+}
+
+# ---- installs (idempotent, quick when already done) -------------------------------------------
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+
+ensure_kcat() {
+  command -v kcat >/dev/null && return 0
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get install -y -q kcat >"$WORK/apt.log" 2>&1 && return 0
+  as_root apt-get update -q >>"$WORK/apt.log" 2>&1 && as_root apt-get install -y -q kcat >>"$WORK/apt.log" 2>&1 && return 0
+  tail -n 5 "$WORK/apt.log"
+  return 1
+}
+
+VENV=$CACHE/venv
+ensure_python() {
+  local stamp want
+  want="$(sha256sum "$CLIENTS/python/requirements.txt" | cut -c1-16) $(python3 -V 2>&1)"
+  stamp=$(cat "$VENV/.sluice-stamp" 2>/dev/null || true)
+  [ "$stamp" = "$want" ] && [ -x "$VENV/bin/python" ] && return 0
+  python3 -m venv --clear "$VENV" >"$WORK/pip.log" 2>&1 &&
+    PIP_CACHE_DIR=$CACHE/pip "$VENV/bin/pip" install -q --disable-pip-version-check \
+      -r "$CLIENTS/python/requirements.txt" >>"$WORK/pip.log" 2>&1 &&
+    echo "$want" >"$VENV/.sluice-stamp" && return 0
+  tail -n 5 "$WORK/pip.log"
+  return 1
+}
+
+ensure_kafkajs() {
+  local dir=$CLIENTS/kafkajs want
+  want=$(sha256sum "$dir/package-lock.json" | cut -c1-16)
+  [ "$(cat "$dir/node_modules/.sluice-stamp" 2>/dev/null || true)" = "$want" ] && return 0
+  (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error) >"$WORK/npm.log" 2>&1 &&
+    echo "$want" >"$dir/node_modules/.sluice-stamp" && return 0
+  tail -n 5 "$WORK/npm.log"
+  return 1
+}
+
+JAVA_CP=""
+ensure_java() {
+  local dir=$CLIENTS/java goals=(compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+  command -v mvn >/dev/null && command -v java >/dev/null || { echo "mvn or java not installed"; return 1; }
+  # Offline first: quick and quiet when ~/.m2 already has everything; online otherwise.
+  (cd "$dir" && { mvn -q -B -o "${goals[@]}" >"$WORK/mvn.log" 2>&1 || mvn -q -B "${goals[@]}" >"$WORK/mvn.log" 2>&1; }) || {
+    grep -E 'ERROR' "$WORK/mvn.log" | head -n 5
+    return 1
+  }
+  JAVA_CP="$dir/target/classes:$(cat "$dir/target/classpath.txt")"
+}
+
+# ---- build and start the broker ---------------------------------------------------------------
+
+t0=$(date +%s)
+section "build"
+go build -o "$WORK/harness" ./test/clients/harness
+BROKER_VERSION="external"
+if [ -z "$external" ]; then
+  go build -o "$WORK/sluice" ./cmd/sluice
+  BROKER_VERSION=$("$WORK/sluice" --version 2>/dev/null | head -n 1 || echo unknown)
+fi
+if wanted examples; then go build -o "$WORK/example-go" ./examples/compacted-topics/go; fi
+echo "built in $(elapsed "$t0")"
+
+section "install clients"
+declare -A SETUP_ERR=()
+t=$(date +%s)
+if wanted kcat || wanted examples; then out=$(ensure_kcat 2>&1) || SETUP_ERR[kcat]="kcat not installable: ${out:-see apt log}"; fi
+if wanted python || wanted examples; then out=$(ensure_python 2>&1) || SETUP_ERR[python]="confluent-kafka install failed: $out"; fi
+if wanted kafkajs || wanted examples; then out=$(ensure_kafkajs 2>&1) || SETUP_ERR[kafkajs]="npm ci failed: $out"; fi
+if wanted java || wanted examples; then ensure_java >"$WORK/java-setup.txt" 2>&1 || SETUP_ERR[java]="maven build failed: $(cat "$WORK/java-setup.txt")"; fi
+echo "clients ready in $(elapsed "$t")"
+
+section "start broker"
+if [ -n "$external" ]; then
+  BOOTSTRAP=$external
+else
+  PORT=$("$WORK/harness" freeport)
+  BOOTSTRAP=127.0.0.1:$PORT
+  "$WORK/sluice" --listen "$BOOTSTRAP" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
+  BROKER_PID=$!
+fi
+APIS=""
+deadline=$(( $(date +%s) + 30 ))
+until APIS=$("$WORK/harness" apis -bootstrap "$BOOTSTRAP" -timeout 2s 2>/dev/null); do
+  if [ -n "$BROKER_PID" ] && ! kill -0 "$BROKER_PID" 2>/dev/null; then
+    echo "broker exited at start:"; tail -n 20 "$WORK/sluice.log"; echo "0 passed, 1 failed"; exit 1
+  fi
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "broker at $BOOTSTRAP did not answer ApiVersions within 30s"; echo "0 passed, 1 failed"; exit 1
+  fi
+  sleep 0.2
+done
+echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
+
+export SLUICE_BOOTSTRAP=$BOOTSTRAP SLUICE_APIS=$APIS SLUICE_RESULTS_DIR=$RESULTS_DIR
+export SLUICE_RUN_ID=${SLUICE_RUN_ID:-$(date +%s | tail -c 6)$$}
+export SLUICE_HARNESS=$WORK/harness SLUICE_CLIENTS_VENV=$VENV SLUICE_CLIENTS_JAVA_CP=$JAVA_CP
+export SLUICE_EXAMPLE_GO=$WORK/example-go
+
+# run_group CLIENT COMMAND...: run one client's scenarios with a time limit. A runner that exits
+# non-zero without reporting a failure (a crash, a timeout) is recorded as a failure.
+run_group() {
+  local client=$1 rc t
+  shift
+  section "$client"
+  if [ -n "${SETUP_ERR[$client]:-}" ]; then group_failure "$client" "${SETUP_ERR[$client]}"; return; fi
+  t=$(date +%s)
+  set +e
+  timeout --kill-after=10 "$GROUP_TIMEOUT" "$@"
+  rc=$?
+  set -e
+  if [ $rc -ne 0 ] && ! grep -qs '"status":"fail"' "$RESULTS_DIR/$client.jsonl"; then
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      group_failure "$client" "runner timed out after ${GROUP_TIMEOUT}s"
+    else
+      group_failure "$client" "runner exited with code $rc without reporting a failure (see its output)"
+    fi
+  fi
+  echo "$client done in $(elapsed "$t")"
+  if [ -n "$BROKER_PID" ] && ! kill -0 "$BROKER_PID" 2>/dev/null; then
+    group_failure broker "the broker exited while $client ran; its last log lines: $(tail -n 5 "$WORK/sluice.log" | tr '\n' ' ')"
+    return 1
+  fi
+}
+
+broker_up=1
+if wanted kcat && [ $broker_up = 1 ]; then run_group kcat bash "$CLIENTS/kcat/run.sh" || broker_up=0; fi
+if wanted python && [ $broker_up = 1 ]; then run_group python "$VENV/bin/python" "$CLIENTS/python/suite.py" || broker_up=0; fi
+if wanted java && [ $broker_up = 1 ]; then run_group java java -cp "$JAVA_CP" sluice.clients.Main || broker_up=0; fi
+if wanted kafkajs && [ $broker_up = 1 ]; then run_group kafkajs node "$CLIENTS/kafkajs/suite.js" || broker_up=0; fi
+if wanted examples && [ $broker_up = 1 ]; then run_group examples bash "$CLIENTS/examples/run.sh" || broker_up=0; fi
+
+section "results"
+if [ $broker_up = 0 ] || grep -qs '"status":"fail"' "$RESULTS_DIR"/*.jsonl; then
+  [ -f "$WORK/sluice.log" ] && { echo "broker log (last 30 lines):"; tail -n 30 "$WORK/sluice.log"; echo; }
+fi
+set +e
+"$WORK/harness" collect -out "$CLIENTS/results.json" -broker-version "$BROKER_VERSION" -apis "$APIS" $strict "$RESULTS_DIR"
+rc=$?
+set -e
+if [ $rc -eq 2 ]; then echo "0 passed, 1 failed"; exit 1; fi
+exit $rc

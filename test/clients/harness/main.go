@@ -1,0 +1,60 @@
+// Command harness is the Go side of Sluice's real-client conformance suite
+// (test/clients, driven by scripts/test-clients.sh). It owns the glue the
+// language runners share and nothing else:
+//
+//	harness freeport                      print a free TCP port on 127.0.0.1
+//	harness apis -bootstrap ADDR          print the API keys the broker advertises, comma-separated
+//	harness create-topic -topic T [-config k=v]...  create a topic (for clients without an admin API)
+//	harness collect -out FILE [flags] DIR merge DIR/*.jsonl into results.json, print the closing line
+//	harness matrix -in FILE               print the client × feature table (Markdown)
+//
+// Each runner appends one JSON object per line to its own DIR/<client>.jsonl:
+//
+//	{"client":"kcat","client_version":"1.7.1"}                     (once, describes the client)
+//	{"client":"kcat","test":"quickstart","feature":"produce.tombstone","status":"pass","detail":"","ms":12}
+//
+// status is pass, fail or skip. The harness never talks to the broker except
+// for the ApiVersions probe, and it must not import any Sluice package: the
+// suite tests the broker from the outside only.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: harness freeport|apis|create-topic|collect|matrix [flags]")
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "freeport":
+		err = cmdFreePort(stdout)
+	case "apis":
+		err = cmdAPIs(args[1:], stdout, stderr)
+	case "create-topic":
+		err = cmdCreateTopic(args[1:], stdout, stderr)
+	case "collect":
+		var failed bool
+		failed, err = cmdCollect(args[1:], stdout, stderr)
+		if err == nil && failed {
+			return 1
+		}
+	case "matrix":
+		err = cmdMatrix(args[1:], stdout, stderr)
+	default:
+		err = fmt.Errorf("unknown subcommand %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "harness:", err)
+		return 2
+	}
+	return 0
+}

@@ -1,0 +1,140 @@
+package sluice.clients;
+
+import java.io.FileWriter;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The scenario runner shared by the Java scenarios: registration, API gating, timing and the JSONL
+ * results format of test/clients (one object per line in $SLUICE_RESULTS_DIR/java.jsonl).
+ */
+final class Harness {
+    /** A scenario body; throws on any misbehaviour. */
+    interface Body {
+        void run() throws Exception;
+    }
+
+    private record Scenario(String name, String feature, List<String> apis, Body body) {}
+
+    static final String BOOTSTRAP = env("SLUICE_BOOTSTRAP", "127.0.0.1:9092");
+    static final String RUN_ID = env("SLUICE_RUN_ID", Long.toString(ProcessHandle.current().pid()));
+    private static final Set<String> APIS = new HashSet<>(Arrays.asList(env("SLUICE_APIS", "").split(",")));
+
+    private final String client;
+    private final List<Scenario> scenarios = new ArrayList<>();
+
+    Harness(String client) {
+        this.client = client;
+    }
+
+    static String env(String name, String def) {
+        String v = System.getenv(name);
+        return v == null || v.isEmpty() ? def : v;
+    }
+
+    void add(String name, String feature, List<String> apis, Body body) {
+        scenarios.add(new Scenario(name, feature, apis, body));
+    }
+
+    /** Runs the scenarios named in only (all when empty); returns true when none failed. */
+    boolean runAll(String clientVersion, Set<String> only) throws IOException {
+        String dir = env("SLUICE_RESULTS_DIR", ".");
+        boolean ok = true;
+        try (Writer out = new FileWriter(dir + "/" + client + ".jsonl", StandardCharsets.UTF_8, true)) {
+            out.write("{\"client\":" + json(client) + ",\"client_version\":" + json(clientVersion) + "}\n");
+            for (Scenario s : scenarios) {
+                if (!only.isEmpty() && !only.contains(s.name())) {
+                    continue;
+                }
+                List<String> missing = s.apis().stream().filter(a -> !APIS.contains(a)).toList();
+                String status;
+                String detail = "";
+                long start = System.nanoTime();
+                if (!missing.isEmpty()) {
+                    status = "skip";
+                    detail = "broker does not advertise " + String.join(" ", missing);
+                } else {
+                    try {
+                        s.body().run();
+                        status = "pass";
+                    } catch (Throwable t) {
+                        status = "fail";
+                        detail = describe(t);
+                        StringWriter sw = new StringWriter();
+                        t.printStackTrace(new PrintWriter(sw));
+                        System.err.print(sw);
+                        ok = false;
+                    }
+                }
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                out.write("{\"client\":" + json(client) + ",\"test\":" + json(s.name()) + ",\"feature\":"
+                        + json(s.feature()) + ",\"status\":" + json(status) + ",\"detail\":" + json(detail)
+                        + ",\"ms\":" + ms + "}\n");
+                out.flush();
+                System.out.println(status.toUpperCase() + " " + client + "/" + s.name()
+                        + (detail.isEmpty() ? "" : ": " + detail));
+            }
+        }
+        return ok;
+    }
+
+    /** The exception chain in one line: "Outer: msg <- Cause: msg". */
+    static String describe(Throwable t) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable c = t; c != null && b.length() < 1500; c = c.getCause()) {
+            if (b.length() > 0) {
+                b.append(" <- ");
+            }
+            b.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage());
+        }
+        return b.toString();
+    }
+
+    static String json(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    static void check(boolean cond, String message) {
+        if (!cond) {
+            throw new AssertionError(message);
+        }
+    }
+
+    /** Polls cond every 100 ms until it holds or timeoutMs passes. */
+    static void eventually(String what, long timeoutMs, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (System.currentTimeMillis() < deadline) {
+            if (cond.getAsBoolean()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError(what + ": not true within " + timeoutMs + " ms");
+    }
+}

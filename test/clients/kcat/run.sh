@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# kcat (librdkafka) scenarios: the README quick start (keys, a tombstone with -Z),
+# metadata listing, every compression codec, an idempotent producer, and a
+# balanced (group) consumer. Topics are auto-created by the first produce, as in
+# the README. Run by scripts/test-clients.sh; results go to $SLUICE_RESULTS_DIR/kcat.jsonl.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+
+B=$SLUICE_BOOTSTRAP
+P="kcat-$SLUICE_RUN_ID"
+KCAT=(timeout 60 kcat -b "$B" -X socket.timeout.ms=10000)
+
+client_version kcat "$(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\) .*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')"
+
+t_metadata() {
+  local out
+  out=$("${KCAT[@]}" -L -J)
+  echo "$out"
+  case "$out" in *"\"name\":\"$B\""*) ;; *) fail "kcat -L -J does not list broker $B" ;; esac
+}
+
+QS="$P-user-profiles"
+qs_out=""
+t_quickstart_produce() {
+  printf 'user-42:v1\nuser-42:v2\nuser-7:\n' | "${KCAT[@]}" -P -t "$QS" -Z -K:
+}
+# The consume is shared by the two checks after it.
+consume_quickstart() {
+  "${KCAT[@]}" -C -t "$QS" -o beginning -c 3 -e -Z -f '%p %o %k=%s %S\n'
+}
+t_quickstart_consume() {
+  local got
+  got=$(consume_quickstart)
+  echo "$got"
+  expect_eq "first two records" $'0 0 user-42=v1 2\n0 1 user-42=v2 2' "$(printf '%s\n' "$got" | head -n 2)"
+}
+t_quickstart_tombstone() {
+  local got
+  got=$(consume_quickstart | sed -n 3p)
+  # -Z prints a null value as NULL; %S is the value size, -1 for null.
+  expect_eq "tombstone" "0 2 user-7=NULL -1" "$got"
+}
+t_topic_listed() {
+  local out
+  out=$("${KCAT[@]}" -L -t "$QS" -J)
+  echo "$out"
+  case "$out" in *"\"topic\":\"$QS\""*) ;; *) fail "kcat -L -t $QS does not list the topic" ;; esac
+  case "$out" in *'"partitions":[{"partition":0'*) ;; *) fail "topic $QS has no partition 0" ;; esac
+}
+
+# codec_roundtrip CODEC: 200 keyed records, one compressed batch, read back verbatim.
+codec_roundtrip() {
+  local codec=$1 t="$P-codec-$1" want got
+  want=$(seq 1 200 | sed "s/.*/k&:value-&-$codec-with-some-repetition-repetition-repetition/")
+  printf '%s\n' "$want" | "${KCAT[@]}" -P -t "$t" -p 0 -K: -z "$codec" -X linger.ms=50
+  got=$("${KCAT[@]}" -C -t "$t" -p 0 -o beginning -c 200 -e -f '%k:%s\n')
+  expect_lines "$codec records" "$want" "$got"
+}
+t_gzip() { codec_roundtrip gzip; }
+t_snappy() { codec_roundtrip snappy; }
+t_lz4() { codec_roundtrip lz4; }
+t_zstd() { codec_roundtrip zstd; }
+
+t_idempotent() {
+  local t="$P-idempotent" got
+  seq 1 50 | sed 's/.*/k&:v&/' | "${KCAT[@]}" -P -t "$t" -p 0 -K: -X enable.idempotence=true -X acks=all
+  got=$("${KCAT[@]}" -C -t "$t" -p 0 -o beginning -c 50 -e -f '%o %k=%s\n')
+  expect_lines "idempotent records" "$(seq 0 49 | awk '{print $1" k"$1+1"=v"$1+1}')" "$got"
+}
+
+t_group() {
+  local t="$P-group" got
+  printf 'a:1\nb:2\nc:3\n' | "${KCAT[@]}" -P -t "$t" -K:
+  got=$("${KCAT[@]}" -G "$P-group" -X auto.offset.reset=earliest -c 3 -f '%k=%s\n' "$t" 2>/dev/null | sort)
+  expect_eq "group consumer records" $'a=1\nb=2\nc=3' "$got"
+}
+
+run_test kcat metadata metadata "Metadata" t_metadata
+run_test kcat quickstart-produce produce "Produce" t_quickstart_produce
+run_test kcat quickstart-consume consume.from-beginning "Produce Fetch ListOffsets" t_quickstart_consume
+run_test kcat quickstart-tombstone produce.tombstone "Produce Fetch ListOffsets" t_quickstart_tombstone
+run_test kcat topic-listed metadata "Metadata Produce" t_topic_listed
+run_test kcat gzip compression.gzip "Produce Fetch ListOffsets" t_gzip
+run_test kcat snappy compression.snappy "Produce Fetch ListOffsets" t_snappy
+run_test kcat lz4 compression.lz4 "Produce Fetch ListOffsets" t_lz4
+run_test kcat zstd compression.zstd "Produce Fetch ListOffsets" t_zstd
+run_test kcat idempotent-producer produce.idempotent "Produce Fetch ListOffsets InitProducerID" t_idempotent
+run_test kcat group-consumer group.classic "Produce Fetch FindCoordinator JoinGroup SyncGroup Heartbeat OffsetCommit OffsetFetch" t_group
+
+exit $SUITE_FAILED
