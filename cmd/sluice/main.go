@@ -8,7 +8,8 @@
 // a flag wins over its variable. --config names a server.properties-style
 // file with Apache Kafka's broker config names; an unknown name or a bad
 // value is an error. The first argument not starting with '-' is a
-// subcommand (reserved for tools such as "sluice compaction status").
+// subcommand: "sluice topics ..." (create/list/describe/delete topics on a
+// running broker) and "sluice compaction status [topic]".
 //
 // This file is a thin layer over broker.Server: parse, start, wait for
 // SIGINT/SIGTERM, shut down cleanly.
@@ -52,6 +53,11 @@ func buildVersion() string {
 	return "dev"
 }
 
+// defaultMetricsListen serves /metrics and the compaction status that
+// "sluice compaction status" reads; if it is taken the broker starts without
+// it (an explicitly given address that cannot be bound is an error).
+const defaultMetricsListen = compact.DefaultStatusAddr
+
 // settings are the resolved command-line options.
 type settings struct {
 	listen, dataDir, advertise, configFile, metricsListen string
@@ -86,7 +92,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.dataDir, "data-dir", env("data-dir", ""), "`directory` for logs and metadata (default ./data, or log.dirs from --config) [$SLUICE_DATA_DIR]")
 	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to (default: the listen address) [$SLUICE_ADVERTISE]")
 	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
-	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", ""), "`host:port` for the Prometheus /metrics endpoint (default: off) [$SLUICE_METRICS_LISTEN]")
+	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
@@ -112,8 +118,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return 2
 	}
-	if sub == "compaction" {
+	switch sub {
+	case "compaction":
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
+	case "topics":
+		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
 	}
 	if sub != "" {
 		fmt.Fprintf(stderr, "sluice: unknown command %q\n", sub)
@@ -155,9 +164,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		DataDir:       dataDir,
 		Advertise:     s.advertise,
 		MetricsListen: s.metricsListen,
-		Config:        cfg,
-		Logger:        logger,
-		Version:       buildVersion(),
+		// Only the default address may fail softly.
+		MetricsOptional: s.metricsListen == defaultMetricsListen,
+		Config:          cfg,
+		Logger:          logger,
+		Version:         buildVersion(),
 	})
 	if err := srv.Start(); err != nil {
 		logger.Error("sluice failed to start", "err", err)

@@ -28,7 +28,7 @@ func TestParseArgsPrecedence(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 	s, _, _, _ = parseArgs(nil, env(nil), &stderr)
-	if s.listen != "localhost:9092" || s.dataDir != "" || s.metricsListen != "" {
+	if s.listen != "localhost:9092" || s.dataDir != "" || s.metricsListen != defaultMetricsListen {
 		t.Fatalf("defaults %+v", s)
 	}
 	_, sub, rest, err := parseArgs([]string{"compaction", "status", "--x"}, env(nil), &stderr)

@@ -278,6 +278,9 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 		rp := kmsg.NewFetchResponseTopicPartition()
 		rp.Partition = p.Key.Partition
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+		// Records is nullable in the schema, but Kafka always sends an empty
+		// set and librdkafka rejects a null one ("invalid MessageSetSize -1").
+		rp.RecordBatches = []byte{}
 		switch {
 		case ft.errCode != 0:
 			rp.ErrorCode = ft.errCode

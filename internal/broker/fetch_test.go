@@ -129,6 +129,24 @@ func TestFetchWaitExpiresEmpty(t *testing.T) {
 	}
 }
 
+// An empty partition result carries an empty record set, never a null one:
+// librdkafka refuses a null set ("invalid MessageSetSize -1") and drops the
+// whole response. Checked at a non-flexible version (v11, what kcat sends)
+// and a flexible one.
+func TestFetchEmptyRecordsAreNotNull(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	dpTopic(t, tb, "empty-set", 1, nil)
+	rc := tb.raw()
+	for i, v := range []int16{11, 12} {
+		req := dpFetchReq("empty-set", map[int32]int64{0: 0}, 0, 0)
+		req.SetVersion(v)
+		p := dpFetchRaw(t, rc, req, int32(i+1)).Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || p.RecordBatches == nil {
+			t.Fatalf("fetch v%d of an empty partition: error %d, records nil=%v", v, p.ErrorCode, p.RecordBatches == nil)
+		}
+	}
+}
+
 func TestFetchErrorsAndLimits(t *testing.T) {
 	tb := startTestBroker(t, testOptions{})
 	dpTopic(t, tb, "f", 2, nil)

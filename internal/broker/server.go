@@ -36,6 +36,9 @@ type Options struct {
 	// MetricsListen is the host:port of the Prometheus /metrics endpoint; ""
 	// disables it.
 	MetricsListen string
+	// MetricsOptional makes a MetricsListen address that cannot be bound a
+	// warning instead of a failed start (the command's default address).
+	MetricsOptional bool
 	// Config is the broker configuration; nil means Kafka's defaults.
 	Config *config.Broker
 	// Logger defaults to slog.Default().
@@ -179,9 +182,17 @@ func (s *Server) Start() (err error) {
 	}
 
 	if o.MetricsListen != "" {
-		if s.mln, err = net.Listen("tcp", o.MetricsListen); err != nil {
+		s.mln, err = net.Listen("tcp", o.MetricsListen)
+		if err != nil && o.MetricsOptional {
+			o.Logger.Warn("metrics endpoint not started (set --metrics-listen to choose another address)",
+				"addr", o.MetricsListen, "err", err)
+			s.mln, err = nil, nil
+		}
+		if err != nil {
 			return fmt.Errorf("sluice: metrics listener: %w", err)
 		}
+	}
+	if s.mln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", b.metrics.Handler())
 		if b.cleaner != nil {

@@ -19,9 +19,14 @@ import (
 //	sluice compaction status [topic] [--metrics-addr host:port] [--json]
 //
 // It asks the running broker: GET http://<metrics-addr>/compaction/status
-// on the listener of --metrics-listen (default address: $SLUICE_METRICS_LISTEN),
+// on the listener of --metrics-listen (default address: $SLUICE_METRICS_LISTEN,
+// else DefaultStatusAddr, the broker command's default),
 // and prints one line per partition of the compacted topics, or the raw
 // JSON with --json.
+// DefaultStatusAddr is where `sluice` serves /metrics and the compaction
+// status when --metrics-listen is not given.
+const DefaultStatusAddr = "127.0.0.1:9095"
+
 func Command(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "status" {
 		fmt.Fprintln(stderr, "usage: sluice compaction status [topic] [--metrics-addr host:port] [--json]")
@@ -32,7 +37,11 @@ func Command(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	fs := flag.NewFlagSet("sluice compaction status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("metrics-addr", getenv("SLUICE_METRICS_LISTEN"), "`host:port` of the broker's --metrics-listen [$SLUICE_METRICS_LISTEN]")
+	defAddr := getenv("SLUICE_METRICS_LISTEN")
+	if defAddr == "" {
+		defAddr = DefaultStatusAddr
+	}
+	addr := fs.String("metrics-addr", defAddr, "`host:port` of the broker's --metrics-listen [$SLUICE_METRICS_LISTEN]")
 	asJSON := fs.Bool("json", false, "print the JSON report")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the broker")
 	var topics []string

@@ -1,0 +1,159 @@
+package main
+
+// "sluice topics": a small admin client for the quick start and for scripts,
+// since kcat has no admin API. It talks to a running broker (any Kafka
+// broker, in fact) over the Kafka protocol with franz-go's admin client.
+//
+//	sluice topics create NAME [--partitions N] [--config name=value ...]
+//	sluice topics list
+//	sluice topics describe NAME
+//	sluice topics delete NAME
+//
+// --bootstrap host:port (or SLUICE_BOOTSTRAP; default localhost:9092) picks
+// the broker.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// configFlags collects repeated --config name=value flags.
+type configFlags map[string]*string
+
+func (c configFlags) String() string { return "" }
+func (c configFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", v)
+	}
+	c[name] = &value
+	return nil
+}
+
+func topicsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	usage := func() {
+		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--config name=value ...] [--bootstrap host:port]")
+		fmt.Fprintln(stderr, "       sluice topics list|describe NAME|delete NAME [--bootstrap host:port]")
+	}
+	if len(args) == 0 {
+		usage()
+		return 2
+	}
+	verb, rest := args[0], args[1:]
+	var name string
+	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		name, rest = rest[0], rest[1:]
+	}
+	fs := flag.NewFlagSet("sluice topics "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bootstrap := getenv("SLUICE_BOOTSTRAP")
+	if bootstrap == "" {
+		bootstrap = "localhost:9092"
+	}
+	fs.StringVar(&bootstrap, "bootstrap", bootstrap, "`host:port` of the broker [$SLUICE_BOOTSTRAP]")
+	partitions := fs.Int("partitions", -1, "number of partitions (default: the broker's num.partitions)")
+	configs := configFlags{}
+	fs.Var(configs, "config", "topic config `name=value` (repeatable), e.g. cleanup.policy=compact")
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sluice topics: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	needName := verb == "create" || verb == "describe" || verb == "delete"
+	if needName && name == "" {
+		usage()
+		return 2
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice topics: %v\n", err)
+		return 1
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "sluice topics %s: %v\n", verb, err)
+		return 1
+	}
+	switch verb {
+	case "create":
+		resp, err := adm.CreateTopic(ctx, int32(*partitions), -1, configs, name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			if resp.ErrMessage != "" {
+				err = fmt.Errorf("%w: %s", err, resp.ErrMessage)
+			}
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "created topic %s (%d partitions)\n", name, resp.NumPartitions)
+	case "delete":
+		resp, err := adm.DeleteTopic(ctx, name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stdout, "deleted topic %s\n", name)
+	case "list":
+		details, err := adm.ListTopics(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		for _, t := range details.Sorted() {
+			fmt.Fprintf(stdout, "%s\t%d partitions\n", t.Topic, len(t.Partitions))
+		}
+	case "describe":
+		details, err := adm.ListTopics(ctx, name)
+		if err != nil {
+			return fail(err)
+		}
+		t := details[name]
+		if t.Err != nil {
+			return fail(t.Err)
+		}
+		// Topic ids print as Kafka prints them: unpadded URL-safe base64.
+		fmt.Fprintf(stdout, "%s\ttopic id %s\t%d partitions\n", name, base64.RawURLEncoding.EncodeToString(t.ID[:]), len(t.Partitions))
+		rc, err := adm.DescribeTopicConfigs(ctx, name)
+		if err != nil {
+			return fail(err)
+		}
+		cfgs, err := rc.On(name, nil)
+		if err == nil {
+			err = cfgs.Err
+		}
+		if err != nil {
+			return fail(err)
+		}
+		sort.Slice(cfgs.Configs, func(i, j int) bool { return cfgs.Configs[i].Key < cfgs.Configs[j].Key })
+		for _, c := range cfgs.Configs {
+			fmt.Fprintf(stdout, "  %s=%s\t(%s)\n", c.Key, c.MaybeValue(), c.Source)
+		}
+	default:
+		fmt.Fprintf(stderr, "sluice topics: unknown action %q\n", verb)
+		usage()
+		return 2
+	}
+	return 0
+}
