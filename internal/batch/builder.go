@@ -81,7 +81,7 @@ func (b *Builder) Build() ([]byte, error) {
 	if len(b.records) > math.MaxInt32 {
 		return nil, errors.New("batch: too many records")
 	}
-	attrs := b.Attributes&^attrCompressionMask | int16(b.Compression)
+	attrs := b.Attributes&^AttrCompressionMask | int16(b.Compression)
 
 	lastDelta := b.LastOffsetDelta
 	maxTS := b.MaxTimestamp
@@ -97,7 +97,7 @@ func (b *Builder) Build() ([]byte, error) {
 			maxDelta = max(maxDelta, r.TimestampDelta)
 		}
 		lastDelta = max(lastDelta, prev)
-		if attrs&attrTimestampType == 0 {
+		if attrs&AttrTimestampType == 0 {
 			if (maxDelta > 0 && b.BaseTimestamp > math.MaxInt64-maxDelta) || (maxDelta < 0 && b.BaseTimestamp < math.MinInt64-maxDelta) {
 				return nil, errors.New("batch: record timestamp overflows int64")
 			}

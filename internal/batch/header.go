@@ -34,13 +34,13 @@ const MinLength = HeaderSize - lengthPrefix // 49
 // Magic is the only record-batch format version this package accepts.
 const Magic = 2
 
-// Attribute bits.
+// Attribute bits of a v2 batch (Header.Attributes).
 const (
-	attrCompressionMask = 0x07
-	attrTimestampType   = 0x08
-	attrTransactional   = 0x10
-	attrControl         = 0x20
-	attrDeleteHorizon   = 0x40
+	AttrCompressionMask = 0x07
+	AttrTimestampType   = 0x08
+	AttrTransactional   = 0x10
+	AttrControl         = 0x20
+	AttrDeleteHorizon   = 0x40
 )
 
 // Compression is the codec recorded in the low three attribute bits.
@@ -149,25 +149,25 @@ func magicError(m int8) error {
 }
 
 // Compression returns the codec of the batch's records.
-func (h Header) Compression() Compression { return Compression(h.Attributes & attrCompressionMask) }
+func (h Header) Compression() Compression { return Compression(h.Attributes & AttrCompressionMask) }
 
 // TimestampType reports whether MaxTimestamp is the create or log-append time.
 func (h Header) TimestampType() TimestampType {
-	if h.Attributes&attrTimestampType != 0 {
+	if h.Attributes&AttrTimestampType != 0 {
 		return LogAppendTime
 	}
 	return CreateTime
 }
 
 // IsTransactional reports attribute bit 4.
-func (h Header) IsTransactional() bool { return h.Attributes&attrTransactional != 0 }
+func (h Header) IsTransactional() bool { return h.Attributes&AttrTransactional != 0 }
 
 // IsControl reports attribute bit 5 (commit/abort markers and similar).
-func (h Header) IsControl() bool { return h.Attributes&attrControl != 0 }
+func (h Header) IsControl() bool { return h.Attributes&AttrControl != 0 }
 
 // HasDeleteHorizon reports attribute bit 6 (KIP-534): BaseTimestamp then
 // holds the time after which the cleaner may drop tombstones and markers.
-func (h Header) HasDeleteHorizon() bool { return h.Attributes&attrDeleteHorizon != 0 }
+func (h Header) HasDeleteHorizon() bool { return h.Attributes&AttrDeleteHorizon != 0 }
 
 // LastOffset is the offset of the batch's last record.
 func (h Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
@@ -192,7 +192,7 @@ func SetPartitionLeaderEpoch(b []byte, epoch int32) {
 // CRC. Record timestamp deltas are left as they are; readers of a
 // LogAppendTime batch use MaxTimestamp for every record, as Kafka does.
 func SetLogAppendTime(b []byte, ts int64) {
-	attrs := binary.BigEndian.Uint16(b[OffAttributes:]) | attrTimestampType
+	attrs := binary.BigEndian.Uint16(b[OffAttributes:]) | AttrTimestampType
 	binary.BigEndian.PutUint16(b[OffAttributes:], attrs)
 	binary.BigEndian.PutUint64(b[OffMaxTimestamp:], uint64(ts))
 	UpdateCRC(b)

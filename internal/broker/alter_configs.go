@@ -28,32 +28,22 @@ func init() { register(kmsg.AlterConfigs, (*Broker).handleAlterConfigs) }
 
 func (b *Broker) handleAlterConfigs(_ context.Context, _ *wire.Request, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	count := map[resourceKey]int{}
-	for _, r := range req.Resources {
-		count[resourceKey{int8(r.ResourceType), r.ResourceName}]++
+	keys := make([]resourceKey, len(req.Resources))
+	for i, r := range req.Resources {
+		keys[i] = resourceKey{int8(r.ResourceType), r.ResourceName}
 	}
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	for _, rr := range req.Resources {
+	errs := b.alterEach(keys, func(i int) error { return b.alterOne(&req.Resources[i], req.ValidateOnly) })
+	for i, rr := range req.Resources {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		if count[resourceKey{int8(rr.ResourceType), rr.ResourceName}] > 1 {
-			err = errorf(kerr.InvalidRequest, "Resource %s is listed more than once in the request.", rr.ResourceName)
-		} else {
-			err = b.alterOne(&rr, req.ValidateOnly)
-		}
-		if err != nil {
-			res.ErrorCode = errorCode(err)
-			res.ErrorMessage = errorMessage(err)
-		}
+		res.ErrorCode, res.ErrorMessage = errorCode(errs[i]), errorMessage(errs[i])
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil
 }
 
 func (b *Broker) alterOne(rr *kmsg.AlterConfigsRequestResource, validateOnly bool) error {
-	overrides := make(map[string]*string, len(rr.Configs))
+	overrides := make(map[string]string, len(rr.Configs))
 	for _, c := range rr.Configs {
 		if _, dup := overrides[c.Name]; dup {
 			return errorf(kerr.InvalidRequest, "Error due to duplicate config keys: %s", c.Name)
@@ -61,20 +51,62 @@ func (b *Broker) alterOne(rr *kmsg.AlterConfigsRequestResource, validateOnly boo
 		if c.Value == nil {
 			return errorf(kerr.InvalidRequest, "Null value not supported for : %s", c.Name)
 		}
-		overrides[c.Name] = c.Value
+		overrides[c.Name] = *c.Value
 	}
-	t, err := b.alterableTopic(int8(rr.ResourceType), rr.ResourceName)
+	return b.alterTopicConfigs(int8(rr.ResourceType), rr.ResourceName, validateOnly,
+		func(map[string]string) (map[string]string, error) { return overrides, nil })
+}
+
+// resourceKey names a config resource within one request.
+type resourceKey struct {
+	typ  int8
+	name string
+}
+
+// alterEach runs alter(i) for each resource of an (Incremental)AlterConfigs
+// request, in order, under adminMu, and returns each one's outcome. A
+// resource listed more than once is refused (INVALID_REQUEST) and not
+// altered, as in Kafka.
+func (b *Broker) alterEach(keys []resourceKey, alter func(i int) error) []error {
+	count := make(map[resourceKey]int, len(keys))
+	for _, k := range keys {
+		count[k]++
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	errs := make([]error, len(keys))
+	for i, k := range keys {
+		if count[k] > 1 {
+			errs[i] = errorf(kerr.InvalidRequest, "Resource %s is listed more than once in the request.", k.name)
+			continue
+		}
+		errs[i] = alter(i)
+	}
+	return errs
+}
+
+// alterTopicConfigs is the validate-and-apply path of both alter requests:
+// it resolves the target topic, computes its complete new override set with
+// next (given the current one), validates that set as a whole (INVALID_CONFIG
+// naming the config) and, unless validateOnly, persists and applies it
+// live. Nothing changes unless everything is valid. Caller holds adminMu.
+func (b *Broker) alterTopicConfigs(typ int8, name string, validateOnly bool, next func(current map[string]string) (map[string]string, error)) error {
+	t, err := b.alterableTopic(typ, name)
 	if err != nil {
 		return err
 	}
-	plain, cfg, err := b.validateTopicConfigs(overrides)
+	overrides, err := next(t.Configs)
+	if err != nil {
+		return err
+	}
+	cfg, err := b.resolveOverrides(overrides)
 	if err != nil {
 		return err
 	}
 	if validateOnly {
 		return nil
 	}
-	return b.setTopicConfigs(t.Name, plain, cfg)
+	return b.setTopicConfigs(t.Name, overrides, cfg)
 }
 
 // alterableTopic resolves the target of an alter request: a topic, or an
@@ -82,14 +114,7 @@ func (b *Broker) alterOne(rr *kmsg.AlterConfigsRequestResource, validateOnly boo
 func (b *Broker) alterableTopic(typ int8, name string) (*topics.Topic, error) {
 	switch typ {
 	case resourceTopic:
-		if err := topics.ValidateName(name); err != nil {
-			return nil, &Error{Code: kerr.InvalidTopicException.Code, Msg: err.Error()}
-		}
-		t, ok := b.topics.Get(name)
-		if !ok {
-			return nil, errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
-		}
-		return t, nil
+		return b.lookupTopic(name)
 	case resourceBroker, resourceBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return nil, err
@@ -98,4 +123,17 @@ func (b *Broker) alterableTopic(typ int8, name string) (*topics.Topic, error) {
 	default:
 		return nil, errorf(kerr.InvalidRequest, "Unsupported resource type %d.", typ)
 	}
+}
+
+// lookupTopic returns the named topic of a config request: INVALID_TOPIC_EXCEPTION
+// for an illegal name, UNKNOWN_TOPIC_OR_PARTITION for a missing topic.
+func (b *Broker) lookupTopic(name string) (*topics.Topic, error) {
+	if err := topics.ValidateName(name); err != nil {
+		return nil, &Error{Code: kerr.InvalidTopicException.Code, Msg: err.Error()}
+	}
+	t, ok := b.topics.Get(name)
+	if !ok {
+		return nil, errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+	}
+	return t, nil
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/config"
-	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -68,12 +67,9 @@ func (b *Broker) handleDescribeConfigs(_ context.Context, _ *wire.Request, req *
 func (b *Broker) describeResource(typ int8, name string) ([]config.Value, error) {
 	switch typ {
 	case resourceTopic:
-		if err := topics.ValidateName(name); err != nil {
-			return nil, &Error{Code: kerr.InvalidTopicException.Code, Msg: err.Error()}
-		}
-		t, ok := b.topics.Get(name)
-		if !ok {
-			return nil, errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+		t, err := b.lookupTopic(name)
+		if err != nil {
+			return nil, err
 		}
 		return b.cfg.ResolveTopic(t.Configs), nil
 	case resourceBroker:

@@ -28,32 +28,17 @@ import (
 
 func init() { register(kmsg.IncrementalAlterConfigs, (*Broker).handleIncrementalAlterConfigs) }
 
-type resourceKey struct {
-	typ  int8
-	name string
-}
-
 func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, _ *wire.Request, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	count := map[resourceKey]int{}
-	for _, r := range req.Resources {
-		count[resourceKey{int8(r.ResourceType), r.ResourceName}]++
+	keys := make([]resourceKey, len(req.Resources))
+	for i, r := range req.Resources {
+		keys[i] = resourceKey{int8(r.ResourceType), r.ResourceName}
 	}
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-	for _, rr := range req.Resources {
+	errs := b.alterEach(keys, func(i int) error { return b.incrementalAlterOne(&req.Resources[i], req.ValidateOnly) })
+	for i, rr := range req.Resources {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		var err error
-		if count[resourceKey{int8(rr.ResourceType), rr.ResourceName}] > 1 {
-			err = errorf(kerr.InvalidRequest, "Resource %s is listed more than once in the request.", rr.ResourceName)
-		} else {
-			err = b.incrementalAlterOne(&rr, req.ValidateOnly)
-		}
-		if err != nil {
-			res.ErrorCode = errorCode(err)
-			res.ErrorMessage = errorMessage(err)
-		}
+		res.ErrorCode, res.ErrorMessage = errorCode(errs[i]), errorMessage(errs[i])
 		resp.Resources = append(resp.Resources, res)
 	}
 	return resp, nil
@@ -73,20 +58,12 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 		}
 		ops = append(ops, config.AlterOp{Name: c.Name, Op: op, Value: c.Value})
 	}
-	t, err := b.alterableTopic(int8(rr.ResourceType), rr.ResourceName)
-	if err != nil {
-		return err
-	}
-	next, err := config.ApplyIncremental(t.Configs, ops)
-	if err != nil {
-		return asInvalidConfig(err)
-	}
-	cfg, err := b.resolveOverrides(next)
-	if err != nil {
-		return err
-	}
-	if validateOnly {
-		return nil
-	}
-	return b.setTopicConfigs(t.Name, next, cfg)
+	return b.alterTopicConfigs(int8(rr.ResourceType), rr.ResourceName, validateOnly,
+		func(current map[string]string) (map[string]string, error) {
+			next, err := config.ApplyIncremental(current, ops)
+			if err != nil {
+				return nil, asInvalidConfig(err)
+			}
+			return next, nil
+		})
 }

@@ -1,15 +1,9 @@
 package compact
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/sluice-broker/sluice/internal/log"
 )
@@ -28,96 +22,35 @@ import (
 const CheckpointFile = "cleaner-offset-checkpoint"
 
 func readCheckpoint(fsys log.FS, dir string) (map[log.TopicPartition]int64, error) {
-	path := filepath.Join(dir, CheckpointFile)
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	data, err := log.ReadFile(fsys, filepath.Join(dir, CheckpointFile))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return map[log.TopicPartition]int64{}, nil
 		}
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, fi.Size())
-	if n, err := f.ReadAt(data, 0); err != nil && !(err == io.EOF && n == len(data)) {
-		return nil, err
-	}
 	return parseCheckpoint(data)
 }
 
+// parseCheckpoint parses the file's text; unlike the log's checkpoints it
+// also refuses negative partitions and offsets.
 func parseCheckpoint(data []byte) (map[log.TopicPartition]int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	m, err := log.ParsePartitionOffsets(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CheckpointFile, err)
 	}
-	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "0" {
-		return nil, fmt.Errorf("%s: bad header", CheckpointFile)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(lines[1]))
-	if err != nil || n != len(lines)-2 {
-		return nil, fmt.Errorf("%s: bad entry count", CheckpointFile)
-	}
-	out := make(map[log.TopicPartition]int64, n)
-	for _, l := range lines[2:] {
-		f := strings.Fields(l)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("%s: bad entry %q", CheckpointFile, l)
+	for tp, off := range m {
+		if tp.Partition < 0 || off < 0 {
+			return nil, fmt.Errorf("%s: bad entry \"%s %d %d\"", CheckpointFile, tp.Topic, tp.Partition, off)
 		}
-		p, err1 := strconv.ParseInt(f[1], 10, 32)
-		off, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil || p < 0 || off < 0 {
-			return nil, fmt.Errorf("%s: bad entry %q", CheckpointFile, l)
-		}
-		out[log.TopicPartition{Topic: f[0], Partition: int32(p)}] = off
 	}
-	return out, nil
+	return m, nil
 }
 
 func formatCheckpoint(m map[log.TopicPartition]int64) []byte {
-	tps := make([]log.TopicPartition, 0, len(m))
-	for tp := range m {
-		tps = append(tps, tp)
-	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "0\n%d\n", len(tps))
-	for _, tp := range tps {
-		fmt.Fprintf(&b, "%s %d %d\n", tp.Topic, tp.Partition, m[tp])
-	}
-	return b.Bytes()
+	return log.FormatPartitionOffsets(m)
 }
 
 func writeCheckpoint(fsys log.FS, dir string, m map[log.TopicPartition]int64) error {
-	path := filepath.Join(dir, CheckpointFile)
-	tmp := path + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(formatCheckpoint(m), 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err == nil {
-		err = fsys.SyncDir(dir)
-	}
-	if err != nil {
-		_ = fsys.Remove(tmp)
-	}
-	return err
+	return log.WriteFileAtomic(fsys, filepath.Join(dir, CheckpointFile), formatCheckpoint(m))
 }

@@ -8,15 +8,6 @@ import (
 	"github.com/sluice-broker/sluice/internal/batch"
 )
 
-// Attribute bits the cleaner writes (Kafka's v2 batch attributes).
-const (
-	attrCompressionMask = 0x07
-	attrTimestampType   = 0x08
-	attrTransactional   = 0x10
-	attrControl         = 0x20
-	attrDeleteHorizon   = 0x40
-)
-
 // filter decides, batch by batch, what survives a cleaning pass. One filter
 // serves one pass of one log; its buffers are reused between batches.
 type filter struct {
@@ -195,7 +186,7 @@ func (f *filter) filterBatch(b []byte) ([]byte, error) {
 	if stamp {
 		f.stats.HorizonsStamped++
 		baseTs = f.horizon()
-		attrs |= attrDeleteHorizon
+		attrs |= batch.AttrDeleteHorizon
 		// Re-encode the survivors' timestamp deltas against the horizon.
 		retimed := make([]byte, 0, len(f.recs)+int(kept)*8)
 		_ = forEachRawRecord(f.recs, kept, func(r *rawRecord) error {
@@ -265,7 +256,7 @@ func (f *filter) retain(h *batch.Header, r *rawRecord, off int64, aborted, horiz
 // both timestamps set to h's max timestamp — what Kafka writes for a
 // producer's last batch once compaction removed all its records.
 func emptyBatch(dst []byte, h *batch.Header) []byte {
-	attrs := h.Attributes & (attrTimestampType | attrTransactional | attrControl)
+	attrs := h.Attributes & (batch.AttrTimestampType | batch.AttrTransactional | batch.AttrControl)
 	return appendEmptyBatch(dst, h.BaseOffset, h.LastOffsetDelta, h.PartitionLeaderEpoch, attrs,
 		h.MaxTimestamp, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 }

@@ -424,7 +424,7 @@ func TestHorizonSurvivesRestart(t *testing.T) {
 }
 
 func TestEmptyBatchIsValid(t *testing.T) {
-	h := batch.Header{BaseOffset: 5, LastOffsetDelta: 3, PartitionLeaderEpoch: 2, ProducerID: 9, ProducerEpoch: 1, BaseSequence: 4, MaxTimestamp: 77, Attributes: attrTransactional}
+	h := batch.Header{BaseOffset: 5, LastOffsetDelta: 3, PartitionLeaderEpoch: 2, ProducerID: 9, ProducerEpoch: 1, BaseSequence: 4, MaxTimestamp: 77, Attributes: batch.AttrTransactional}
 	b := emptyBatch(nil, &h)
 	if err := batch.Validate(b, batch.ValidateOptions{FromLog: true, CheckRecords: true}); err != nil {
 		t.Fatal(err)

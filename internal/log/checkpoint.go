@@ -3,9 +3,12 @@ package log
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,16 +33,25 @@ const (
 
 // writeCheckpoint atomically replaces path with the given entry lines.
 func writeCheckpoint(fsys FS, path string, lines []string) error {
+	return WriteFileAtomic(fsys, path, formatCheckpoint(lines))
+}
+
+// formatCheckpoint returns the checkpoint text holding the entry lines.
+func formatCheckpoint(lines []string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "0\n%d\n", len(lines))
 	for _, l := range lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	return writeFileAtomic(fsys, path, b.Bytes())
+	return b.Bytes()
 }
 
-func writeFileAtomic(fsys FS, path string, data []byte) error {
+// WriteFileAtomic replaces path with data so that after a crash either the
+// old or the new content is there, never a torn mix: it writes <path>.tmp,
+// fsyncs it, renames it over path and fsyncs the directory. On failure the
+// temporary file is removed and path is left as it was.
+func WriteFileAtomic(fsys FS, path string, data []byte) error {
 	tmp := path + tmpSuffix
 	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -67,37 +79,53 @@ func writeFileAtomic(fsys FS, path string, data []byte) error {
 // readCheckpoint returns the entry lines, split into fields, each with
 // `fields` fields. A missing file is no entries; a malformed one an error.
 func readCheckpoint(fsys FS, path string, fields int) ([][]string, error) {
-	data, err := readFile(fsys, path)
+	data, err := ReadFile(fsys, path)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	out, err := parseCheckpoint(data, fields)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return out, nil
+}
+
+// parseCheckpoint splits checkpoint text into its entry lines, each split
+// into exactly `fields` fields.
+func parseCheckpoint(data []byte, fields int) ([][]string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
 	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "0" {
-		return nil, fmt.Errorf("checkpoint %s: bad header", path)
+		return nil, errors.New("bad header")
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(lines[1]))
 	if err != nil || n < 0 || n != len(lines)-2 {
-		return nil, fmt.Errorf("checkpoint %s: bad entry count", path)
+		return nil, errors.New("bad entry count")
 	}
 	out := make([][]string, 0, n)
 	for _, l := range lines[2:] {
 		f := strings.Fields(l)
 		if len(f) != fields {
-			return nil, fmt.Errorf("checkpoint %s: bad entry %q", path, l)
+			return nil, fmt.Errorf("bad entry %q", l)
 		}
 		out = append(out, f)
 	}
 	return out, nil
 }
 
-func readFile(fsys FS, path string) ([]byte, error) {
+// maxSmallFile bounds what ReadFile reads: checkpoints, producer snapshots
+// and similar metadata are far smaller; a larger file is damage.
+const maxSmallFile = 64 << 20
+
+// ReadFile reads the whole of a small metadata file through fsys; a file
+// over 64 MiB is an error rather than a huge allocation.
+func ReadFile(fsys FS, path string) ([]byte, error) {
 	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -107,6 +135,9 @@ func readFile(fsys FS, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi.Size() > maxSmallFile {
+		return nil, fmt.Errorf("%s: %d bytes is too large", path, fi.Size())
+	}
 	buf := make([]byte, fi.Size())
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && n != len(buf) {
@@ -115,9 +146,27 @@ func readFile(fsys FS, path string) ([]byte, error) {
 	return buf, nil
 }
 
-// partitionOffsets reads a data-dir checkpoint into a map.
+// readPartitionOffsets reads a data-dir checkpoint into a map.
 func readPartitionOffsets(fsys FS, path string) (map[TopicPartition]int64, error) {
-	entries, err := readCheckpoint(fsys, path, 3)
+	data, err := ReadFile(fsys, path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return map[TopicPartition]int64{}, nil
+		}
+		return nil, err
+	}
+	m, err := ParsePartitionOffsets(data)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ParsePartitionOffsets parses checkpoint text whose entries are
+// "<topic> <partition> <offset>" (recovery-point, log-start-offset and
+// cleaner-offset checkpoints) into a map.
+func ParsePartitionOffsets(data []byte) (map[TopicPartition]int64, error) {
+	entries, err := parseCheckpoint(data, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -126,17 +175,30 @@ func readPartitionOffsets(fsys FS, path string) (map[TopicPartition]int64, error
 		p, err1 := strconv.ParseInt(e[1], 10, 32)
 		off, err2 := strconv.ParseInt(e[2], 10, 64)
 		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("checkpoint %s: bad entry %v", path, e)
+			return nil, fmt.Errorf("bad entry %q", strings.Join(e, " "))
 		}
 		m[TopicPartition{e[0], int32(p)}] = off
 	}
 	return m, nil
 }
 
-func writePartitionOffsets(fsys FS, path string, m map[TopicPartition]int64) error {
-	lines := make([]string, 0, len(m))
-	for tp, off := range m {
-		lines = append(lines, fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, off))
+// FormatPartitionOffsets returns the checkpoint text for m, entries sorted
+// by topic and partition.
+func FormatPartitionOffsets(m map[TopicPartition]int64) []byte {
+	tps := make([]TopicPartition, 0, len(m))
+	for tp := range m {
+		tps = append(tps, tp)
 	}
-	return writeCheckpoint(fsys, path, lines)
+	slices.SortFunc(tps, func(a, b TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	lines := make([]string, len(tps))
+	for i, tp := range tps {
+		lines[i] = fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, m[tp])
+	}
+	return formatCheckpoint(lines)
+}
+
+func writePartitionOffsets(fsys FS, path string, m map[TopicPartition]int64) error {
+	return WriteFileAtomic(fsys, path, FormatPartitionOffsets(m))
 }

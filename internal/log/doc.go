@@ -6,6 +6,9 @@
 // truncation, the leader-epoch cache, crash recovery, and the data-dir-level
 // checkpoint files (recovery points, log start offsets, clean-shutdown
 // marker). Manager owns one data directory and runs the housekeeping.
+// Packages storing their own files in a data dir (compact, producer) use its
+// WriteFileAtomic, ReadFile and Parse/FormatPartitionOffsets rather than
+// their own copies.
 //
 // It reaches the disk only through the FS seam (fs.go), so tests can swap in
 // MemFS, which simulates crashes, torn writes, flipped bytes and a full disk.

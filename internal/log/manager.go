@@ -374,7 +374,7 @@ func (m *Manager) Close() error {
 		firstErr = err
 	}
 	if firstErr == nil {
-		firstErr = writeFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
+		firstErr = WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
 	}
 	m.closeLogs()
 	return firstErr

@@ -46,7 +46,7 @@ func OpenIDs(fsys log.FS, dataDir string, block int64) (*IDs, error) {
 		block = DefaultIDBlockSize
 	}
 	a := &IDs{fs: fsys, path: filepath.Join(dataDir, IDFileName), block: block}
-	data, err := readFile(fsys, a.path)
+	data, err := log.ReadFile(fsys, a.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return a, nil
@@ -89,7 +89,7 @@ func (a *IDs) Next() (int64, error) {
 		}
 		end := a.next + a.block
 		content := []byte("1\n" + strconv.FormatInt(end, 10) + "\n")
-		if err := writeFileDurably(a.fs, a.path, content); err != nil {
+		if err := log.WriteFileAtomic(a.fs, a.path, content); err != nil {
 			return 0, fmt.Errorf("producer ids: reserving block: %w", err)
 		}
 		a.reserved = end

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,7 +164,7 @@ func (s *State) SnapshotIfChanged(fsys log.FS, dir string) (bool, error) {
 
 func (s *State) writeSnapshot(fsys log.FS, dir string, offset int64, data []byte) error {
 	final := filepath.Join(dir, SnapshotName(offset))
-	if err := writeFileDurably(fsys, final, data); err != nil {
+	if err := log.WriteFileAtomic(fsys, final, data); err != nil {
 		return fmt.Errorf("producer snapshot %s: %w", final, err)
 	}
 	offsets, err := listSnapshots(fsys, dir)
@@ -202,7 +201,7 @@ func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffs
 			}
 			continue
 		}
-		data, err := readFile(fsys, path)
+		data, err := log.ReadFile(fsys, path)
 		if err != nil {
 			return 0, err
 		}
@@ -251,52 +250,4 @@ func listSnapshots(fsys log.FS, dir string) ([]int64, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// writeFileDurably replaces path with data so that after a crash either the
-// old or the new content is there, never a torn mix.
-func writeFileDurably(fsys log.FS, path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err == nil {
-		err = fsys.SyncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		_ = fsys.Remove(tmp)
-	}
-	return err
-}
-
-// readFile reads a whole (small) file through fsys.
-func readFile(fsys log.FS, path string) ([]byte, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > 64<<20 {
-		return nil, fmt.Errorf("%s: %d bytes is too large", path, fi.Size())
-	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && err != io.EOF {
-		return nil, err
-	}
-	return data, nil
 }
