@@ -1,7 +1,8 @@
 // ConsumerGroupHeartbeat (key 68), v0–v1: the KIP-848 consumer protocol, with broker-
-// side "uniform" and "range" assignors and member epochs. Differs from Kafka: consumer-
-// group state (not offsets) is kept in memory only, so after a restart members get
-// UNKNOWN_MEMBER_ID and rejoin.
+// side "uniform" and "range" assignors and member epochs. Consumer-group state is stored
+// in __consumer_offsets (Kafka's coordinator records, key types 3–8) and reloaded at
+// start-up, so members keep their ids, epochs and partitions across a restart.
+
 package broker
 
 import (

@@ -125,15 +125,17 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 		case !g.isEmpty() || (g.consumer == nil && g.state != stateEmpty):
 			dg.ErrorCode = kerr.NonEmptyGroup.Code
 		default:
-			recs := make([]record, 0, len(g.offsets)+1)
+			recs := make([]record, 0, len(g.offsets)+len(g.cgRecords)+1)
 			for tp := range g.offsets {
 				recs = append(recs, record{key: offsetCommitKey(id, tp.topic, tp.partition)})
 			}
+			recs = append(recs, consumerTombstones(g)...)
 			recs = append(recs, record{key: groupMetadataKey(id)})
 			if err := c.persist(id, recs...); err != nil {
 				dg.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				break
 			}
+			forgetConsumerRecords(g)
 			c.dropGroup(g)
 		}
 		r.Groups = append(r.Groups, dg)

@@ -59,6 +59,12 @@ type group struct {
 	initialRemaining time.Duration
 
 	offsets map[topicPartition]committedOffset
+
+	// cgRecords holds the encoded value of every KIP-848 consumer-group record the log
+	// has for this group, by key (consumer_persist.go); cgDirty says a write failed and
+	// the next one must compare everything.
+	cgRecords map[string][]byte
+	cgDirty   bool
 }
 
 type member struct {

@@ -34,8 +34,9 @@ type consumerGroup struct {
 	members         map[string]*consumerMember
 	static          map[string]string
 	target          map[string]partitionSet
-	owner           map[tpID]string // assigned or pending revocation
-	metaSig         string
+	owner           map[tpID]string   // assigned or pending revocation
+	metaSig         string            // topicsSignature(metaTopics)
+	metaTopics      []cgTopicMetadata // subscribed topics' metadata at the last epoch bump
 	assignor        string
 	emptySince      time.Time
 }
@@ -126,6 +127,7 @@ func (c *Coordinator) convertToClassic(g *group) {
 	g.consumer = nil
 	g.protocolType = ""
 	g.transition(stateEmpty, c.clock.Now())
+	c.persistConsumer(g, nil) // tombstones the consumer-group records
 }
 
 func (c *Coordinator) convertToConsumer(g *group) {
@@ -139,8 +141,10 @@ func (c *Coordinator) convertToConsumer(g *group) {
 
 // ConsumerGroupHeartbeat handles the KIP-848 ConsumerGroupHeartbeat (v0-v1): join
 // (epoch 0), heartbeat and acknowledge (epoch > 0), leave (-1) and static leave (-2).
-// Consumer groups are kept in memory only: after a restart members get
-// UNKNOWN_MEMBER_ID and rejoin; their committed offsets are durable like any other.
+// Consumer groups are durable (consumer_persist.go): every change is written to
+// __consumer_offsets before the response (a failed write is logged and the difference
+// is written with the next change), and after a restart a member that heartbeats or
+// commits within its session timeout keeps its id, epoch and partitions.
 func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -189,6 +193,8 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 		c.convertToConsumer(g)
 	}
 	cg := g.consumer
+	epochBefore, assignmentEpochBefore := cg.epoch, cg.assignmentEpoch
+	tookOver := false
 
 	// Find or create the member.
 	memberID := req.MemberID
@@ -210,6 +216,7 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 					return kerr.UnreleasedInstanceID.Code, "Static member " + *req.InstanceID + " is still in use."
 				}
 				m = c.takeOverStatic(cg, old, memberID)
+				tookOver = true
 			} else if has {
 				m = cg.members[curID]
 			}
@@ -276,8 +283,8 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 	if req.MemberEpoch == 0 && m.epoch == epochStaticLeave {
 		m.epoch = m.prevEpoch
 	}
-	if sig := c.refreshSubscriptions(cg); sig != cg.metaSig {
-		cg.metaSig = sig
+	if sig, topics := c.refreshSubscriptions(cg); sig != cg.metaSig {
+		cg.metaSig, cg.metaTopics = sig, topics
 		changed = true
 	}
 	if changed {
@@ -288,6 +295,11 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 	}
 	c.reconcile(g, m, req.Topics)
 	c.scheduleConsumerSession(g, m)
+	if changed || tookOver || cg.epoch != epochBefore || cg.assignmentEpoch != assignmentEpochBefore {
+		c.persistConsumer(g, nil)
+	} else {
+		c.persistConsumer(g, m)
+	}
 
 	r.MemberID = &m.id
 	r.MemberEpoch = m.epoch
@@ -422,6 +434,7 @@ func (c *Coordinator) consumerLeave(g *group, req *kmsg.ConsumerGroupHeartbeatRe
 		}
 		m.epoch = epochStaticLeave
 		c.scheduleConsumerSession(g, m)
+		c.persistConsumer(g, m)
 		return 0, ""
 	}
 	c.removeConsumerMember(g, m, "left the group")
@@ -449,6 +462,7 @@ func (c *Coordinator) removeConsumerMember(g *group, m *consumerMember, why stri
 		cg.emptySince = c.clock.Now()
 	}
 	c.log.Debug("group: consumer member removed", "group", g.id, "member", m.id, "why", why, "epoch", cg.epoch)
+	c.persistConsumer(g, nil)
 }
 
 func (c *Coordinator) scheduleConsumerSession(g *group, m *consumerMember) {
@@ -486,9 +500,9 @@ func (c *Coordinator) scheduleConsumerSession(g *group, m *consumerMember) {
 }
 
 // refreshSubscriptions resolves every member's subscription (names and regex) against
-// the current topics and returns a signature of the subscribed topics' metadata; a
+// the current topics and returns the subscribed topics' metadata and its signature; a
 // changed signature (topic created, deleted or grown) means a new group epoch.
-func (c *Coordinator) refreshSubscriptions(cg *consumerGroup) string {
+func (c *Coordinator) refreshSubscriptions(cg *consumerGroup) (string, []cgTopicMetadata) {
 	var all []TopicInfo
 	needAll := false
 	for _, m := range cg.members {
@@ -524,12 +538,13 @@ func (c *Coordinator) refreshSubscriptions(cg *consumerGroup) string {
 		sort.Strings(res)
 		m.resolvedTopics = res
 	}
-	var b strings.Builder
-	for _, n := range sortedTopicNames(union) {
+	names := sortedTopicNames(union)
+	topics := make([]cgTopicMetadata, len(names))
+	for i, n := range names {
 		t := union[n]
-		fmt.Fprintf(&b, "%s/%x/%d;", n, t.ID, t.Partitions)
+		topics[i] = cgTopicMetadata{id: t.ID, name: n, partitions: t.Partitions}
 	}
-	return b.String()
+	return topicsSignature(topics), topics
 }
 
 // computeTarget runs the group's assignor for the current group epoch.
@@ -541,7 +556,6 @@ func (c *Coordinator) computeTarget(cg *consumerGroup) {
 	sort.Strings(ids)
 	topics := make(map[string]TopicInfo)
 	members := make([]assignMember, 0, len(ids))
-	votes := make(map[string]int)
 	for _, id := range ids {
 		m := cg.members[id]
 		members = append(members, assignMember{id: id, topics: m.resolvedTopics})
@@ -550,6 +564,18 @@ func (c *Coordinator) computeTarget(cg *consumerGroup) {
 				topics[n] = t
 			}
 		}
+	}
+	name := c.chooseAssignor(cg)
+	cg.assignor = name
+	cg.target = assign(name, members, topics, cg.target)
+	cg.assignmentEpoch = cg.epoch
+}
+
+// chooseAssignor is the server assignor most members ask for (ties and no votes go to
+// the first of group.consumer.assignors).
+func (c *Coordinator) chooseAssignor(cg *consumerGroup) string {
+	votes := make(map[string]int)
+	for _, m := range cg.members {
 		if m.serverAssignor != nil {
 			votes[*m.serverAssignor]++
 		}
@@ -560,9 +586,7 @@ func (c *Coordinator) computeTarget(cg *consumerGroup) {
 			name = a
 		}
 	}
-	cg.assignor = name
-	cg.target = assign(name, members, topics, cg.target)
-	cg.assignmentEpoch = cg.epoch
+	return name
 }
 
 // reconcile moves m one step towards its target assignment: first revoke what it must

@@ -7,8 +7,9 @@
 // consumer protocol (broker-side "uniform" and "range" assignors, member epochs,
 // incremental revocation), committed offsets and their expiry, and the durable form of
 // all of it: records in the compacted __consumer_offsets topic in Apache Kafka's own
-// key/value formats (kmsg.OffsetCommitKey/Value, kmsg.GroupMetadataKey/Value), replayed
-// at start-up by Load.
+// key/value formats (kmsg.OffsetCommitKey/Value, kmsg.GroupMetadataKey/Value, and the
+// KIP-848 ConsumerGroup* records, key types 3..8, encoded in consumer_records.go),
+// replayed at start-up by Start.
 //
 // It must not touch: sockets, request framing or the log's files. The broker hands it
 // decoded kmsg requests and writes the responses it returns; durable state goes through

@@ -8,9 +8,10 @@ import (
 )
 
 // replayPartition rebuilds groups and offsets from one __consumer_offsets partition.
-// Later records win; tombstones delete. Records Sluice does not understand (KIP-848
-// group records, transaction markers) are skipped; a malformed batch stops the replay of
-// that partition with a log line rather than failing the start-up.
+// Later records win; tombstones delete. Offset commits (key versions 0, 1), classic
+// group metadata (2) and KIP-848 consumer-group records (3..8) are understood; other
+// records (share and streams groups, transaction markers) are skipped; a malformed batch
+// stops the replay of that partition with a log line rather than failing the start-up.
 func (c *Coordinator) replayPartition(p int32) error {
 	var n int
 	err := c.store.Replay(p, func(batches []byte) error {
@@ -36,6 +37,9 @@ func (c *Coordinator) replayPartition(p int32) error {
 		for _, m := range g.members {
 			c.scheduleSession(g, m)
 		}
+		if g.consumer != nil {
+			c.finishConsumerLoad(g)
+		}
 	}
 	return nil
 }
@@ -44,8 +48,10 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 	if len(key) < 2 {
 		return
 	}
-	switch binary.BigEndian.Uint16(key) {
-	case 0, 1:
+	switch v := binary.BigEndian.Uint16(key); {
+	case v >= uint16(keyTypeConsumerGroupMetadata) && v <= uint16(keyTypeConsumerGroupCurrentMember):
+		c.replayConsumerRecord(key, value)
+	case v == 0 || v == 1:
 		var k kmsg.OffsetCommitKey
 		if k.ReadFrom(key) != nil {
 			return
@@ -71,7 +77,7 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 			le = v.LeaderEpoch
 		}
 		g.offsets[tp] = committedOffset{offset: v.Offset, leaderEpoch: le, metadata: v.Metadata, commitMs: v.CommitTimestamp}
-	case 2:
+	case v == 2:
 		var k kmsg.GroupMetadataKey
 		if k.ReadFrom(key) != nil {
 			return
@@ -93,6 +99,7 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 			c.groups[k.Group] = g
 		}
 		g.stopTimers()
+		g.consumer = nil // a consumer group that turned classic
 		g.members = make(map[string]*member)
 		g.static = make(map[string]string)
 		g.protocolType = v.ProtocolType

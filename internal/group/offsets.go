@@ -406,6 +406,7 @@ func (c *Coordinator) expireOffsets() {
 		}
 		deleteGroup := g.isEmpty() && len(g.offsets) == len(expired) && (g.consumer != nil || g.state == stateEmpty)
 		if deleteGroup {
+			recs = append(recs, consumerTombstones(g)...)
 			recs = append(recs, record{key: groupMetadataKey(g.id)})
 		}
 		if len(recs) == 0 {
@@ -421,6 +422,7 @@ func (c *Coordinator) expireOffsets() {
 			c.log.Info("group: expired offsets", "group", g.id, "partitions", len(expired))
 		}
 		if deleteGroup {
+			forgetConsumerRecords(g)
 			c.dropGroup(g)
 		}
 	}

@@ -13,8 +13,7 @@ import (
 const (
 	keyVersionOffsetCommit  = 1 // 0 and 1 are both offset commits
 	keyVersionGroupMetadata = 2
-	// 3..8 are the KIP-848 consumer-group records; Sluice does not write them yet
-	// and skips them when replaying.
+	// 3..8 are the KIP-848 consumer-group records (consumer_records.go).
 
 	valueVersionOffsetCommit  = 3
 	valueVersionGroupMetadata = 3

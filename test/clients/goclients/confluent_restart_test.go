@@ -186,9 +186,5 @@ func liveConsumerAcrossRestart(t *testing.T, protocol string) {
 		}
 		return
 	}
-	if protocol == "consumer" {
-		t.Skipf("broker bug (notes/broker-bugs.md, \"KIP-848 consumer groups forgotten on restart\"): "+
-			"records %v redelivered after commit errors %v", repeated, errs)
-	}
 	t.Errorf("records read more than once: %v (commit errors %v)", repeated, errs)
 }
