@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -62,6 +63,28 @@ const defaultMetricsListen = compact.DefaultStatusAddr
 type settings struct {
 	listen, dataDir, advertise, configFile, metricsListen string
 	showVersion                                           bool
+	listenSet                                             bool // --listen or SLUICE_LISTEN given
+}
+
+// listenerAddr turns Kafka's listener list ("PLAINTEXT://host:port,...")
+// into the one host:port Sluice serves: the first PLAINTEXT listener (a
+// listener without a scheme is taken as is). Sluice serves plaintext only.
+func listenerAddr(list string) (string, error) {
+	for _, l := range strings.Split(list, ",") {
+		l = strings.TrimSpace(l)
+		name, addr, ok := strings.Cut(l, "://")
+		if !ok {
+			addr, name = l, "PLAINTEXT"
+		}
+		if !strings.EqualFold(name, "PLAINTEXT") {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", fmt.Errorf("%q: %v", l, err)
+		}
+		return addr, nil
+	}
+	return "", fmt.Errorf("%q has no PLAINTEXT listener (Sluice serves plaintext only)", list)
 }
 
 // envNames maps each flag to its environment variable.
@@ -104,6 +127,12 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	if fs.NArg() > 0 {
 		return s, "", nil, fmt.Errorf("unexpected argument %q (flags must come before it; subcommands come first)", fs.Arg(0))
 	}
+	s.listenSet = getenv(envNames["listen"]) != ""
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "listen" {
+			s.listenSet = true
+		}
+	})
 	return s, "", nil, nil
 }
 
@@ -145,6 +174,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
 			return 2
 		}
+	}
+	// server.properties' listeners / advertised.listeners apply unless a flag
+	// or environment variable gave the address.
+	if !s.listenSet && cfg.Raw["listeners"] != "" {
+		addr, err := listenerAddr(cfg.Listeners)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice: config file %s: listeners: %v\n", s.configFile, err)
+			return 2
+		}
+		s.listen = addr
+	}
+	if s.advertise == "" && cfg.AdvertisedListeners != "" {
+		addr, err := listenerAddr(cfg.AdvertisedListeners)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice: config file %s: advertised.listeners: %v\n", s.configFile, err)
+			return 2
+		}
+		s.advertise = addr
 	}
 	dataDir := s.dataDir
 	if dataDir == "" {

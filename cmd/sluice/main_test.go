@@ -43,6 +43,8 @@ func TestRunErrors(t *testing.T) {
 	os.WriteFile(badCfg, []byte("num.partitions=2\nno.such.setting=1\n"), 0o644)
 	badVal := filepath.Join(dir, "badval.properties")
 	os.WriteFile(badVal, []byte("num.partitions=lots\n"), 0o644)
+	sslOnly := filepath.Join(dir, "ssl.properties")
+	os.WriteFile(sslOnly, []byte("listeners=SSL://:9093\n"), 0o644)
 	cases := []struct {
 		args []string
 		want string
@@ -52,6 +54,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--config", badCfg}, "no.such.setting"},
 		{[]string{"--config", badVal}, "num.partitions"},
 		{[]string{"--config", filepath.Join(dir, "missing")}, "missing"},
+		{[]string{"--config", sslOnly}, "no PLAINTEXT listener"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"--data-dir", dir, "extra"}, "unexpected argument"},
 	}
@@ -81,13 +84,14 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 func TestRunServesAndStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "server.properties")
-	os.WriteFile(cfg, []byte("# test\nnum.partitions=2\noffsets.topic.num.partitions=1\n"), 0o644)
+	// The address comes from Kafka's listeners setting, as in a server.properties.
+	os.WriteFile(cfg, []byte("# test\nnum.partitions=2\noffsets.topic.num.partitions=1\nlisteners=PLAINTEXT://127.0.0.1:0\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &syncBuf{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--config", cfg},
+		done <- run(ctx, []string{"--config", cfg},
 			env(map[string]string{"SLUICE_DATA_DIR": filepath.Join(dir, "data")}), &bytes.Buffer{}, stderr)
 	}()
 	var addr string
@@ -128,5 +132,24 @@ func TestRunServesAndStopsCleanly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "meta.properties")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestListenerAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"PLAINTEXT://:9092":                     ":9092",
+		"PLAINTEXT://localhost:9092":            "localhost:9092",
+		"CONTROLLER://:9093,PLAINTEXT://h:9094": "h:9094",
+		"plaintext://[::1]:9092":                "[::1]:9092",
+		"127.0.0.1:9092":                        "127.0.0.1:9092",
+	} {
+		if got, err := listenerAddr(in); err != nil || got != want {
+			t.Errorf("listenerAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"SSL://:9093", "PLAINTEXT://nohostport"} {
+		if got, err := listenerAddr(in); err == nil {
+			t.Errorf("listenerAddr(%q) = %q, want an error", in, got)
+		}
 	}
 }

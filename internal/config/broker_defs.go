@@ -2,10 +2,12 @@ package config
 
 // Effect notes for broker configs.
 const (
-	effectAccepted   = "accepted, no effect"
-	effectSingleNode = "accepted, no effect (single node)"
-	effectNoSecurity = "accepted, no effect (Sluice serves PLAINTEXT only)"
-	effectOneReplica = "accepted; internal topics always get one replica (single node)"
+	effectAccepted     = "accepted, no effect"
+	effectSingleNode   = "accepted, no effect (single node)"
+	effectNoSecurity   = "accepted, no effect (Sluice serves PLAINTEXT only)"
+	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
+	effectNoTxn        = "accepted, no effect (transactions are not supported yet)"
+	effectHousekeeping = "accepted; Sluice rolls, applies retention and flushes in one housekeeping pass every second"
 )
 
 const maxInt32 = "2147483647"
@@ -50,10 +52,11 @@ var brokerDefs = []Def{
 	bdef("log.dirs", String, nil, vListNonEmptyItems(true), "",
 		`Comma-separated data directories. If not set, log.dir is used.`),
 	bdef("listeners", String, ptr("PLAINTEXT://localhost:9092"), vNonEmptyString(), "",
-		`Comma-separated listener URIs (NAME://host:port). Kafka's default binds all interfaces (PLAINTEXT://:9092); `+
-			`Sluice's binds localhost.`),
+		`Comma-separated listener URIs (NAME://host:port). Sluice serves the first PLAINTEXT listener, unless --listen `+
+			`or SLUICE_LISTEN is given. Kafka's default binds all interfaces (PLAINTEXT://:9092); Sluice's binds localhost.`),
 	bdef("advertised.listeners", String, nil, rule{}, "",
-		`Listener addresses given to clients in metadata responses, if different from listeners.`),
+		`Listener addresses given to clients in metadata responses, if different from listeners. Sluice uses the first `+
+			`PLAINTEXT one, unless --advertise or SLUICE_ADVERTISE is given.`),
 	bdef("socket.request.max.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "",
 		`Largest request frame the broker reads; larger frames close the connection.`),
 	bdef("connections.max.idle.ms", Long, ptr("600000"), vInt(Long), "",
@@ -110,7 +113,7 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.flush.interval.messages", Long, i64(maxInt64), vAtLeast(Long, 1), "", `Default flush.messages.`)),
 	dynamic(bdef("log.flush.interval.ms", Long, nil, vAtLeast(Long, 0), "",
 		`Default flush.ms. If not set, log.flush.scheduler.interval.ms is used.`)),
-	bdef("log.flush.scheduler.interval.ms", Long, i64(maxInt64), vAtLeast(Long, 0), "",
+	bdef("log.flush.scheduler.interval.ms", Long, i64(maxInt64), vAtLeast(Long, 0), effectHousekeeping,
 		`How often the flusher checks whether a log is due for flush.ms; also the fallback default of flush.ms.`),
 	bdef("log.flush.offset.checkpoint.interval.ms", Int, ptr("60000"), vAtLeast(Int, 0), effectAccepted, `Recovery point checkpoint interval.`),
 	bdef("log.flush.start.offset.checkpoint.interval.ms", Int, ptr("60000"), vAtLeast(Int, 0), effectAccepted, `Log start offset checkpoint interval.`),
@@ -141,7 +144,7 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.roll.jitter.ms", Long, nil, vAtLeast(Long, 0), "", `Default segment.jitter.ms. Takes precedence over log.roll.jitter.hours.`)),
 	bdef("log.roll.jitter.hours", Int, ptr("0"), vAtLeast(Int, 0), "", `Default segment jitter in hours, used when log.roll.jitter.ms is not set.`),
 	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectNoReplication, `Default unclean.leader.election.enable.`)),
-	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), "",
+	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), effectHousekeeping,
 		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes.`),
 	dynamic(bdef("num.recovery.threads.per.data.dir", Int, ptr("2"), vAtLeast(Int, 1), effectAccepted, `Log recovery threads per data directory.`)),
 	bdef("log.dir.failure.timeout.ms", Long, ptr("30000"), vAtLeast(Long, 1), effectAccepted, `Time before a failed log directory shuts the broker down.`),
@@ -152,11 +155,11 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.cleaner.threads", Int, ptr("1"), vAtLeast(Int, 0), "", `Number of concurrent cleaner workers.`)),
 	dynamic(bdef("log.cleaner.dedupe.buffer.size", Long, ptr("134217728"), vAtLeast(Long, 0), "",
 		`Memory, across all cleaner workers, for the key-to-offset map used to deduplicate.`)),
-	dynamic(bdef("log.cleaner.io.buffer.size", Int, ptr("524288"), vAtLeast(Int, 0), "", `Memory, across all cleaner workers, for read and write buffers.`)),
+	dynamic(bdef("log.cleaner.io.buffer.size", Int, ptr("524288"), vAtLeast(Int, 0), effectAccepted, `Memory, across all cleaner workers, for read and write buffers.`)),
 	dynamic(bdef("log.cleaner.io.buffer.load.factor", Double, ptr("0.9"), vDoubleBetween(0, 1), "",
 		`How full the dedupe map may get. Higher cleans more per pass at the cost of more hash collisions.`)),
 	dynamic(bdef("log.cleaner.backoff.ms", Long, ptr("15000"), vAtLeast(Long, 0), "", `Pause of a cleaner worker when no log needs cleaning.`)),
-	dynamic(bdef("log.cleaner.io.max.bytes.per.second", Double, ptr("1.7976931348623157E308"), vDouble(), "",
+	dynamic(bdef("log.cleaner.io.max.bytes.per.second", Double, ptr("1.7976931348623157E308"), vDouble(), effectAccepted,
 		`Throttle on the cleaner's combined read and write rate.`)),
 
 	// --- group coordinator and offsets ---------------------------------------
@@ -181,44 +184,44 @@ var brokerDefs = []Def{
 	bdef("group.max.session.timeout.ms", Int, ptr("1800000"), vInt(Int), "",
 		`Largest session timeout a classic-group member may ask for (else INVALID_SESSION_TIMEOUT).`),
 	bdef("group.max.size", Int, ptr(maxInt32), vAtLeast(Int, 1), "", `Most members a classic group may have (else GROUP_MAX_SIZE_REACHED).`),
-	bdef("group.coordinator.rebalance.protocols", List, ptr("classic,consumer"), vRebalanceProtocols(), "",
+	bdef("group.coordinator.rebalance.protocols", List, ptr("classic,consumer"), vRebalanceProtocols(), effectAccepted,
 		`Group protocols the coordinator accepts: "classic" (JoinGroup/SyncGroup) and "consumer" (KIP-848 ConsumerGroupHeartbeat). classic cannot be disabled.`),
 	bdef("group.coordinator.threads", Int, ptr("1"), vAtLeast(Int, 1), effectAccepted, `Group coordinator threads.`),
 	bdef("group.coordinator.append.linger.ms", Int, ptr("10"), vAtLeast(Int, 0), effectAccepted, `Coordinator write batching delay.`),
 	bdef("group.consumer.session.timeout.ms", Int, ptr("45000"), vAtLeast(Int, 1), "",
 		`Session timeout of members of consumer-protocol (KIP-848) groups.`),
-	bdef("group.consumer.min.session.timeout.ms", Int, ptr("45000"), vAtLeast(Int, 1), "", `Lower bound of a consumer group's session timeout.`),
-	bdef("group.consumer.max.session.timeout.ms", Int, ptr("60000"), vAtLeast(Int, 1), "", `Upper bound of a consumer group's session timeout.`),
+	bdef("group.consumer.min.session.timeout.ms", Int, ptr("45000"), vAtLeast(Int, 1), effectAccepted, `Lower bound of a consumer group's session timeout.`),
+	bdef("group.consumer.max.session.timeout.ms", Int, ptr("60000"), vAtLeast(Int, 1), effectAccepted, `Upper bound of a consumer group's session timeout.`),
 	bdef("group.consumer.heartbeat.interval.ms", Int, ptr("5000"), vAtLeast(Int, 1), "",
 		`Heartbeat interval given to members of consumer-protocol groups.`),
-	bdef("group.consumer.min.heartbeat.interval.ms", Int, ptr("5000"), vAtLeast(Int, 1), "", `Lower bound of a consumer group's heartbeat interval.`),
-	bdef("group.consumer.max.heartbeat.interval.ms", Int, ptr("15000"), vAtLeast(Int, 1), "", `Upper bound of a consumer group's heartbeat interval.`),
-	bdef("group.consumer.max.size", Int, ptr(maxInt32), vAtLeast(Int, 1), "", `Most members a consumer-protocol group may have.`),
+	bdef("group.consumer.min.heartbeat.interval.ms", Int, ptr("5000"), vAtLeast(Int, 1), effectAccepted, `Lower bound of a consumer group's heartbeat interval.`),
+	bdef("group.consumer.max.heartbeat.interval.ms", Int, ptr("15000"), vAtLeast(Int, 1), effectAccepted, `Upper bound of a consumer group's heartbeat interval.`),
+	bdef("group.consumer.max.size", Int, ptr(maxInt32), vAtLeast(Int, 1), effectAccepted, `Most members a consumer-protocol group may have.`),
 	bdef("group.consumer.assignors", List,
 		ptr("org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor"),
 		vListNonEmptyItems(true), "",
 		`Server-side assignors of consumer-protocol groups, by short name (uniform, range) or Kafka class name; the first is the default.`),
-	bdef("group.consumer.migration.policy", String, ptr("bidirectional"), vInFold("disabled", "downgrade", "upgrade", "bidirectional"), "",
+	bdef("group.consumer.migration.policy", String, ptr("bidirectional"), vInFold("disabled", "downgrade", "upgrade", "bidirectional"), effectAccepted,
 		`Whether non-empty groups may convert between the classic and consumer protocols: disabled, downgrade, upgrade or bidirectional.`),
 
 	// --- transactions and producer state --------------------------------------
-	bdef("transactional.id.expiration.ms", Int, ptr("604800000"), vAtLeast(Int, 1), "",
+	bdef("transactional.id.expiration.ms", Int, ptr("604800000"), vAtLeast(Int, 1), effectNoTxn,
 		`A transactional id with no transaction activity for this long is expired.`),
-	bdef("transaction.max.timeout.ms", Int, ptr("900000"), vAtLeast(Int, 1), "",
+	bdef("transaction.max.timeout.ms", Int, ptr("900000"), vAtLeast(Int, 1), effectNoTxn,
 		`Largest transaction timeout a producer may ask for (else INVALID_TRANSACTION_TIMEOUT).`),
 	dynamic(bdef("producer.id.expiration.ms", Int, ptr("86400000"), vAtLeast(Int, 1), "",
 		`Idempotent-producer state of a producer id with no writes for this long is dropped.`)),
 	bdef("producer.id.expiration.check.interval.ms", Int, ptr("600000"), vAtLeast(Int, 1), "", `How often expired producer ids are looked for.`),
-	bdef("transaction.state.log.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "", `Partitions of __transaction_state.`),
+	bdef("transaction.state.log.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), effectNoTxn, `Partitions of __transaction_state.`),
 	bdef("transaction.state.log.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica, `Replication factor of __transaction_state.`),
 	bdef("transaction.state.log.min.isr", Int, ptr("2"), vAtLeast(Int, 1), effectSingleNode, `min.insync.replicas of __transaction_state.`),
-	bdef("transaction.state.log.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __transaction_state.`),
+	bdef("transaction.state.log.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), effectNoTxn, `Segment size of __transaction_state.`),
 	bdef("transaction.state.log.load.buffer.size", Int, ptr("5242880"), vAtLeast(Int, 1), effectAccepted, `Read batch size when loading __transaction_state.`),
 	dynamic(bdef("transaction.partition.verification.enable", Boolean, ptr("true"), vBool(), effectAccepted,
 		`Verify that a partition was added to a transaction before accepting transactional writes.`)),
-	bdef("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, ptr("10000"), vAtLeast(Int, 1), "",
+	bdef("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, ptr("10000"), vAtLeast(Int, 1), effectNoTxn,
 		`How often timed-out transactions are looked for and aborted.`),
-	bdef("transaction.remove.expired.transaction.cleanup.interval.ms", Int, ptr("3600000"), vAtLeast(Int, 1), "",
+	bdef("transaction.remove.expired.transaction.cleanup.interval.ms", Int, ptr("3600000"), vAtLeast(Int, 1), effectNoTxn,
 		`How often expired transactional ids are looked for.`),
 	bdef("share.coordinator.state.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectAccepted,
 		`Replication factor of the share-group state topic (share groups are not supported).`),
