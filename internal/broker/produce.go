@@ -16,7 +16,9 @@
 // as in Kafka, so the client notices), 1 and -1 are answered once the log accepted the
 // batch (a single node: every replica is in sync; the log forces an fsync
 // first when flush.messages/flush.ms ask for it). Any other value is
-// INVALID_REQUIRED_ACKS. timeout_ms has nothing to wait for.
+// INVALID_REQUIRED_ACKS. timeout_ms has nothing to wait for. With
+// min.insync.replicas above 1, acks=-1 gets NOT_ENOUGH_REPLICAS, as a Kafka
+// cluster with a single in-sync replica answers.
 //
 // Differences from Kafka: transactions are not implemented — a transactional
 // batch is refused with INVALID_TXN_STATE and a message saying so. Internal
@@ -28,12 +30,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -108,9 +112,16 @@ func (b *Broker) producePartition(sp *kmsg.ProduceResponseTopicPartition, req *k
 	if isInternalTopic(topic) {
 		return errorf(kerr.InvalidTopicException, "cannot append to internal topic %s", topic)
 	}
-	l, _, code := b.partitionLog(topic, rp.Partition)
+	l, t, code := b.partitionLog(topic, rp.Partition)
 	if code != 0 {
 		return &Error{Code: code}
+	}
+	if req.Acks == -1 {
+		if n := b.minInsyncReplicas(t); n > 1 {
+			// One node is one in-sync replica: acks=all can never be met, as
+			// on a Kafka cluster that lost all but one replica.
+			return errorf(kerr.NotEnoughReplicas, "min.insync.replicas=%d but this single-node broker has 1 in-sync replica", n)
+		}
 	}
 	h, err := singleBatch(rp.Records, req.Version)
 	if err != nil {
@@ -158,4 +169,18 @@ func singleBatch(records []byte, version int16) (batch.Header, error) {
 		return batch.Header{}, errorf(kerr.UnsupportedCompressionType, "zstd compression needs produce version 7 or later, got %d", version)
 	}
 	return h, nil
+}
+
+// minInsyncReplicas is the topic's min.insync.replicas (override, else the
+// broker's setting, else 1), read without resolving the whole topic config.
+func (b *Broker) minInsyncReplicas(t *topics.Topic) int64 {
+	v, ok := t.Configs["min.insync.replicas"]
+	if !ok {
+		v = b.cfg.Raw["min.insync.replicas"]
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 1 // absent; a bad value never passes config validation
+	}
+	return n
 }

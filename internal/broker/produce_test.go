@@ -382,3 +382,21 @@ func TestProduceStorageError(t *testing.T) {
 		t.Fatalf("log end %d after a failed append, want 3", leo)
 	}
 }
+
+// min.insync.replicas above 1 can never be met by one node: acks=-1 gets
+// NOT_ENOUGH_REPLICAS (nothing appended) while acks=1 is still accepted.
+func TestProduceMinInsyncReplicas(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	dpTopic(t, tb, "misr", 1, map[string]*string{"min.insync.replicas": strp("2")})
+	req := dpProduceReq("misr", 0, dpBatch(t, -1, -1, -1, 1))
+	if p := dpProduce(t, tb, req); p.ErrorCode != kerr.NotEnoughReplicas.Code {
+		t.Fatalf("acks=-1 with min.insync.replicas=2: error %d, want NOT_ENOUGH_REPLICAS", p.ErrorCode)
+	}
+	req = dpProduceReq("misr", 0, dpBatch(t, -1, -1, -1, 1))
+	req.Acks = 1
+	// Raw: kgo.Client.Request would send its own acks setting.
+	resp := dpRaw(t, tb, req, 9).(*kmsg.ProduceResponse)
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("acks=1: error %d at offset %d, want offset 0", p.ErrorCode, p.BaseOffset)
+	}
+}
