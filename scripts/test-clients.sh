@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Real-client conformance suite (test/clients/): installs the clients it needs (kcat from Debian,
-# confluent-kafka from PyPI into a cached venv, kafkajs from npm, kafka-clients from Maven Central),
-# builds Sluice, starts it on a free loopback port with a temporary data dir, runs every client's
-# scenarios against it, stops it, writes test/clients/results.json and ends with the line
-# "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
+# confluent-kafka from PyPI into a cached venv, kafkajs from npm; kafka-clients 4.x and 3.9, Kafka's
+# command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it on
+# a free loopback port with a temporary data dir, runs every client's scenarios against it, stops it,
+# writes test/clients/results.json (and, after a full run, docs/compatibility.md) and ends with the
+# line "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
 #
-# Usage: scripts/test-clients.sh [--only kcat,python,java,kafkajs,examples] [--compaction] [--strict]
-#                                [--bootstrap HOST:PORT] [--keep]
-#   --only        run only these groups (default: all)
+# Usage: scripts/test-clients.sh [--only GROUP,...] [--compaction] [--strict] [--bootstrap HOST:PORT] [--keep]
+#   --only        run only these groups (default: all): kcat, python, java, java39, kafkajs,
+#                 kafka-tools, kafka-streams, kafka-connect, examples
 #   --compaction  the examples also wait for the cleaner and check the compacted log
 #                 (also SLUICE_CLIENTS_COMPACTION=1)
 #   --strict      count skipped scenarios (API not advertised by the broker) as failures
@@ -21,7 +22,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CLIENTS=$ROOT/test/clients
 
-only="kcat,python,java,kafkajs,examples"
+all_groups="kcat,python,java,java39,kafkajs,kafka-tools,kafka-streams,kafka-connect,examples"
+only=$all_groups
 strict=""
 keep=""
 external=""
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --strict) strict="-strict"; shift ;;
     --bootstrap) external=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -105,17 +107,24 @@ ensure_kafkajs() {
   return 1
 }
 
-JAVA_CP=""
+# ensure_java PROFILE: compiles test/clients/java with that Maven profile (see its pom.xml) and prints
+# the classpath to run it with. Profiles: clients (kafka-clients 4.x, target/), apps (kafka-tools and
+# kafka-streams, target/apps/), connect (connect-runtime + connect-file, target/connect/), kafka39
+# (kafka-clients 3.9, target/kafka39/).
 ensure_java() {
-  local dir=$CLIENTS/java goals=(compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt)
+  local profile=$1 dir=$CLIENTS/java out log=$WORK/mvn-$1.log
+  case $profile in clients) out=target ;; *) out=target/$profile ;; esac
+  local goals=(-P "$profile" compile dependency:build-classpath "-Dmdep.outputFile=$out/classpath.txt")
   command -v mvn >/dev/null && command -v java >/dev/null || { echo "mvn or java not installed"; return 1; }
+  mkdir -p "$dir/$out"
   # Offline first: quick and quiet when ~/.m2 already has everything; online otherwise.
-  (cd "$dir" && { mvn -q -B -o "${goals[@]}" >"$WORK/mvn.log" 2>&1 || mvn -q -B "${goals[@]}" >"$WORK/mvn.log" 2>&1; }) || {
-    grep -E 'ERROR' "$WORK/mvn.log" | head -n 5
+  (cd "$dir" && { mvn -q -B -o "${goals[@]}" >"$log" 2>&1 || mvn -q -B "${goals[@]}" >"$log" 2>&1; }) || {
+    grep -E 'ERROR' "$log" | head -n 5
     return 1
   }
-  JAVA_CP="$dir/target/classes:$(cat "$dir/target/classpath.txt")"
+  echo "$dir/$out/classes:$(cat "$dir/$out/classpath.txt")"
 }
+JAVA_CP="" JAVA39_CP="" APPS_CP="" CONNECT_CP=""
 
 # ---- build and start the broker ---------------------------------------------------------------
 
@@ -136,7 +145,20 @@ t=$(date +%s)
 if wanted kcat || wanted examples; then out=$(ensure_kcat 2>&1) || SETUP_ERR[kcat]="kcat not installable: ${out:-see apt log}"; fi
 if wanted python || wanted examples; then out=$(ensure_python 2>&1) || SETUP_ERR[python]="confluent-kafka install failed: $out"; fi
 if wanted kafkajs || wanted examples; then out=$(ensure_kafkajs 2>&1) || SETUP_ERR[kafkajs]="npm ci failed: $out"; fi
-if wanted java || wanted examples; then ensure_java >"$WORK/java-setup.txt" 2>&1 || SETUP_ERR[java]="maven build failed: $(cat "$WORK/java-setup.txt")"; fi
+if wanted java || wanted examples; then
+  JAVA_CP=$(ensure_java clients 2>&1) || { SETUP_ERR[java]="maven build failed: $JAVA_CP"; JAVA_CP=""; }
+fi
+if wanted java39; then
+  JAVA39_CP=$(ensure_java kafka39 2>&1) || SETUP_ERR[java39]="maven build (profile kafka39) failed: $JAVA39_CP"
+fi
+if wanted kafka-tools || wanted kafka-streams; then
+  APPS_CP=$(ensure_java apps 2>&1) || {
+    SETUP_ERR[kafka-tools]="maven build (profile apps) failed: $APPS_CP"; SETUP_ERR[kafka-streams]=${SETUP_ERR[kafka-tools]}
+  }
+fi
+if wanted kafka-connect; then
+  CONNECT_CP=$(ensure_java connect 2>&1) || SETUP_ERR[kafka-connect]="maven build (profile connect) failed: $CONNECT_CP"
+fi
 echo "clients ready in $(elapsed "$t")"
 
 section "start broker"
@@ -147,6 +169,8 @@ else
   BOOTSTRAP=127.0.0.1:$PORT
   "$WORK/sluice" --listen "$BOOTSTRAP" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!
+  # kafka-dump-log reads the broker's segment files.
+  export SLUICE_CLIENTS_DATA_DIR=$WORK/data
 fi
 APIS=""
 deadline=$(( $(date +%s) + 30 ))
@@ -160,6 +184,8 @@ until APIS=$("$WORK/harness" apis -bootstrap "$BOOTSTRAP" -timeout 2s 2>/dev/nul
   sleep 0.2
 done
 echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
+"$WORK/harness" api-versions -bootstrap "$BOOTSTRAP" -timeout 10s -out "$WORK/api-versions.json" ||
+  echo '[]' >"$WORK/api-versions.json"
 
 export SLUICE_BOOTSTRAP=$BOOTSTRAP SLUICE_APIS=$APIS SLUICE_RESULTS_DIR=$RESULTS_DIR
 export SLUICE_RUN_ID=${SLUICE_RUN_ID:-$(date +%s | tail -c 6)$$}
@@ -196,7 +222,22 @@ broker_up=1
 if wanted kcat && [ $broker_up = 1 ]; then run_group kcat bash "$CLIENTS/kcat/run.sh" || broker_up=0; fi
 if wanted python && [ $broker_up = 1 ]; then run_group python "$VENV/bin/python" "$CLIENTS/python/suite.py" || broker_up=0; fi
 if wanted java && [ $broker_up = 1 ]; then run_group java java -cp "$JAVA_CP" sluice.clients.Main || broker_up=0; fi
+# The tools, Streams and Connect JVMs run briefly and mostly wait: the C1 compiler and the serial
+# collector keep their CPU use low on a small machine.
+JVM_LIGHT=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
+if wanted java39 && [ $broker_up = 1 ]; then
+  run_group java39 java "${JVM_LIGHT[@]}" -cp "$JAVA39_CP" sluice.clients.kafka39.Main || broker_up=0
+fi
 if wanted kafkajs && [ $broker_up = 1 ]; then run_group kafkajs node "$CLIENTS/kafkajs/suite.js" || broker_up=0; fi
+if wanted kafka-tools && [ $broker_up = 1 ]; then
+  run_group kafka-tools java "${JVM_LIGHT[@]}" -cp "$APPS_CP" sluice.clients.tools.Main || broker_up=0
+fi
+if wanted kafka-streams && [ $broker_up = 1 ]; then
+  run_group kafka-streams java "${JVM_LIGHT[@]}" -cp "$APPS_CP" sluice.clients.streams.Main || broker_up=0
+fi
+if wanted kafka-connect && [ $broker_up = 1 ]; then
+  run_group kafka-connect java "${JVM_LIGHT[@]}" -cp "$CONNECT_CP" sluice.clients.connect.Main || broker_up=0
+fi
 if wanted examples && [ $broker_up = 1 ]; then run_group examples bash "$CLIENTS/examples/run.sh" || broker_up=0; fi
 
 section "results"
@@ -204,8 +245,19 @@ if [ $broker_up = 0 ] || grep -qs '"status":"fail"' "$RESULTS_DIR"/*.jsonl; then
   [ -f "$WORK/sluice.log" ] && { echo "broker log (last 30 lines):"; tail -n 30 "$WORK/sluice.log"; echo; }
 fi
 set +e
-"$WORK/harness" collect -out "$CLIENTS/results.json" -broker-version "$BROKER_VERSION" -apis "$APIS" $strict "$RESULTS_DIR"
+summary=$("$WORK/harness" collect -out "$CLIENTS/results.json" -broker-version "$BROKER_VERSION" -apis "$APIS" \
+  -api-versions "$WORK/api-versions.json" $strict "$RESULTS_DIR")
 rc=$?
 set -e
+# A full run regenerates the compatibility page (commit it from a green run).
+if [ "$only" = "$all_groups" ] && [ $rc -ne 2 ]; then
+  if "$WORK/harness" compat -in "$CLIENTS/results.json" -out "$ROOT/docs/compatibility.md" -root "$ROOT"; then
+    echo "wrote docs/compatibility.md"
+  else
+    echo "could not write docs/compatibility.md"
+  fi
+fi
+# The summary ends with the closing line "N passed, N failed[, N skipped]": it must stay last.
+[ -n "$summary" ] && echo "$summary"
 if [ $rc -eq 2 ]; then echo "0 passed, 1 failed"; exit 1; fi
 exit $rc

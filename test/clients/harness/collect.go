@@ -20,11 +20,12 @@ func cmdCollect(args []string, stdout, stderr io.Writer) (failed bool, err error
 	brokerVersion := fs.String("broker-version", "", "the broker's version string, recorded in the report")
 	apis := fs.String("apis", "", "comma-separated API keys the broker advertised, recorded in the report")
 	strict := fs.Bool("strict", false, "count skipped scenarios as failures")
+	apiVersions := fs.String("api-versions", "", "the broker's ApiVersions as written by harness api-versions, recorded in the report")
 	if err := fs.Parse(args); err != nil {
 		return false, err
 	}
 	if *out == "" || fs.NArg() != 1 {
-		return false, fmt.Errorf("usage: harness collect -out FILE [-strict] DIR")
+		return false, fmt.Errorf("usage: harness collect -out FILE [-strict] [-api-versions FILE] DIR")
 	}
 	clients, results, err := readDir(fs.Arg(0))
 	if err != nil {
@@ -42,6 +43,15 @@ func cmdCollect(args []string, stdout, stderr io.Writer) (failed bool, err error
 	}
 	if *apis != "" {
 		rep.BrokerAPIs = strings.Split(*apis, ",")
+	}
+	if *apiVersions != "" {
+		data, err := os.ReadFile(*apiVersions)
+		if err != nil {
+			return false, err
+		}
+		if err := json.Unmarshal(data, &rep.BrokerAPIVersions); err != nil {
+			return false, fmt.Errorf("%s: %w", *apiVersions, err)
+		}
 	}
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

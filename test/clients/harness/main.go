@@ -4,9 +4,12 @@
 //
 //	harness freeport                      print a free TCP port on 127.0.0.1
 //	harness apis -bootstrap ADDR          print the API keys the broker advertises, comma-separated
+//	harness api-versions -bootstrap ADDR [-out FILE]  the advertised keys with their version ranges (JSON)
 //	harness create-topic -topic T [-config k=v]...  create a topic (for clients without an admin API)
 //	harness collect -out FILE [flags] DIR merge DIR/*.jsonl into results.json, print the closing line
 //	harness matrix -in FILE               print the client × feature table (Markdown)
+//	harness compat -in FILE -out FILE     write docs/compatibility.md from results.json and the
+//	                                      "Differences from Kafka" notes in internal/broker and docs/
 //
 // Each runner appends one JSON object per line to its own DIR/<client>.jsonl:
 //
@@ -15,7 +18,8 @@
 //
 // status is pass, fail or skip. The harness never talks to the broker except
 // for the ApiVersions probe, and it must not import any Sluice package: the
-// suite tests the broker from the outside only.
+// suite tests the broker from the outside only (compat reads Sluice's source
+// comments and docs as text, to collect the documented differences).
 package main
 
 import (
@@ -30,7 +34,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: harness freeport|apis|create-topic|collect|matrix [flags]")
+		fmt.Fprintln(stderr, "usage: harness freeport|apis|api-versions|create-topic|collect|matrix|compat [flags]")
 		return 2
 	}
 	var err error
@@ -39,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdFreePort(stdout)
 	case "apis":
 		err = cmdAPIs(args[1:], stdout, stderr)
+	case "api-versions":
+		err = cmdAPIVersions(args[1:], stdout, stderr)
 	case "create-topic":
 		err = cmdCreateTopic(args[1:], stdout, stderr)
 	case "collect":
@@ -49,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	case "matrix":
 		err = cmdMatrix(args[1:], stdout, stderr)
+	case "compat":
+		err = cmdCompat(args[1:], stdout, stderr)
 	default:
 		err = fmt.Errorf("unknown subcommand %q", args[0])
 	}

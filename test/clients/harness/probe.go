@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -47,6 +49,27 @@ func cmdAPIs(args []string, stdout, stderr io.Writer) error {
 }
 
 func advertisedAPIs(bootstrap string, timeout time.Duration) ([]string, error) {
+	versions, err := advertisedVersions(bootstrap, timeout)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(versions))
+	for _, v := range versions {
+		names = append(names, v.Name)
+	}
+	return names, nil
+}
+
+// APIVersion is one key of an ApiVersions response, named.
+type APIVersion struct {
+	Key  int16  `json:"key"`
+	Name string `json:"name"`
+	Min  int16  `json:"min"`
+	Max  int16  `json:"max"`
+}
+
+// advertisedVersions asks the broker for ApiVersions, in the broker's order.
+func advertisedVersions(bootstrap string, timeout time.Duration) ([]APIVersion, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
 	if err != nil {
 		return nil, err
@@ -61,9 +84,36 @@ func advertisedAPIs(bootstrap string, timeout time.Duration) ([]string, error) {
 	if resp.ErrorCode != 0 {
 		return nil, fmt.Errorf("ApiVersions to %s: error code %d", bootstrap, resp.ErrorCode)
 	}
-	names := make([]string, 0, len(resp.ApiKeys))
+	out := make([]APIVersion, 0, len(resp.ApiKeys))
 	for _, k := range resp.ApiKeys {
-		names = append(names, kmsg.NameForKey(k.ApiKey))
+		out = append(out, APIVersion{Key: k.ApiKey, Name: kmsg.NameForKey(k.ApiKey), Min: k.MinVersion, Max: k.MaxVersion})
 	}
-	return names, nil
+	return out, nil
+}
+
+// cmdAPIVersions writes the broker's ApiVersions (key, name, min, max) as
+// JSON, for collect -api-versions and so for docs/compatibility.md.
+func cmdAPIVersions(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("api-versions", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bootstrap := fs.String("bootstrap", "127.0.0.1:9092", "broker address")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	out := fs.String("out", "", "write the JSON here (default: stdout)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	versions, err := advertisedVersions(*bootstrap, *timeout)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(versions, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if *out == "" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	return os.WriteFile(*out, data, 0o644)
 }

@@ -54,9 +54,11 @@ type Report struct {
 	GeneratedAt   string   `json:"generated_at"`
 	BrokerVersion string   `json:"broker_version,omitempty"`
 	BrokerAPIs    []string `json:"broker_apis,omitempty"`
-	Clients       []Client `json:"clients"`
-	Results       []Result `json:"results"`
-	Summary       Summary  `json:"summary"`
+	// BrokerAPIVersions is the broker's ApiVersions answer (harness api-versions).
+	BrokerAPIVersions []APIVersion `json:"broker_api_versions,omitempty"`
+	Clients           []Client     `json:"clients"`
+	Results           []Result     `json:"results"`
+	Summary           Summary      `json:"summary"`
 }
 
 // line is the union of the two kinds of JSONL records.

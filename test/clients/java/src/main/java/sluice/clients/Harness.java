@@ -15,38 +15,46 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The scenario runner shared by the Java scenarios: registration, API gating, timing and the JSONL
- * results format of test/clients (one object per line in $SLUICE_RESULTS_DIR/java.jsonl).
+ * results format of test/clients (one object per line in $SLUICE_RESULTS_DIR/&lt;client&gt;.jsonl). Shared by
+ * every Maven profile of this project (kafka-clients 4.x and 3.9, the tools, Streams and Connect).
  */
-final class Harness {
+public final class Harness {
     /** A scenario body; throws on any misbehaviour. */
-    interface Body {
+    public interface Body {
         void run() throws Exception;
+    }
+
+    /** Thrown by a scenario that cannot run here (e.g. it needs the broker's data directory). */
+    public static final class Skipped extends RuntimeException {
+        public Skipped(String reason) {
+            super(reason);
+        }
     }
 
     private record Scenario(String name, String feature, List<String> apis, Body body) {}
 
-    static final String BOOTSTRAP = env("SLUICE_BOOTSTRAP", "127.0.0.1:9092");
-    static final String RUN_ID = env("SLUICE_RUN_ID", Long.toString(ProcessHandle.current().pid()));
+    public static final String BOOTSTRAP = env("SLUICE_BOOTSTRAP", "127.0.0.1:9092");
+    public static final String RUN_ID = env("SLUICE_RUN_ID", Long.toString(ProcessHandle.current().pid()));
     private static final Set<String> APIS = new HashSet<>(Arrays.asList(env("SLUICE_APIS", "").split(",")));
 
     private final String client;
     private final List<Scenario> scenarios = new ArrayList<>();
 
-    Harness(String client) {
+    public Harness(String client) {
         this.client = client;
     }
 
-    static String env(String name, String def) {
+    public static String env(String name, String def) {
         String v = System.getenv(name);
         return v == null || v.isEmpty() ? def : v;
     }
 
-    void add(String name, String feature, List<String> apis, Body body) {
+    public void add(String name, String feature, List<String> apis, Body body) {
         scenarios.add(new Scenario(name, feature, apis, body));
     }
 
     /** Runs the scenarios named in only (all when empty); returns true when none failed. */
-    boolean runAll(String clientVersion, Set<String> only) throws IOException {
+    public boolean runAll(String clientVersion, Set<String> only) throws IOException {
         String dir = env("SLUICE_RESULTS_DIR", ".");
         boolean ok = true;
         try (Writer out = new FileWriter(dir + "/" + client + ".jsonl", StandardCharsets.UTF_8, true)) {
@@ -66,6 +74,9 @@ final class Harness {
                     try {
                         s.body().run();
                         status = "pass";
+                    } catch (Skipped sk) {
+                        status = "skip";
+                        detail = sk.getMessage();
                     } catch (Throwable t) {
                         status = "fail";
                         detail = describe(t);
@@ -87,8 +98,19 @@ final class Harness {
         return ok;
     }
 
+    /** The Kafka version of the kafka-clients jar on the classpath (a resource in that jar). */
+    public static String kafkaVersion() throws IOException {
+        java.util.Properties p = new java.util.Properties();
+        try (var in = Harness.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        }
+        return p.getProperty("version", "unknown");
+    }
+
     /** The exception chain in one line: "Outer: msg <- Cause: msg". */
-    static String describe(Throwable t) {
+    public static String describe(Throwable t) {
         StringBuilder b = new StringBuilder();
         for (Throwable c = t; c != null && b.length() < 1500; c = c.getCause()) {
             if (b.length() > 0) {
@@ -99,7 +121,7 @@ final class Harness {
         return b.toString();
     }
 
-    static String json(String s) {
+    public static String json(String s) {
         StringBuilder b = new StringBuilder("\"");
         for (char c : s.toCharArray()) {
             switch (c) {
@@ -120,14 +142,14 @@ final class Harness {
         return b.append('"').toString();
     }
 
-    static void check(boolean cond, String message) {
+    public static void check(boolean cond, String message) {
         if (!cond) {
             throw new AssertionError(message);
         }
     }
 
     /** Polls cond every 100 ms until it holds or timeoutMs passes. */
-    static void eventually(String what, long timeoutMs, BooleanSupplier cond) throws InterruptedException {
+    public static void eventually(String what, long timeoutMs, BooleanSupplier cond) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (System.currentTimeMillis() < deadline) {
             if (cond.getAsBoolean()) {

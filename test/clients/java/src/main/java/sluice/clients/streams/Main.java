@@ -1,0 +1,312 @@
+package sluice.clients.streams;
+
+import static sluice.clients.Harness.BOOTSTRAP;
+import static sluice.clients.Harness.RUN_ID;
+import static sluice.clients.Harness.check;
+import static sluice.clients.Harness.eventually;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KTable;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.state.Stores;
+import sluice.clients.Harness;
+
+/**
+ * Kafka Streams on Sluice: a word count whose KTable lives in an in-memory store backed by a compacted
+ * changelog topic that Streams creates itself. The application runs, is stopped, and a new instance
+ * (in-memory state: nothing survives locally) must restore the table from the changelog on Sluice and go on
+ * counting to the right totals, at-least-once. With SLUICE_CLIENTS_COMPACTION=1 the restart waits until the
+ * broker's cleaner has compacted the changelog, so the restore reads a compacted log (offset gaps).
+ * Usage: java -cp ... sluice.clients.streams.Main [scenario...].
+ */
+public final class Main {
+    private static final String PREFIX = "streams-" + RUN_ID;
+    private static final long TIMEOUT_MS = 60_000;
+
+    private static Admin admin;
+
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        Harness h = new Harness("kafka-streams");
+        List<String> apis = List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
+                "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "InitProducerID",
+                "DescribeConfigs");
+        h.add("word-count-restore", "streams.ktable-restore", apis, Main::wordCount);
+        boolean ok;
+        try {
+            ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
+        } finally {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+            }
+        }
+        System.exit(ok ? 0 : 1);
+    }
+
+    private static Admin admin() {
+        if (admin == null) {
+            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP,
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000));
+        }
+        return admin;
+    }
+
+    /** The word-count topology: lines → words → count per word in "counts" (changelog-backed) → output. */
+    private static StreamsBuilder topology(String input, String output) {
+        StreamsBuilder b = new StreamsBuilder();
+        // Small changelog segments and an eager dirty ratio, so the cleaner can compact it within the run.
+        Map<String, String> changelog = Map.of("segment.ms", "1000", "min.cleanable.dirty.ratio", "0.01");
+        KTable<String, Long> counts = b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+                .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
+                .filter((k, w) -> !w.isEmpty())
+                .groupBy((k, w) -> w, Grouped.with("words", Serdes.String(), Serdes.String()))
+                .count(Materialized.<String, Long>as(Stores.inMemoryKeyValueStore("counts"))
+                        .withKeySerde(Serdes.String()).withValueSerde(Serdes.Long())
+                        .withLoggingEnabled(changelog));
+        counts.toStream().to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return b;
+    }
+
+    private static Properties streamsProps(String appId, Path stateDir) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+        // Streams does not leave the group on close: the restarted instance waits out the old member's session.
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6_000);
+        p.put("processing.exception.handler.global.enabled", "true");
+        return p;
+    }
+
+    /** A running application instance and what its restore listener saw. */
+    private record Instance(KafkaStreams streams, AtomicLong restored, AtomicReference<Throwable> error) {}
+
+    private static Instance start(StreamsBuilder b, Properties p) throws Exception {
+        KafkaStreams s = new KafkaStreams(b.build(), p);
+        AtomicLong restored = new AtomicLong();
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        s.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(TopicPartition tp, String store, long start, long end) {}
+
+            @Override
+            public void onBatchRestored(TopicPartition tp, String store, long batchEnd, long n) {}
+
+            @Override
+            public void onRestoreEnd(TopicPartition tp, String store, long total) {
+                restored.addAndGet(total);
+            }
+        });
+        s.setUncaughtExceptionHandler(t -> {
+            error.set(t);
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse
+                    .SHUTDOWN_CLIENT;
+        });
+        s.start();
+        Instance in = new Instance(s, restored, error);
+        eventually("the Streams application to reach RUNNING", TIMEOUT_MS, () -> {
+            failIfDead(in);
+            return s.state() == KafkaStreams.State.RUNNING;
+        });
+        return in;
+    }
+
+    private static void failIfDead(Instance in) {
+        if (in.error().get() != null) {
+            throw new AssertionError("stream thread died: " + Harness.describe(in.error().get()), in.error().get());
+        }
+        KafkaStreams.State st = in.streams().state();
+        if (st == KafkaStreams.State.ERROR || st == KafkaStreams.State.NOT_RUNNING
+                || st == KafkaStreams.State.PENDING_ERROR) {
+            throw new AssertionError("Streams application is " + st);
+        }
+    }
+
+    private static void produceLines(String topic, List<String> lines) throws Exception {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> pr = new KafkaProducer<>(p)) {
+            for (String l : lines) {
+                pr.send(new ProducerRecord<>(topic, null, l)).get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static Map<String, Long> expectedCounts(List<String> lines) {
+        Map<String, Long> m = new HashMap<>();
+        for (String l : lines) {
+            for (String w : l.toLowerCase(Locale.ROOT).split("\\W+")) {
+                if (!w.isEmpty()) {
+                    m.merge(w, 1L, Long::sum);
+                }
+            }
+        }
+        return m;
+    }
+
+    /** Reads the output topic (latest count per word) until it shows want, failing if the app dies. */
+    private static void awaitCounts(KafkaConsumer<String, Long> out, Map<String, Long> latest, Map<String, Long> want,
+            Instance in) throws Exception {
+        long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+        while (System.currentTimeMillis() < deadline) {
+            failIfDead(in);
+            for (ConsumerRecord<String, Long> r : out.poll(Duration.ofMillis(200))) {
+                latest.put(r.key(), r.value());
+            }
+            if (latest.equals(want)) {
+                return;
+            }
+        }
+        throw new AssertionError("output counts " + new java.util.TreeMap<>(latest) + ", want "
+                + new java.util.TreeMap<>(want));
+    }
+
+    private static KafkaConsumer<String, Long> outputReader(String output) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class.getName());
+        KafkaConsumer<String, Long> c = new KafkaConsumer<>(p);
+        TopicPartition tp = new TopicPartition(output, 0);
+        c.assign(List.of(tp));
+        c.seekToBeginning(List.of(tp));
+        return c;
+    }
+
+    /** Records in the changelog, read from its start (compaction makes this smaller than the update count). */
+    private static int changelogRecords(String changelog) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p)) {
+            TopicPartition tp = new TopicPartition(changelog, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            int n = 0;
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
+                n += c.poll(Duration.ofMillis(200)).count();
+            }
+            return n;
+        }
+    }
+
+    private static void wordCount() throws Exception {
+        String app = PREFIX + "-wordcount";
+        String input = PREFIX + "-lines";
+        String output = PREFIX + "-counts";
+        String changelog = app + "-counts-changelog";
+        admin().createTopics(List.of(new NewTopic(input, Optional.of(1), Optional.empty()),
+                new NewTopic(output, Optional.of(1), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+        List<String> first = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            first.add("the quick brown fox " + (i % 2 == 0 ? "jumps over" : "naps under") + " the lazy dog " + i % 5);
+        }
+        List<String> second = List.of("the fox is back", "The DOG is not impressed", "quick quick quick");
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+
+        Path state1 = Files.createTempDirectory("sluice-streams-a");
+        Path state2 = Files.createTempDirectory("sluice-streams-b");
+        Map<String, Long> latest = new ConcurrentHashMap<>();
+        try (KafkaConsumer<String, Long> out = outputReader(output)) {
+            produceLines(input, first);
+            Instance one = start(topology(input, output), streamsProps(app, state1));
+            try {
+                awaitCounts(out, latest, expectedCounts(first), one);
+            } finally {
+                one.streams().close(Duration.ofSeconds(30));
+            }
+            // Streams created the changelog on Sluice, compacted as a KTable's changelog must be.
+            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
+            Config c = admin().describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+            check("compact".equals(c.get("cleanup.policy").value()),
+                    changelog + " cleanup.policy=" + c.get("cleanup.policy").value());
+            long updates = first.stream().mapToLong(l -> expectedCounts(List.of(l)).values().stream()
+                    .mapToLong(Long::longValue).sum()).sum();
+            if (Harness.env("SLUICE_CLIENTS_COMPACTION", "0").equals("1")) {
+                int words = expectedCounts(first).size();
+                eventually("the cleaner compacts " + changelog + " (" + updates + " updates of " + words + " words)",
+                        TIMEOUT_MS, () -> changelogRecords(changelog) < updates);
+            }
+
+            // While the application is down, more input arrives; a new instance with empty local state
+            // (in-memory store, new state dir) must restore the table from the changelog, then count on.
+            produceLines(input, second);
+            Instance two = start(topology(input, output), streamsProps(app, state2));
+            try {
+                awaitCounts(out, latest, expectedCounts(all), two);
+                check(two.restored().get() > 0, "the second instance restored nothing from " + changelog);
+                System.out.println("  restored " + two.restored().get() + " records from " + changelog + " ("
+                        + updates + " updates written by the first instance)");
+            } finally {
+                two.streams().close(Duration.ofSeconds(30));
+            }
+        } finally {
+            deleteTree(state1);
+            deleteTree(state2);
+        }
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(p)) {
+            for (Path x : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(x);
+            }
+        }
+    }
+}

@@ -1,0 +1,515 @@
+package sluice.clients.tools;
+
+import static sluice.clients.Harness.BOOTSTRAP;
+import static sluice.clients.Harness.RUN_ID;
+import static sluice.clients.Harness.check;
+import static sluice.clients.Harness.eventually;
+
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import sluice.clients.Harness;
+
+/**
+ * Kafka's own command-line tools (the kafka-tools artifact) against Sluice: kafka-topics, kafka-configs,
+ * kafka-consumer-groups, kafka-console-producer/-consumer and kafka-dump-log on a Sluice segment. Each
+ * command is the tool's main class with the arguments its shell script would pass (see ToolRunner), all
+ * in one JVM. Usage: java -cp ... sluice.clients.tools.Main [scenario...]; environment as for
+ * sluice.clients.Main, plus SLUICE_CLIENTS_DATA_DIR (the broker's data directory, for kafka-dump-log).
+ */
+public final class Main {
+    private static final String PREFIX = "tools-" + RUN_ID;
+    private static final String TOPICS = "org.apache.kafka.tools.TopicCommand";
+    private static final String CONFIGS = "org.apache.kafka.tools.ConfigCommand";
+    private static final String GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+    private static final String PRODUCER = "org.apache.kafka.tools.ConsoleProducer";
+    private static final String CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer";
+    private static final String DUMP_LOG = "org.apache.kafka.tools.DumpLogSegments";
+    private static final String GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell";
+    private static final String DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand";
+    private static final long TIMEOUT_MS = 30_000;
+
+    private static Admin admin;
+
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        Harness h = new Harness("kafka-tools");
+        List<String> topicApis = List.of("CreateTopics", "Metadata", "DescribeConfigs");
+        h.add("kafka-topics-create-describe-list", "tools.topics", topicApis, Main::topicsCreateDescribeList);
+        h.add("kafka-topics-alter-partitions", "tools.topics-alter-partitions",
+                List.of("CreateTopics", "Metadata", "CreatePartitions"), Main::topicsAlterPartitions);
+        h.add("kafka-topics-delete", "tools.topics-delete", List.of("CreateTopics", "Metadata", "DeleteTopics"),
+                Main::topicsDelete);
+        h.add("kafka-configs-describe", "tools.configs-describe", List.of("CreateTopics", "DescribeConfigs"),
+                Main::configsDescribe);
+        h.add("kafka-configs-alter", "tools.configs-alter",
+                List.of("CreateTopics", "DescribeConfigs", "IncrementalAlterConfigs"), Main::configsAlter);
+        h.add("kafka-console-producer-consumer", "tools.console",
+                List.of("CreateTopics", "Produce", "Fetch", "ListOffsets"), Main::consoleKeys);
+        h.add("kafka-consumer-groups", "tools.consumer-groups",
+                List.of("CreateTopics", "Produce", "Fetch", "ListOffsets", "FindCoordinator", "JoinGroup",
+                        "SyncGroup", "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups"),
+                Main::consumerGroups);
+        h.add("kafka-get-offsets-delete-records", "tools.get-offsets-delete-records",
+                List.of("CreateTopics", "Produce", "ListOffsets", "DeleteRecords"), Main::offsetsAndDeleteRecords);
+        h.add("kafka-dump-log", "tools.dump-log", List.of("CreateTopics", "Produce"), Main::dumpLog);
+        h.add("kafka-dump-log-offsets-decoder", "tools.dump-log-offsets",
+                List.of("CreateTopics", "Produce", "FindCoordinator", "OffsetCommit"), Main::dumpOffsetsLog);
+        boolean ok;
+        try {
+            ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
+        } finally {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(5));
+            }
+        }
+        System.exit(ok ? 0 : 1);
+    }
+
+    // ---- helpers --------------------------------------------------------------------------------
+
+    private static Admin admin() {
+        if (admin == null) {
+            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP,
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS));
+        }
+        return admin;
+    }
+
+    private static ToolRunner.Result topics(String... args) throws Exception {
+        return ToolRunner.run("kafka-topics", TOPICS, withBootstrap(args));
+    }
+
+    private static ToolRunner.Result configs(String... args) throws Exception {
+        return ToolRunner.run("kafka-configs", CONFIGS, withBootstrap(args));
+    }
+
+    private static ToolRunner.Result groups(String... args) throws Exception {
+        return ToolRunner.run("kafka-consumer-groups", GROUPS, withBootstrap(args));
+    }
+
+    private static ToolRunner.Result produce(String input, String... args) throws Exception {
+        return ToolRunner.runWithInput("kafka-console-producer", PRODUCER, input, withBootstrap(args));
+    }
+
+    private static ToolRunner.Result consume(String... args) throws Exception {
+        return ToolRunner.run("kafka-console-consumer", CONSUMER, withBootstrap(args));
+    }
+
+    private static String[] withBootstrap(String... args) {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", BOOTSTRAP));
+        all.addAll(Arrays.asList(args));
+        return all.toArray(String[]::new);
+    }
+
+    private static void contains(ToolRunner.Result r, String want) {
+        check(r.out().contains(want), "want \"" + want + "\" in the output of " + r);
+    }
+
+    private static String topicConfig(String topic, String name) throws Exception {
+        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config c = admin().describeConfigs(List.of(res)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).get(res);
+        return c.get(name) == null ? null : c.get(name).value();
+    }
+
+    private static void createTopic(String topic, String... configs) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--create", "--topic", topic, "--partitions", "1",
+                "--replication-factor", "1"));
+        for (String c : configs) {
+            args.add("--config");
+            args.add(c);
+        }
+        contains(topics(args.toArray(String[]::new)).ok(), "Created topic " + topic + ".");
+    }
+
+    // ---- kafka-topics ---------------------------------------------------------------------------
+
+    private static void topicsCreateDescribeList() throws Exception {
+        String t = PREFIX + "-topics";
+        createTopic(t, "cleanup.policy=compact", "min.cleanable.dirty.ratio=0.2");
+        contains(topics("--list").ok(), t);
+        ToolRunner.Result d = topics("--describe", "--topic", t).ok();
+        contains(d, "Topic: " + t);
+        contains(d, "PartitionCount: 1");
+        contains(d, "ReplicationFactor: 1");
+        contains(d, "cleanup.policy=compact");
+        contains(d, "min.cleanable.dirty.ratio=0.2");
+        check(Pattern.compile("Partition: 0\\s+Leader: \\d+\\s+Replicas: \\d+\\s+Isr: \\d+").matcher(d.out()).find(),
+                "partition 0 line with a leader, replicas and ISR missing in " + d);
+        // A second create of the same name is refused with Kafka's message.
+        ToolRunner.Result again = topics("--create", "--topic", t, "--partitions", "1");
+        check(again.status() != 0 && (again.out() + again.err()).contains("already exists"),
+                "second create should fail with TopicExistsException: " + again);
+        // kafka-topics validates config values itself; the broker must refuse what only it can judge.
+        ToolRunner.Result bad = topics("--create", "--topic", t + "-bad", "--config", "cleanup.policy=shred");
+        check(bad.status() != 0 && bad.out().contains("Invalid value shred for configuration cleanup.policy"),
+                "cleanup.policy=shred should be refused: " + bad);
+        ToolRunner.Result rf = topics("--create", "--topic", t + "-rf3", "--partitions", "1", "--replication-factor",
+                "3");
+        check(rf.status() != 0 && (rf.out() + rf.err()).contains("InvalidReplicationFactorException"),
+                "replication factor 3 on one broker should fail with InvalidReplicationFactorException: " + rf);
+        check(topics("--list").ok().out().lines().noneMatch(l -> l.startsWith(t + "-")),
+                "a refused create left a topic behind");
+    }
+
+    private static void topicsAlterPartitions() throws Exception {
+        String t = PREFIX + "-grow";
+        createTopic(t);
+        topics("--alter", "--topic", t, "--partitions", "3").ok();
+        eventually(t + " has 3 partitions in kafka-topics --describe", TIMEOUT_MS, () -> {
+            try {
+                ToolRunner.Result d = topics("--describe", "--topic", t);
+                return d.out().contains("PartitionCount: 3") && d.out().contains("Partition: 2");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        ToolRunner.Result shrink = topics("--alter", "--topic", t, "--partitions", "2");
+        check(shrink.status() != 0 && (shrink.out() + shrink.err()).contains("InvalidPartitionsException"),
+                "shrinking to 2 partitions should fail with InvalidPartitionsException: " + shrink);
+    }
+
+    private static void topicsDelete() throws Exception {
+        String t = PREFIX + "-delete-me";
+        createTopic(t);
+        topics("--delete", "--topic", t).ok();
+        eventually(t + " gone from kafka-topics --list", TIMEOUT_MS, () -> {
+            try {
+                return !topics("--list").ok().out().lines().anyMatch(t::equals);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    // ---- kafka-configs --------------------------------------------------------------------------
+
+    private static void configsDescribe() throws Exception {
+        String t = PREFIX + "-configs";
+        createTopic(t, "cleanup.policy=compact");
+        ToolRunner.Result d = configs("--entity-type", "topics", "--entity-name", t, "--describe").ok();
+        contains(d, "Dynamic configs for topic " + t + " are:");
+        contains(d, "cleanup.policy=compact sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact");
+        ToolRunner.Result all = configs("--entity-type", "topics", "--entity-name", t, "--describe", "--all").ok();
+        contains(all, "All configs for topic " + t + " are:");
+        contains(all, "segment.bytes=1073741824");
+        contains(all, "min.compaction.lag.ms=0");
+        String node = String.valueOf(admin().describeCluster().controller().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).id());
+        ToolRunner.Result b = configs("--entity-type", "brokers", "--entity-name", node, "--describe", "--all").ok();
+        contains(b, "All configs for broker " + node + " are:");
+        contains(b, "log.cleaner.enable=");
+        contains(b, "log.cleanup.policy=delete");
+    }
+
+    private static void configsAlter() throws Exception {
+        String t = PREFIX + "-alter";
+        createTopic(t);
+        configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config", "cleanup.policy=compact")
+                .ok();
+        check("compact".equals(topicConfig(t, "cleanup.policy")), "cleanup.policy=" + topicConfig(t, "cleanup.policy"));
+        // A list value in kafka-configs' bracket syntax, and a second config in the same call.
+        configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config",
+                "cleanup.policy=[compact,delete],retention.ms=3600000").ok();
+        check("compact,delete".equals(topicConfig(t, "cleanup.policy")),
+                "cleanup.policy=" + topicConfig(t, "cleanup.policy"));
+        check("3600000".equals(topicConfig(t, "retention.ms")), "retention.ms=" + topicConfig(t, "retention.ms"));
+        ToolRunner.Result d = configs("--entity-type", "topics", "--entity-name", t, "--describe").ok();
+        contains(d, "cleanup.policy=compact,delete");
+        configs("--entity-type", "topics", "--entity-name", t, "--alter", "--delete-config",
+                "cleanup.policy,retention.ms").ok();
+        check("delete".equals(topicConfig(t, "cleanup.policy")),
+                "after --delete-config: cleanup.policy=" + topicConfig(t, "cleanup.policy"));
+        ToolRunner.Result bad = configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config",
+                "cleanup.policy=shred");
+        check(bad.status() != 0 && (bad.out() + bad.err()).contains("InvalidConfigurationException"),
+                "cleanup.policy=shred should be refused: " + bad);
+    }
+
+    // ---- console producer / consumer -------------------------------------------------------------
+
+    private static void consoleKeys() throws Exception {
+        String t = PREFIX + "-console";
+        createTopic(t, "cleanup.policy=compact");
+        produce("user-42:v1\nuser-42:v2\nuser-7:NULL\nuser-9:hello world\n", "--topic", t,
+                "--reader-property", "parse.key=true", "--reader-property", "key.separator=:",
+                "--reader-property", "null.marker=NULL").ok();
+        ToolRunner.Result c = consume("--topic", t, "--from-beginning", "--max-messages", "4", "--timeout-ms",
+                String.valueOf(TIMEOUT_MS), "--formatter-property", "print.key=true",
+                "--formatter-property", "print.offset=true", "--formatter-property", "key.separator=|").ok();
+        List<String> lines = c.out().lines().filter(l -> !l.isBlank()).toList();
+        List<String> want = List.of("Offset:0|user-42|v1", "Offset:1|user-42|v2", "Offset:2|user-7|null",
+                "Offset:3|user-9|hello world");
+        check(lines.equals(want), "console consumer printed " + lines + ", want " + want + " (" + c + ")");
+        check(c.err().contains("Processed a total of 4 messages"), "consumer summary: " + c);
+        // One partition, offset and an explicit starting offset, as operators read a single partition.
+        ToolRunner.Result p = consume("--topic", t, "--partition", "0", "--offset", "2", "--max-messages", "2",
+                "--timeout-ms", String.valueOf(TIMEOUT_MS), "--formatter-property", "print.key=true").ok();
+        List<String> tail = p.out().lines().filter(l -> !l.isBlank()).toList();
+        check(tail.equals(List.of("user-7\tnull", "user-9\thello world")), "from offset 2: " + tail + " (" + p + ")");
+    }
+
+    // ---- kafka-get-offsets / kafka-delete-records ------------------------------------------------
+
+    private static String offsets(String topic, String time) throws Exception {
+        return ToolRunner.run("kafka-get-offsets", GET_OFFSETS, withBootstrap("--topic", topic, "--time", time)).ok()
+                .out().strip();
+    }
+
+    private static void offsetsAndDeleteRecords() throws Exception {
+        String t = PREFIX + "-offsets-shell";
+        createTopic(t);
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 10; i++) {
+            in.append("v").append(i).append('\n');
+        }
+        produce(in.toString(), "--topic", t).ok();
+        check(offsets(t, "-1").equals(t + ":0:10"), "latest: " + offsets(t, "-1"));
+        check(offsets(t, "-2").equals(t + ":0:0"), "earliest: " + offsets(t, "-2"));
+        check(offsets(t, "-3").matches(Pattern.quote(t) + ":0:\\d"), "max-timestamp: " + offsets(t, "-3"));
+
+        java.nio.file.Path json = java.nio.file.Files.createTempFile("sluice-delete-records", ".json");
+        try {
+            java.nio.file.Files.writeString(json, "{\"partitions\":[{\"topic\":\"" + t
+                    + "\",\"partition\":0,\"offset\":4}],\"version\":1}");
+            ToolRunner.Result d = ToolRunner.run("kafka-delete-records", DELETE_RECORDS,
+                    withBootstrap("--offset-json-file", json.toString())).ok();
+            check(Pattern.compile("partition: " + Pattern.quote(t) + "-0\\s+low_watermark: 4").matcher(d.out()).find(),
+                    "kafka-delete-records: " + d);
+        } finally {
+            java.nio.file.Files.deleteIfExists(json);
+        }
+        check(offsets(t, "-2").equals(t + ":0:4"), "earliest after delete-records: " + offsets(t, "-2"));
+        check(offsets(t, "-1").equals(t + ":0:10"), "latest after delete-records: " + offsets(t, "-1"));
+        ToolRunner.Result c = consume("--topic", t, "--from-beginning", "--max-messages", "6", "--timeout-ms",
+                String.valueOf(TIMEOUT_MS)).ok();
+        List<String> got = c.out().lines().filter(l -> !l.isBlank()).toList();
+        check(got.equals(List.of("v4", "v5", "v6", "v7", "v8", "v9")), "read after delete-records: " + got);
+    }
+
+    // ---- kafka-consumer-groups ------------------------------------------------------------------
+
+    private static void consumerGroups() throws Exception {
+        String t = PREFIX + "-groups";
+        String g = PREFIX + "-group";
+        createTopic(t);
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 10; i++) {
+            in.append("k").append(i).append(":v").append(i).append('\n');
+        }
+        produce(in.toString(), "--topic", t, "--reader-property", "parse.key=true", "--reader-property", "key.separator=:").ok();
+        ToolRunner.Result c = consume("--topic", t, "--group", g, "--from-beginning", "--max-messages", "10",
+                "--timeout-ms", String.valueOf(TIMEOUT_MS)).ok();
+        check(c.out().lines().filter(l -> l.startsWith("v")).count() == 10, "group consumer read: " + c);
+        TopicPartition tp = new TopicPartition(t, 0);
+        eventually("group " + g + " committed offset 10", TIMEOUT_MS, () -> committed(g, tp) == 10);
+
+        contains(groups("--list").ok(), g);
+        ToolRunner.Result typed = groups("--list", "--type").ok();
+        check(Pattern.compile("(?m)^" + Pattern.quote(g) + "\\s+Classic\\b").matcher(typed.out()).find(),
+                "--list --type should show " + g + " as a Classic group: " + typed);
+        ToolRunner.Result d = groups("--describe", "--group", g).ok();
+        check(Pattern.compile(Pattern.quote(g) + "\\s+" + Pattern.quote(t) + "\\s+0\\s+10\\s+10\\s+0\\b")
+                .matcher(d.out()).find(), "want GROUP TOPIC 0 10 10 0 (current, log end, lag) in " + d);
+        // The console consumer left the group when it closed; offsets can only be reset in an inactive group.
+        eventually("kafka-consumer-groups --describe --state shows " + g + " Empty", TIMEOUT_MS, () -> {
+            try {
+                return groups("--describe", "--group", g, "--state").ok().out().contains("Empty");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+
+        // Dry run changes nothing; --execute moves the committed offset.
+        ToolRunner.Result dry = groups("--reset-offsets", "--group", g, "--topic", t, "--to-earliest", "--dry-run")
+                .ok();
+        check(Pattern.compile(Pattern.quote(t) + "\\s+0\\s+0\\b").matcher(dry.out()).find(),
+                "dry run should plan NEW-OFFSET 0: " + dry);
+        check(committed(g, tp) == 10, "a dry run moved the offset to " + committed(g, tp));
+        groups("--reset-offsets", "--group", g, "--topic", t, "--to-earliest", "--execute").ok();
+        check(committed(g, tp) == 0, "after --to-earliest: " + committed(g, tp));
+        groups("--reset-offsets", "--group", g, "--topic", t, "--to-offset", "7", "--execute").ok();
+        check(committed(g, tp) == 7, "after --to-offset 7: " + committed(g, tp));
+        groups("--reset-offsets", "--group", g, "--topic", t + ":0", "--shift-by", "-2", "--execute").ok();
+        check(committed(g, tp) == 5, "after --shift-by -2: " + committed(g, tp));
+        ToolRunner.Result lag = groups("--describe", "--group", g).ok();
+        check(Pattern.compile(Pattern.quote(t) + "\\s+0\\s+5\\s+10\\s+5\\b").matcher(lag.out()).find(),
+                "want current 5, log end 10, lag 5 in " + lag);
+        // The group resumes where the reset put it.
+        ToolRunner.Result resumed = consume("--topic", t, "--group", g, "--max-messages", "5", "--timeout-ms",
+                String.valueOf(TIMEOUT_MS)).ok();
+        List<String> got = resumed.out().lines().filter(l -> !l.isBlank()).toList();
+        check(got.equals(List.of("v5", "v6", "v7", "v8", "v9")), "after the reset the group read " + got);
+        groups("--delete", "--group", g).ok();
+        eventually(g + " gone from --list", TIMEOUT_MS, () -> {
+            try {
+                return !groups("--list").ok().out().lines().anyMatch(g::equals);
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    private static long committed(String group, TopicPartition tp) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> m = admin().listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            OffsetAndMetadata om = m.get(tp);
+            return om == null ? -1 : om.offset();
+        } catch (Exception e) {
+            return -2;
+        }
+    }
+
+    // ---- kafka-dump-log -------------------------------------------------------------------------
+
+    private static File dataDir() {
+        String d = Harness.env("SLUICE_CLIENTS_DATA_DIR", "");
+        if (d.isEmpty()) {
+            throw new Harness.Skipped("the broker's data directory is unknown (SLUICE_CLIENTS_DATA_DIR unset: "
+                    + "an external broker)");
+        }
+        return new File(d);
+    }
+
+    private static File[] segmentFiles(File dir, String suffix) {
+        File[] fs = dir.listFiles((x, name) -> name.endsWith(suffix));
+        if (fs == null) {
+            return new File[0];
+        }
+        Arrays.sort(fs);
+        return fs;
+    }
+
+    /** The lines of kafka-dump-log's stderr that report an inconsistency between a log and its indexes. */
+    private static void noIndexErrors(ToolRunner.Result r) {
+        for (String bad : List.of("Mismatches in", "Non-consecutive offsets", "mismatch", "out of order",
+                "not found", "Exception", "corrupt")) {
+            check(!r.err().contains(bad) && !r.out().contains(bad), "kafka-dump-log reported \"" + bad + "\": " + r);
+        }
+    }
+
+    private static void dumpLog() throws Exception {
+        File data = dataDir();
+        String t = PREFIX + "-dump";
+        // segment.ms rolls the active segment soon after the writes; index.interval.bytes=1 indexes every
+        // batch after a segment's first (as Kafka does).
+        createTopic(t, "segment.ms=3000", "index.interval.bytes=1");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 5; i++) {
+            in.append("key-").append(i).append(":value-").append(i).append('\n');
+        }
+        // --sync with a short linger: one batch per record, written within milliseconds.
+        produce(in.toString(), "--topic", t, "--sync", "--timeout", "5", "--reader-property", "parse.key=true",
+                "--reader-property", "key.separator=:").ok();
+        File dir = new File(data, t + "-0");
+        eventually(dir + ": the segment holding offsets 0-4 is rolled (segment.ms=3000)", TIMEOUT_MS,
+                () -> new File(dir, "00000000000000000005.log").exists());
+        List<File> rolled = new ArrayList<>();
+        for (File f : segmentFiles(dir, ".log")) {
+            if (!f.getName().equals("00000000000000000005.log")) {
+                rolled.add(f);
+            }
+        }
+        check(!rolled.isEmpty() && rolled.get(0).getName().equals("00000000000000000000.log"),
+                "rolled segments " + rolled);
+
+        List<String> logs = rolled.stream().map(File::getPath).toList();
+        ToolRunner.Result log = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", logs),
+                "--print-data-log").ok();
+        noIndexErrors(log);
+        for (int i = 0; i < 5; i++) {
+            Pattern batch = Pattern.compile("baseOffset: " + i + " lastOffset: " + i + " count: 1 .*isTransactional: "
+                    + "false .*magic: 2 .*crc: \\d+ isvalid: true");
+            check(batch.matcher(log.out()).find(), "no valid batch line for offset " + i + " in " + log);
+            Pattern rec = Pattern.compile("\\| offset: " + i + " CreateTime: \\d+ keySize: 5 valueSize: 7 .*key: key-"
+                    + i + " payload: value-" + i);
+            check(rec.matcher(log.out()).find(), "no record line for offset " + i + " in " + log);
+        }
+
+        List<String> indexes = new ArrayList<>();
+        for (File f : rolled) {
+            String base = f.getPath().substring(0, f.getPath().length() - ".log".length());
+            indexes.add(base + ".index");
+            indexes.add(base + ".timeindex");
+        }
+        ToolRunner.Result idx = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", indexes))
+                .ok();
+        noIndexErrors(idx);
+        Matcher m = Pattern.compile("(?m)^offset: (\\d+) position: (\\d+)$").matcher(idx.out());
+        List<Long> indexed = new ArrayList<>();
+        while (m.find()) {
+            indexed.add(Long.parseLong(m.group(1)));
+        }
+        // Every batch but a segment's first is indexed: at least offsets 1-4 when one segment holds them all.
+        check(!indexed.isEmpty() || rolled.size() == 5, "no offset index entries in " + idx);
+        check(indexed.stream().allMatch(o -> o >= 0 && o <= 4) && indexed.stream().distinct().count() == indexed.size(),
+                "offset index entries " + indexed + " in " + idx);
+        check(Pattern.compile("(?m)^timestamp: \\d+ offset: 4$").matcher(idx.out()).find(),
+                "no time index entry for offset 4 (the rolled segment's largest timestamp): " + idx);
+
+        ToolRunner.Result sanity = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", indexes),
+                "--index-sanity-check").ok();
+        noIndexErrors(sanity);
+        for (String f : indexes) {
+            check(sanity.out().contains(f + " passed sanity check.") || sanity.out().contains(f + " is empty."),
+                    f + " not checked: " + sanity);
+        }
+        ToolRunner.Result verify = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", indexes),
+                "--verify-index-only").ok();
+        noIndexErrors(verify);
+    }
+
+    /** Kafka's offsets decoder reads Sluice's __consumer_offsets records (Kafka's own record formats). */
+    private static void dumpOffsetsLog() throws Exception {
+        File data = dataDir();
+        String t = PREFIX + "-offsets";
+        String g = PREFIX + "-dumped-group";
+        createTopic(t);
+        produce("a:1\nb:2\nc:3\n", "--topic", t, "--reader-property", "parse.key=true", "--reader-property", "key.separator=:")
+                .ok();
+        consume("--topic", t, "--group", g, "--from-beginning", "--max-messages", "3", "--timeout-ms",
+                String.valueOf(TIMEOUT_MS)).ok();
+        TopicPartition tp = new TopicPartition(t, 0);
+        eventually("group " + g + " committed offset 3", TIMEOUT_MS, () -> committed(g, tp) == 3);
+        File[] dirs = data.listFiles((x, name) -> name.startsWith("__consumer_offsets-"));
+        check(dirs != null && dirs.length > 0, "no __consumer_offsets partitions under " + data);
+        List<String> logs = new ArrayList<>();
+        for (File d : dirs) {
+            for (File f : segmentFiles(d, ".log")) {
+                if (f.length() > 0) {
+                    logs.add(f.getPath());
+                }
+            }
+        }
+        check(!logs.isEmpty(), "every __consumer_offsets segment is empty");
+        eventually("kafka-dump-log --offsets-decoder shows " + g + "'s commit of offset 3", TIMEOUT_MS, () -> {
+            try {
+                ToolRunner.Result r = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", logs),
+                        "--offsets-decoder");
+                if (r.status() != 0 || r.err().contains("Exception")) {
+                    throw new AssertionError("kafka-dump-log --offsets-decoder: " + r);
+                }
+                return r.out().lines().anyMatch(l -> l.contains("\"group\":\"" + g + "\"")
+                        && l.contains("\"topic\":\"" + t + "\"") && l.contains("\"offset\":3"));
+            } catch (AssertionError e) {
+                throw e;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+}
