@@ -187,7 +187,7 @@ echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
 "$WORK/harness" api-versions -bootstrap "$BOOTSTRAP" -timeout 10s -out "$WORK/api-versions.json" ||
   echo '[]' >"$WORK/api-versions.json"
 
-export SLUICE_BOOTSTRAP=$BOOTSTRAP SLUICE_APIS=$APIS SLUICE_RESULTS_DIR=$RESULTS_DIR
+export SLUICE_BOOTSTRAP=$BOOTSTRAP SLUICE_APIS=$APIS SLUICE_RESULTS_DIR=$RESULTS_DIR SLUICE_BIN=$WORK/sluice
 export SLUICE_RUN_ID=${SLUICE_RUN_ID:-$(date +%s | tail -c 6)$$}
 export SLUICE_HARNESS=$WORK/harness SLUICE_CLIENTS_VENV=$VENV SLUICE_CLIENTS_JAVA_CP=$JAVA_CP
 export SLUICE_EXAMPLE_GO=$WORK/example-go

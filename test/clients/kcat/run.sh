@@ -77,7 +77,26 @@ t_group() {
   expect_eq "group consumer records" $'a=1\nb=2\nc=3' "$got"
 }
 
+# The README's quick start, run as written: the first sh block under "Quick start with kcat",
+# pointed at this run's broker ($SLUICE_BOOTSTRAP is also what `sluice topics` reads), this run's
+# binary instead of `go run ./cmd/sluice`, and a topic name of its own.
+t_readme_quickstart() {
+  local block got topic="$P-readme"
+  block=$(awk '/^## Quick start with kcat/{q=1} q&&/^```sh/{f=1;next} f&&/^```/{exit} f' "$here/../../../README.md")
+  [ -n "$block" ] || fail "README.md has no sh block under 'Quick start with kcat'"
+  case "$block" in *"go run ./cmd/sluice topics create user-profiles"*"kcat -b localhost:9092 -C"*) ;;
+    *) fail "the README quick start no longer creates user-profiles and consumes it with kcat:"$'\n'"$block" ;; esac
+  block=${block//localhost:9092/$B}
+  block=${block//go run .\/cmd\/sluice/\"\$SLUICE_BIN\"}
+  block=${block//user-profiles/$topic}
+  echo "$block"
+  got=$(timeout 60 bash -euo pipefail -c "$block")
+  echo "$got"
+  expect_eq "README quick start output" $'created topic '"$topic"$' (1 partitions)\n0 user-42=v1\n1 user-42=v2\n2 user-7=NULL' "$got"
+}
+
 run_test kcat metadata metadata "Metadata" t_metadata
+run_test kcat readme-quickstart produce.tombstone "CreateTopics Produce Fetch ListOffsets" t_readme_quickstart
 run_test kcat quickstart-produce produce "Produce" t_quickstart_produce
 run_test kcat quickstart-consume consume.from-beginning "Produce Fetch ListOffsets" t_quickstart_consume
 run_test kcat quickstart-tombstone produce.tombstone "Produce Fetch ListOffsets" t_quickstart_tombstone
