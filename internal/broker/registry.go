@@ -48,14 +48,26 @@ var apiTable = []apiSpec{
 	{key: 21, min: 0, max: 2},                   // DeleteRecords
 	{key: 22, min: 0, max: 5},                   // InitProducerId
 	{key: 23, min: 2, max: 4, concurrent: true}, // OffsetForLeaderEpoch
+	{key: 29, min: 1, max: 3, concurrent: true}, // DescribeAcls
+	{key: 30, min: 1, max: 3},                   // CreateAcls
+	{key: 31, min: 1, max: 3},                   // DeleteAcls
 	{key: 32, min: 1, max: 4, concurrent: true}, // DescribeConfigs
 	{key: 33, min: 0, max: 2},                   // AlterConfigs
 	{key: 35, min: 1, max: 4, concurrent: true}, // DescribeLogDirs
 	{key: 37, min: 0, max: 3},                   // CreatePartitions
 	{key: 42, min: 0, max: 2},                   // DeleteGroups
+	{key: 43, min: 0, max: 2},                   // ElectLeaders
 	{key: 44, min: 0, max: 1},                   // IncrementalAlterConfigs
+	{key: 45, min: 0, max: 0},                   // AlterPartitionReassignments
+	{key: 46, min: 0, max: 0, concurrent: true}, // ListPartitionReassignments
 	{key: 47, min: 0, max: 0},                   // OffsetDelete
+	{key: 48, min: 0, max: 1, concurrent: true}, // DescribeClientQuotas
+	{key: 49, min: 0, max: 1},                   // AlterClientQuotas
+	{key: 50, min: 0, max: 0, concurrent: true}, // DescribeUserScramCredentials
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
+	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
+	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions
+	{key: 66, min: 0, max: 1, concurrent: true}, // ListTransactions
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat
 	{key: 69, min: 0, max: 1, concurrent: true}, // ConsumerGroupDescribe
 	{key: 75, min: 0, max: 0, concurrent: true}, // DescribeTopicPartitions

@@ -63,6 +63,10 @@ var featureNames = []struct{ id, name string }{
 	{"tools.get-offsets-delete-records", "kafka-get-offsets (earliest, latest, max timestamp) and kafka-delete-records"},
 	{"tools.dump-log", "kafka-dump-log on a Sluice segment (.log, .index, .timeindex)"},
 	{"tools.dump-log-offsets", "kafka-dump-log --offsets-decoder on __consumer_offsets"},
+	{"tools.acls", "kafka-acls --list, --add: SECURITY_DISABLED (no authorizer), as Kafka without one"},
+	{"tools.reassign-partitions", "kafka-reassign-partitions --list, --execute with the current assignment"},
+	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
+	{"tools.transactions", "kafka-transactions list, describe-producers, describe (unknown id)"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
 }

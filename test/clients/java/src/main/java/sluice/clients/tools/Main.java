@@ -40,6 +40,10 @@ public final class Main {
     private static final String DUMP_LOG = "org.apache.kafka.tools.DumpLogSegments";
     private static final String GET_OFFSETS = "org.apache.kafka.tools.GetOffsetShell";
     private static final String DELETE_RECORDS = "org.apache.kafka.tools.DeleteRecordsCommand";
+    private static final String ACLS = "org.apache.kafka.tools.AclCommand";
+    private static final String REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+    private static final String LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand";
+    private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
     private static final long TIMEOUT_MS = 30_000;
 
     private static Admin admin;
@@ -69,6 +73,15 @@ public final class Main {
         h.add("kafka-dump-log", "tools.dump-log", List.of("CreateTopics", "Produce"), Main::dumpLog);
         h.add("kafka-dump-log-offsets-decoder", "tools.dump-log-offsets",
                 List.of("CreateTopics", "Produce", "FindCoordinator", "OffsetCommit"), Main::dumpOffsetsLog);
+        h.add("kafka-acls", "tools.acls", List.of("DescribeACLs", "CreateACLs"), Main::acls);
+        h.add("kafka-reassign-partitions", "tools.reassign-partitions",
+                List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "ListPartitionReassignments",
+                        "AlterPartitionAssignments"), Main::reassignPartitions);
+        h.add("kafka-leader-election", "tools.leader-election", List.of("CreateTopics", "Metadata", "ElectLeaders"),
+                Main::leaderElection);
+        h.add("kafka-transactions", "tools.transactions",
+                List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
+                        "DescribeTransactions", "DescribeProducers"), Main::transactions);
         boolean ok;
         try {
             ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
@@ -298,6 +311,78 @@ public final class Main {
                 String.valueOf(TIMEOUT_MS)).ok();
         List<String> got = c.out().lines().filter(l -> !l.isBlank()).toList();
         check(got.equals(List.of("v4", "v5", "v6", "v7", "v8", "v9")), "read after delete-records: " + got);
+    }
+
+    // ---- cluster admin tools: kafka-acls, kafka-reassign-partitions, kafka-leader-election, ----------
+    // ---- kafka-transactions -------------------------------------------------------------------------
+
+    /** Runs a tool, checks it exited with status, and returns its stdout and stderr together. */
+    private static String tool(int status, String script, String mainClass, String... args) throws Exception {
+        ToolRunner.Result r = ToolRunner.run(script, mainClass, withBootstrap(args));
+        check(r.status() == status, "want exit " + status + " from " + r);
+        return r.out() + r.err();
+    }
+
+    private static void acls() throws Exception {
+        // No authorizer: Kafka's tools report SECURITY_DISABLED with Kafka's own message, and fail.
+        String list = tool(1, "kafka-acls", ACLS, "--list");
+        check(list.contains("SecurityDisabledException: No Authorizer is configured on the broker"),
+                "kafka-acls --list should report SecurityDisabledException: " + list);
+        String add = tool(1, "kafka-acls", ACLS, "--add", "--allow-principal", "User:alice", "--operation", "Read",
+                "--topic", PREFIX + "-acl");
+        check(add.contains("SecurityDisabledException"), "kafka-acls --add should report SecurityDisabledException: "
+                + add);
+    }
+
+    private static void reassignPartitions() throws Exception {
+        String t = PREFIX + "-reassign";
+        createTopic(t);
+        contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN, withBootstrap("--list")).ok(),
+                "No partition reassignments found.");
+        int node = admin().describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).iterator().next().id();
+        File plan = File.createTempFile("reassign", ".json");
+        plan.deleteOnExit();
+        java.nio.file.Files.writeString(plan.toPath(), "{\"version\":1,\"partitions\":[{\"topic\":\"" + t
+                + "\",\"partition\":0,\"replicas\":[" + node + "]}]}");
+        // The current assignment is the only one a single node can take: accepted, nothing moves.
+        contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN,
+                withBootstrap("--reassignment-json-file", plan.getPath(), "--execute")).ok(),
+                "Successfully started partition reassignment for " + t + "-0");
+        contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN, withBootstrap("--list")).ok(),
+                "No partition reassignments found.");
+    }
+
+    private static void leaderElection() throws Exception {
+        String t = PREFIX + "-elect";
+        createTopic(t);
+        for (String type : List.of("preferred", "unclean")) {
+            String out = tool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", type, "--topic", t,
+                    "--partition", "0");
+            check(out.contains("Valid replica already elected for partitions " + t + "-0"),
+                    type + " election should need none: " + out);
+        }
+        String missing = tool(1, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred",
+                "--topic", t, "--partition", "7");
+        check(missing.contains("UnknownTopicOrPartitionException"),
+                "election on a missing partition should fail with UnknownTopicOrPartitionException: " + missing);
+        tool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred", "--all-topic-partitions");
+    }
+
+    private static void transactions() throws Exception {
+        String t = PREFIX + "-txn";
+        createTopic(t);
+        // The console producer is idempotent: three records, sequences 0..2.
+        produce("a\nb\nc\n", "--topic", t).ok();
+        String list = tool(0, "kafka-transactions", TRANSACTIONS, "list");
+        check(list.contains("TransactionalId") && list.lines().noneMatch(l -> l.contains("Ongoing")),
+                "kafka-transactions list should print only its header: " + list);
+        String producers = tool(0, "kafka-transactions", TRANSACTIONS, "describe-producers", "--topic", t,
+                "--partition", "0");
+        check(Pattern.compile("(?m)^\\d+\\s+0\\s+-1\\s+2\\s+\\d+\\s+None\\b").matcher(producers).find(),
+                "describe-producers should show one producer, epoch 0, last sequence 2: " + producers);
+        String described = tool(1, "kafka-transactions", TRANSACTIONS, "describe", "--transactional-id",
+                PREFIX + "-no-such-txn");
+        check(described.contains("could not be found"), "describe of an unknown transactional id: " + described);
     }
 
     // ---- kafka-consumer-groups ------------------------------------------------------------------

@@ -1,0 +1,81 @@
+// AlterPartitionReassignments (key 45), v0.
+//
+// Every partition of a single node has exactly one replica, on this node.
+// Each requested partition is answered on its own, as Apache Kafka's
+// controller answers:
+//
+//   - unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION with a message;
+//   - target replicas exactly [this node]: success, nothing changes (Kafka,
+//     too, succeeds without a change when the target is the current
+//     assignment);
+//   - null replicas (cancel a reassignment): NO_REASSIGNMENT_IN_PROGRESS,
+//     since none ever is;
+//   - any other target: INVALID_REPLICA_ASSIGNMENT with Kafka's reasons — an
+//     empty list, a broker that is not registered (any id but this node's),
+//     a broker listed twice.
+//
+// Kafka 4.1's v1 (allow_replication_factor_change) is not advertised.
+
+package broker
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() {
+	register(kmsg.AlterPartitionAssignments, (*Broker).handleAlterPartitionReassignments)
+}
+
+func (b *Broker) handleAlterPartitionReassignments(_ context.Context, _ *wire.Request, req *kmsg.AlterPartitionAssignmentsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition = p.Partition
+			if err := b.reassignPartition(t.Topic, p.Partition, p.Replicas); err != nil {
+				rp.ErrorCode, rp.ErrorMessage = err.Code, kmsg.StringPtr(err.Msg)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// reassignPartition validates one target assignment; nil means the target
+// is the current one.
+func (b *Broker) reassignPartition(topic string, partition int32, replicas []int32) *Error {
+	t, ok := b.topics.Get(topic)
+	if !ok {
+		return errorf(kerr.UnknownTopicOrPartition, "Unable to find a topic named %s.", topic)
+	}
+	if partition < 0 || partition >= t.Partitions {
+		return errorf(kerr.UnknownTopicOrPartition, "Unable to find partition %s:%d.", topic, partition)
+	}
+	if replicas == nil {
+		return errorf(kerr.NoReassignmentInProgress, "No partition reassignment is in progress for %s:%d.", topic, partition)
+	}
+	if len(replicas) == 0 {
+		return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
+	}
+	sorted := slices.Clone(replicas)
+	slices.Sort(sorted)
+	for i, id := range sorted {
+		if id != b.nodeID {
+			return errorf(kerr.InvalidReplicaAssignment,
+				"The manual partition assignment includes broker %d, but no such broker is registered (this single-node cluster has only broker %d).", id, b.nodeID)
+		}
+		if i > 0 && sorted[i-1] == id {
+			return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", id)
+		}
+	}
+	return nil
+}

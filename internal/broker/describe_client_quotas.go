@@ -1,0 +1,91 @@
+// DescribeClientQuotas (key 48), v0–v1.
+//
+// Sluice enforces no client quotas and stores none, so every valid filter
+// matches nothing: the answer is an empty (not null) entry list with no
+// error, exactly what Apache Kafka answers when no quota is configured. The filter is
+// validated as Kafka validates it, with the same top-level errors:
+// INVALID_REQUEST for an empty or repeated entity type, an unknown match
+// type, a match string that contradicts the match type, or an ip component
+// combined with user/client-id; UNSUPPORTED_VERSION for an entity type other
+// than user, client-id and ip.
+//
+// AlterClientQuotas (alter_client_quotas.go) refuses to set quotas.
+
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.DescribeClientQuotas, (*Broker).handleDescribeClientQuotas) }
+
+// Kafka's quota entity types.
+const (
+	quotaEntityUser     = "user"
+	quotaEntityClientID = "client-id"
+	quotaEntityIP       = "ip"
+)
+
+func (b *Broker) handleDescribeClientQuotas(_ context.Context, _ *wire.Request, req *kmsg.DescribeClientQuotasRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	if err := validateQuotaFilter(req.Components); err != nil {
+		resp.ErrorCode = err.Code
+		resp.ErrorMessage = kmsg.StringPtr(err.Msg)
+		return resp, nil // entries stay null, as in Kafka's error answer
+	}
+	// entries is nullable: an answer without error must carry an empty list
+	// (Kafka's admin client reads its size without a null check).
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
+	return resp, nil
+}
+
+// validateQuotaFilter checks a DescribeClientQuotas filter as Kafka does.
+func validateQuotaFilter(components []kmsg.DescribeClientQuotasRequestComponent) *Error {
+	seen := make(map[string]bool, len(components))
+	for _, c := range components {
+		switch {
+		case c.EntityType == "":
+			return errorf(kerr.InvalidRequest, "Invalid empty entity type.")
+		case seen[c.EntityType]:
+			return errorf(kerr.InvalidRequest, "Entity type %s cannot appear more than once in the filter.", c.EntityType)
+		}
+		seen[c.EntityType] = true
+		switch c.EntityType {
+		case quotaEntityUser, quotaEntityClientID, quotaEntityIP:
+		default:
+			return errorf(kerr.UnsupportedVersion, "Unsupported entity type %s", c.EntityType)
+		}
+		switch c.MatchType {
+		case kmsg.QuotasMatchTypeExact:
+			if c.Match == nil {
+				return errorf(kerr.InvalidRequest, "Request specified MATCH_TYPE_EXACT, but set match string to null.")
+			}
+		case kmsg.QuotasMatchTypeDefault, kmsg.QuotasMatchTypeAny:
+			if c.Match != nil {
+				return errorf(kerr.InvalidRequest, "Request specified %s, but also specified a match string.", matchTypeName(c.MatchType))
+			}
+		default:
+			return errorf(kerr.InvalidRequest, "Unknown match type %d", int8(c.MatchType))
+		}
+	}
+	if seen[quotaEntityIP] && (seen[quotaEntityUser] || seen[quotaEntityClientID]) {
+		return errorf(kerr.InvalidRequest, "Invalid entity filter component combination. IP filter component should not be used with user or clientId filter component.")
+	}
+	return nil
+}
+
+func matchTypeName(m kmsg.QuotasMatchType) string {
+	switch m {
+	case kmsg.QuotasMatchTypeDefault:
+		return "MATCH_TYPE_DEFAULT"
+	case kmsg.QuotasMatchTypeAny:
+		return "MATCH_TYPE_SPECIFIED"
+	}
+	return fmt.Sprintf("match type %d", int8(m))
+}

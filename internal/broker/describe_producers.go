@@ -1,0 +1,81 @@
+// DescribeProducers (key 61), v0.
+//
+// Reports, per requested partition, the idempotent producers the partition
+// currently remembers — the same per-partition producer.State that Produce
+// checks sequences against (init_producer_id.go installs one in every
+// log): producer id, epoch, last sequence, last timestamp. Producers expire
+// after producer.id.expiration.ms, as in Kafka. Transactions are not
+// implemented, so coordinator_epoch and current_txn_start_offset are always
+// -1. Producers are listed by ascending id.
+//
+// Errors, as Apache Kafka: an illegal topic name gets INVALID_TOPIC_EXCEPTION
+// with the reason, an unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION,
+// for every requested partition of that topic.
+
+package broker
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.DescribeProducers, (*Broker).handleDescribeProducers) }
+
+func (b *Broker) handleDescribeProducers(_ context.Context, _ *wire.Request, req *kmsg.DescribeProducersRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewDescribeProducersResponseTopic()
+		rt.Topic = t.Topic
+		topicCode, topicMsg := int16(0), (*string)(nil)
+		if err := topics.ValidateName(t.Topic); err != nil {
+			topicCode, topicMsg = kerr.InvalidTopicException.Code, errorMessage(err)
+		} else if _, ok := b.topics.Get(t.Topic); !ok {
+			topicCode = kerr.UnknownTopicOrPartition.Code
+		}
+		for _, p := range t.Partitions {
+			rp := kmsg.NewDescribeProducersResponseTopicPartition()
+			rp.Partition = p
+			if topicCode != 0 {
+				rp.ErrorCode, rp.ErrorMessage = topicCode, topicMsg
+			} else {
+				b.describePartitionProducers(&rp, t.Topic, p)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) describePartitionProducers(rp *kmsg.DescribeProducersResponseTopicPartition, topic string, partition int32) {
+	if _, _, code := b.partitionLog(topic, partition); code != 0 {
+		rp.ErrorCode = code
+		return
+	}
+	s := b.producers.get(log.TopicPartition{Topic: topic, Partition: partition})
+	if s == nil {
+		return // no guard installed: no producer is tracked here
+	}
+	infos := s.Producers()
+	slices.SortFunc(infos, func(x, y producer.ProducerInfo) int { return cmp.Compare(x.ProducerID, y.ProducerID) })
+	rp.ActiveProducers = make([]kmsg.DescribeProducersResponseTopicPartitionActiveProducer, 0, len(infos))
+	for _, pi := range infos {
+		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
+		ap.ProducerID = pi.ProducerID
+		ap.ProducerEpoch = int32(pi.Epoch)
+		ap.LastSequence = pi.LastSequence
+		ap.LastTimestamp = pi.LastTimestamp
+		ap.CoordinatorEpoch = -1
+		ap.CurrentTxnStartOffset = -1
+		rp.ActiveProducers = append(rp.ActiveProducers, ap)
+	}
+}

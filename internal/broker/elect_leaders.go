@@ -1,0 +1,104 @@
+// ElectLeaders (key 43), v0–v2.
+//
+// This node leads every partition and is every partition's only (so
+// preferred) replica, so no election is ever needed. Answered as Apache
+// Kafka's controller answers for partitions that already have their
+// preferred leader (preferred elections) or any leader (unclean elections):
+//
+//   - each named partition gets ELECTION_NOT_NEEDED (84), or
+//     UNKNOWN_TOPIC_OR_PARTITION with a message when the topic or partition
+//     does not exist; a partition whose log is not open here (it has no
+//     leader) gets PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE;
+//   - null topics ("all partitions") lists every topic with only the
+//     partitions that did not answer ELECTION_NOT_NEEDED — normally none, so
+//     every topic with an empty partition list, as Kafka does;
+//   - an election type other than 0 (preferred) or 1 (unclean), v1+, gets
+//     INVALID_REQUEST at the top level and for every named partition.
+//
+// Nothing changes; timeout_ms has nothing to wait for.
+
+package broker
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.ElectLeaders, (*Broker).handleElectLeaders) }
+
+const (
+	electionPreferred int8 = 0
+	electionUnclean   int8 = 1
+)
+
+func (b *Broker) handleElectLeaders(_ context.Context, _ *wire.Request, req *kmsg.ElectLeadersRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	electionType := req.ElectionType
+	if req.Version < 1 {
+		electionType = electionPreferred
+	}
+	if electionType != electionPreferred && electionType != electionUnclean {
+		msg := fmt.Sprintf("Unknown election type %d", electionType)
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		for _, t := range req.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}
+
+	if req.Topics == nil {
+		for _, t := range b.topics.List() {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Name
+			for p := int32(0); p < t.Partitions; p++ {
+				if rp := b.electLeader(t.Name, p, electionType); rp.ErrorCode != kerr.ElectionNotNeeded.Code {
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, b.electLeader(t.Topic, p, electionType))
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// electLeader answers one partition.
+func (b *Broker) electLeader(topic string, partition int32, electionType int8) kmsg.ElectLeadersResponseTopicPartition {
+	rp := kmsg.NewElectLeadersResponseTopicPartition()
+	rp.Partition = partition
+	t, ok := b.topics.Get(topic)
+	switch {
+	case !ok:
+		rp.ErrorCode, rp.ErrorMessage = kerr.UnknownTopicOrPartition.Code, kmsg.StringPtr("No such topic as "+topic)
+	case partition < 0 || partition >= t.Partitions:
+		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("No such partition as %s-%d", topic, partition))
+	case b.logs.Get(topic, partition) == nil && electionType == electionPreferred:
+		rp.ErrorCode = kerr.PreferredLeaderNotAvailable.Code
+	case b.logs.Get(topic, partition) == nil:
+		rp.ErrorCode = kerr.EligibleLeadersNotAvailable.Code
+	default:
+		rp.ErrorCode = kerr.ElectionNotNeeded.Code
+	}
+	return rp
+}

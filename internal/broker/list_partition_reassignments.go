@@ -1,0 +1,26 @@
+// ListPartitionReassignments (key 46), v0.
+//
+// A single node has nothing to move replicas to, so no reassignment is ever
+// in progress: the answer is always an empty topic list with no error,
+// whether all reassignments are asked for (null topics) or some topics are
+// named. Apache Kafka, too, answers named topics that are unknown or not
+// reassigning by leaving them out rather than with an error.
+// AlterPartitionReassignments is in alter_partition_reassignments.go.
+
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() {
+	register(kmsg.ListPartitionReassignments, (*Broker).handleListPartitionReassignments)
+}
+
+func (b *Broker) handleListPartitionReassignments(_ context.Context, _ *wire.Request, req *kmsg.ListPartitionReassignmentsRequest) (kmsg.Response, error) {
+	return req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse), nil
+}
