@@ -12,7 +12,9 @@
 // INVALID_REQUEST.
 //
 // Differences from Kafka: broker resources cannot be altered — Sluice has no
-// dynamic broker configuration (INVALID_REQUEST telling to use --config).
+// dynamic broker configuration (INVALID_REQUEST telling to use --config);
+// a request that only DELETEs broker configs succeeds, as there is no dynamic
+// value to remove.
 
 package broker
 
@@ -58,6 +60,12 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 		}
 		ops = append(ops, config.AlterOp{Name: c.Name, Op: op, Value: c.Value})
 	}
+	if int8(rr.ResourceType) == resourceBroker && onlyDeletes(ops) {
+		// No broker config has a dynamic value, so deleting one changes
+		// nothing and succeeds, as in Kafka (kafka-reassign-partitions
+		// --verify clears throttles this way).
+		return b.checkBrokerResource(rr.ResourceName)
+	}
 	return b.alterTopicConfigs(int8(rr.ResourceType), rr.ResourceName, validateOnly,
 		func(current map[string]string) (map[string]string, error) {
 			next, err := config.ApplyIncremental(current, ops)
@@ -66,4 +74,13 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 			}
 			return next, nil
 		})
+}
+
+func onlyDeletes(ops []config.AlterOp) bool {
+	for _, op := range ops {
+		if op.Op != config.OpDelete {
+			return false
+		}
+	}
+	return true
 }
