@@ -62,6 +62,7 @@ type Server struct {
 	metrics *http.Server
 	mln     net.Listener
 
+	lock      *os.File // the data directory's .lock (dirlock.go)
 	closeOnce sync.Once
 	closeErr  error
 	serveWG   sync.WaitGroup
@@ -132,6 +133,9 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 
+	if s.lock, err = lockDataDir(dataDir); err != nil {
+		return err
+	}
 	if b.topics, err = topics.Open(dataDir, b.nodeID); err != nil {
 		return err
 	}
@@ -293,6 +297,10 @@ func (s *Server) closeBroker() error {
 		if err := b.logs.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("sluice: closing logs: %w", err))
 		}
+	}
+	if s.lock != nil {
+		s.lock.Close() // releases the data directory
+		s.lock = nil
 	}
 	return errors.Join(errs...)
 }
