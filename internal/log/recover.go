@@ -334,11 +334,29 @@ func openSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, error)
 	if err != nil {
 		return nil, err
 	}
-	s := newSegmentStruct(base, prefix, nowMs)
+	s := newSegmentStruct(base, prefix, segmentStartMs(log, nowMs))
 	s.log = log
 	s.idx = newIndexFile(idx, offsetIndexEntrySize, 0, nil)
 	s.tidx = newIndexFile(tidx, timeIndexEntrySize, 0, nil)
 	return s, nil
+}
+
+// segmentStartMs is when an existing segment counts as started for
+// segment.ms, so that a restart does not reset the clock (an idle segment
+// must still roll, and so become compactable, on time): the max timestamp of
+// its first batch, as Kafka measures the roll, or the file's modification
+// time if that is missing or in the future; now for an empty segment.
+func segmentStartMs(f File, nowMs int64) int64 {
+	var h [batch.HeaderSize]byte
+	if _, err := f.ReadAt(h[:], 0); err == nil {
+		if hd, err := batch.ParseHeader(h[:]); err == nil && hd.MaxTimestamp > 0 && hd.MaxTimestamp <= nowMs {
+			return hd.MaxTimestamp
+		}
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.ModTime().UnixMilli() <= nowMs {
+		return fi.ModTime().UnixMilli()
+	}
+	return nowMs
 }
 
 // loadClean trusts the segment (it is below the recovery point or the

@@ -83,6 +83,26 @@ func TestRollByTimeWithoutAppend(t *testing.T) {
 	}
 }
 
+// A restart does not reset segment.ms: the idle active segment still rolls
+// segment.ms after its first batch, not after the restart.
+func TestRollByTimeAcrossRestart(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SegmentMs = 60_000
+	e := newEnv(t, cfg)
+	mustAppend(t, e.log(), mkBatch(t, 1, 10, e.clock.Now().UnixMilli()))
+	e.clock.Advance(40 * time.Second)
+	e.restart()
+	e.m.RunHousekeeping()
+	if n := len(e.log().Segments()); n != 1 {
+		t.Fatalf("rolled too early after restart: %d segments", n)
+	}
+	e.clock.Advance(21 * time.Second) // 61 s after the first batch, 21 s after the restart
+	e.m.RunHousekeeping()
+	if n := len(e.log().Segments()); n != 2 {
+		t.Fatalf("idle segment not rolled 61 s after its first batch (restart at 40 s): %d segments", n)
+	}
+}
+
 func TestRetentionMs(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.SegmentBytes = 2048
