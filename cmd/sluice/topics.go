@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -42,17 +43,18 @@ func (c configFlags) Set(v string) error {
 
 func topicsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--config name=value ...] [--bootstrap host:port]")
-		fmt.Fprintln(stderr, "       sluice topics list|describe NAME|delete NAME [--bootstrap host:port]")
+		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--replication-factor 1] [--config name=value ...] [--bootstrap host:port]")
+		fmt.Fprintln(stderr, "       sluice topics list [--bootstrap host:port]")
+		fmt.Fprintln(stderr, "       sluice topics describe|delete NAME [--bootstrap host:port]")
 	}
 	if len(args) == 0 {
 		usage()
 		return 2
 	}
 	verb, rest := args[0], args[1:]
-	var name string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		name, rest = rest[0], rest[1:]
+	if verb == "-h" || verb == "--help" || verb == "help" {
+		usage()
+		return 0
 	}
 	fs := flag.NewFlagSet("sluice topics "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -61,18 +63,27 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		bootstrap = "localhost:9092"
 	}
 	fs.StringVar(&bootstrap, "bootstrap", bootstrap, "`host:port` of the broker [$SLUICE_BOOTSTRAP]")
-	partitions := fs.Int("partitions", -1, "number of partitions (default: the broker's num.partitions)")
+	partitions := fs.Int("partitions", -1, "number of `partitions`; -1 takes the broker's num.partitions")
+	replication := fs.Int("replication-factor", -1, "replication `factor`: 1 (or -1, the broker default) on a single node")
 	configs := configFlags{}
 	fs.Var(configs, "config", "topic config `name=value` (repeatable), e.g. cleanup.policy=compact")
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	// NAME may come before or after the flags.
+	var name string
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
 		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sluice topics: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		if fs.NArg() == 0 {
+			break
+		}
+		if name != "" {
+			fmt.Fprintf(stderr, "sluice topics: unexpected argument %q\n", fs.Arg(0))
+			return 2
+		}
+		name, rest = fs.Arg(0), fs.Args()[1:]
 	}
 	needName := verb == "create" || verb == "describe" || verb == "delete"
 	if needName && name == "" {
@@ -96,21 +107,18 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	switch verb {
 	case "create":
-		resp, err := adm.CreateTopic(ctx, int32(*partitions), -1, configs, name)
+		resp, err := adm.CreateTopic(ctx, int32(*partitions), int16(*replication), configs, name)
 		if err == nil {
-			err = resp.Err
+			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
-			if resp.ErrMessage != "" {
-				err = fmt.Errorf("%w: %s", err, resp.ErrMessage)
-			}
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "created topic %s (%d partitions)\n", name, resp.NumPartitions)
 	case "delete":
 		resp, err := adm.DeleteTopic(ctx, name)
 		if err == nil {
-			err = resp.Err
+			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
 			return fail(err)
@@ -156,4 +164,14 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		return 2
 	}
 	return 0
+}
+
+// withMessage prefers the broker's error message to the generic text of its
+// error code: "INVALID_CONFIG: invalid value ..." rather than both.
+func withMessage(err error, msg string) error {
+	var ke *kerr.Error
+	if err == nil || msg == "" || !errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%s: %s", ke.Message, msg)
 }
