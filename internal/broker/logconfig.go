@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
 )
 
@@ -32,5 +33,25 @@ func (b *Broker) logConfig(overrides map[string]string) (log.Config, error) {
 	c.TimestampBeforeMaxMs = t.TimestampBeforeMaxMs
 	c.TimestampAfterMaxMs = t.TimestampAfterMaxMs
 	c.FileDeleteDelayMs = t.FileDeleteDelayMs
+	c.Compression, c.CompressionLevel = compressionConfig(&t)
 	return c, nil
+}
+
+// compressionConfig resolves compression.type and the matching
+// compression.<codec>.level. The config table only lets the six names of
+// compression.type through.
+func compressionConfig(t *config.Topic) (batch.Compression, int) {
+	switch t.CompressionType {
+	case "uncompressed":
+		return batch.None, 0
+	case "gzip":
+		return batch.Gzip, t.CompressionGzipLevel
+	case "snappy":
+		return batch.Snappy, 0
+	case "lz4":
+		return batch.LZ4, t.CompressionLz4Level
+	case "zstd":
+		return batch.Zstd, t.CompressionZstdLevel
+	}
+	return log.ProducerCompression, 0
 }

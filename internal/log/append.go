@@ -16,10 +16,13 @@ import (
 // records when uncompressed or when the topic needs them), against
 // max.message.bytes (MESSAGE_TOO_LARGE), the timestamp window
 // (INVALID_TIMESTAMP), compaction's key rule (INVALID_RECORD) and the
-// ProducerGuard. Offsets are assigned by rewriting each batch's baseOffset
-// and partitionLeaderEpoch in place — records is modified — and with
-// message.timestamp.type=LogAppendTime its maxTimestamp, attributes and CRC.
-// The bytes then go to the active segment in one write.
+// ProducerGuard. With compression.type other than "producer"
+// (Config.Compression), a batch whose codec differs is first re-encoded
+// with the topic's codec (see recompress.go). Offsets are assigned by
+// rewriting each batch's baseOffset and partitionLeaderEpoch in place —
+// records is modified, unless some batch was re-encoded: then a new buffer
+// is — and with message.timestamp.type=LogAppendTime its maxTimestamp,
+// attributes and CRC. The bytes then go to the active segment in one write.
 //
 // Errors are *AppendError for bad input and guard refusals, *StorageError
 // (KAFKA_STORAGE_ERROR) for I/O failures including a full disk — after
@@ -51,6 +54,8 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 	// The latest timestamp is in the header; the earliest needs the records.
 	vopts.CheckRecords = checkTs && cfg.TimestampBeforeMaxMs != math.MaxInt64
 	var records64 int64
+	var splices []splice // batches re-encoded for compression.type; nil on the usual path
+	newSize := len(records)
 	nb := 0
 	for pos := 0; pos < len(records); nb++ {
 		b, err := nextBatch(records, pos)
@@ -60,8 +65,19 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		if len(b) > cfg.MaxMessageBytes {
 			return res, &AppendError{Code: CodeMessageTooLarge, Batch: nb, Msg: "batch larger than max.message.bytes"}
 		}
-		sum, err := batch.Inspect(b, vopts)
-		if err != nil {
+		var sum batch.Summary
+		if needsRecompress(b, cfg.Compression) {
+			var out []byte
+			if out, sum, err = recompress(b, cfg.Compression, cfg.CompressionLevel, vopts); err != nil {
+				return res, recompressErr(nb, err)
+			}
+			if len(out) > cfg.MaxMessageBytes {
+				return res, &AppendError{Code: CodeMessageTooLarge, Batch: nb,
+					Msg: "batch larger than max.message.bytes once re-encoded with compression.type " + cfg.Compression.String()}
+			}
+			splices = append(splices, splice{from: pos, to: pos + len(b), data: out})
+			newSize += len(out) - len(b)
+		} else if sum, err = batch.Inspect(b, vopts); err != nil {
 			return res, batchErr(nb, err)
 		}
 		if checkTs && sum.Header.RecordCount > 0 {
@@ -76,6 +92,13 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		}
 		records64 += int64(sum.Header.LastOffsetDelta) + 1
 		pos += len(b)
+	}
+	if splices != nil {
+		if int64(newSize) > cfg.SegmentBytes {
+			return res, &AppendError{Code: CodeRecordListTooLarge, Batch: -1,
+				Msg: "produce larger than segment.bytes once re-encoded with compression.type " + cfg.Compression.String()}
+		}
+		records = applySplices(records, splices, newSize)
 	}
 
 	l.mu.Lock()

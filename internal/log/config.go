@@ -31,7 +31,20 @@ type Config struct {
 	TimestampAfterMaxMs  int64               // message.timestamp.after.max.ms (math.MaxInt64 = unchecked); checked on the header's maxTimestamp, no decode
 
 	FileDeleteDelayMs int64 // file.delete.delay.ms: deleted segments stay readable (renamed .deleted) this long
+
+	// Compression is compression.type: ProducerCompression ("producer")
+	// stores batches as produced; a codec (batch.None for "uncompressed")
+	// makes Append re-encode each batch that arrives with another codec.
+	Compression batch.Compression
+	// CompressionLevel is compression.gzip.level, compression.lz4.level or
+	// compression.zstd.level, whichever matches Compression (ignored for
+	// the others); 0 means the codec's default. See batch.AppendCompressed.
+	CompressionLevel int
 }
+
+// ProducerCompression is Config.Compression for compression.type=producer:
+// batches keep the codec the producer chose.
+const ProducerCompression batch.Compression = -1
 
 // DefaultConfig returns Apache Kafka 4.x's defaults.
 func DefaultConfig() Config {
@@ -52,6 +65,7 @@ func DefaultConfig() Config {
 		TimestampBeforeMaxMs: math.MaxInt64,
 		TimestampAfterMaxMs:  3600000, // Kafka 4.0 default
 		FileDeleteDelayMs:    60000,
+		Compression:          ProducerCompression,
 	}
 }
 
@@ -88,6 +102,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log: message.timestamp.before/after.max.ms must not be negative")
 	case c.FileDeleteDelayMs < 0:
 		return fmt.Errorf("log: file.delete.delay.ms %d must not be negative", c.FileDeleteDelayMs)
+	case c.Compression != ProducerCompression && (c.Compression < batch.None || c.Compression > batch.Zstd):
+		return fmt.Errorf("log: unknown compression codec %d", c.Compression)
+	case c.Compression != ProducerCompression && !batch.ValidLevel(c.Compression, c.CompressionLevel):
+		return fmt.Errorf("log: compression level %d is not valid for %s", c.CompressionLevel, c.Compression)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package log owns a partition's log, Sluice's storage engine: the segment
 // files of one <topic>-<partition> directory (.log, .index, .timeindex, in
 // Apache Kafka's on-disk format), appending validated v2 RecordBatches with
-// offsets assigned by rewriting their headers, reads returned as file ranges,
+// offsets assigned by rewriting their headers (re-encoding them first when
+// compression.type names a codec, recompress.go), reads returned as file ranges,
 // rolling, retention, flushing with group commit, suffix and prefix
 // truncation, the leader-epoch cache, crash recovery, and the data-dir-level
 // checkpoint files (recovery points, log start offsets, clean-shutdown
