@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -118,7 +119,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n       sluice topics create|list|describe|delete ...   (admin of a running broker; sluice topics --help)\n       sluice compaction status [topic]                (why a topic has or hasn't compacted)\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +176,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return 2
 		}
 	}
+	warnNoEffect(logger, cfg)
+
 	// server.properties' listeners / advertised.listeners apply unless a flag
 	// or environment variable gave the address.
 	if !s.listenSet && cfg.Raw["listeners"] != "" {
@@ -228,4 +231,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	return 0
+}
+
+// warnNoEffect logs each config the file sets that Sluice accepts for
+// compatibility but does not act on (security settings, replication knobs...),
+// so nobody believes, say, ssl.keystore.location turned TLS on.
+func warnNoEffect(logger *slog.Logger, cfg *config.Broker) {
+	names := make([]string, 0, len(cfg.Raw))
+	for name := range cfg.Raw {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if def, ok := config.LookupBroker(name); ok && strings.HasPrefix(def.Effect, "accepted, no effect") {
+			logger.Warn("config accepted for compatibility but not acted on", "name", name, "effect", def.Effect)
+		}
+	}
 }

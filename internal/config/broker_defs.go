@@ -130,7 +130,7 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.message.timestamp.before.max.ms", Long, i64(maxInt64), vAtLeast(Long, 0), "", `Default message.timestamp.before.max.ms.`)),
 	dynamic(bdef("log.message.timestamp.after.max.ms", Long, ptr("3600000"), vAtLeast(Long, 0), "", `Default message.timestamp.after.max.ms.`)),
 	dynamic(bdef("min.insync.replicas", Int, ptr("1"), vAtLeast(Int, 1), "", `Default min.insync.replicas.`)),
-	dynamic(bdef("log.preallocate", Boolean, ptr("false"), vBool(), "", `Default preallocate.`)),
+	dynamic(bdef("log.preallocate", Boolean, ptr("false"), vBool(), effectAccepted, `Default preallocate.`)),
 	dynamic(bdef("log.retention.bytes", Long, ptr("-1"), vInt(Long), "", `Default retention.bytes; negative means unlimited.`)),
 	dynamic(bdef("log.retention.ms", Long, nil, vAtLeast(Long, -1), "",
 		`Default retention.ms; -1 means unlimited. Takes precedence over log.retention.minutes and log.retention.hours.`)),
