@@ -80,9 +80,26 @@ func Command(args []string, getenv func(string) string, stdout, stderr io.Writer
 		_, _ = stdout.Write(raw)
 		return 0
 	}
+	hidden := 0
+	if topic == "" {
+		// Internal topics (50 __consumer_offsets partitions by default) would
+		// drown the user's own; they are shown when named.
+		kept := rep.Partitions[:0]
+		for _, p := range rep.Partitions {
+			if strings.HasPrefix(p.Topic, "__") {
+				hidden++
+				continue
+			}
+			kept = append(kept, p)
+		}
+		rep.Partitions = kept
+	}
 	WriteStatus(stdout, rep)
+	if hidden > 0 {
+		fmt.Fprintf(stdout, "(%d partitions of internal topics not shown; name one to see it, e.g. sluice compaction status __consumer_offsets)\n", hidden)
+	}
 	if topic != "" && len(rep.Partitions) == 0 {
-		fmt.Fprintf(stderr, "sluice compaction status: no compacted topic %q on this broker\n", topic)
+		fmt.Fprintf(stderr, "sluice compaction status: the broker at %s has no compacted topic %q: it does not exist there, or its cleanup.policy does not include compact\n", *addr, topic)
 		return 1
 	}
 	return 0

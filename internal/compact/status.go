@@ -74,7 +74,8 @@ type StatusReport struct {
 // Status reports every partition of the compacted topics (of one topic if
 // topic != ""), sorted by topic and partition.
 func (c *Cleaner) Status(topic string) StatusReport {
-	rep := StatusReport{Enabled: !c.opts.Disabled, Threads: c.opts.Threads, DedupeBufferSize: c.opts.DedupeBufferSize, NowMs: c.nowMs()}
+	rep := StatusReport{Enabled: !c.opts.Disabled, Threads: c.opts.Threads, DedupeBufferSize: c.opts.DedupeBufferSize, NowMs: c.nowMs(),
+		Partitions: []PartitionStatus{}} // [] rather than null in the JSON
 	for _, e := range c.compactedLogs() {
 		if topic != "" && e.tp.Topic != topic {
 			continue

@@ -2,8 +2,10 @@ package compact
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -123,4 +125,39 @@ func TestWorkersCleanInBackground(t *testing.T) {
 		t.Fatalf("records %+v", recs)
 	}
 	e.close()
+}
+
+// Without a topic the CLI leaves out internal topics (and says so); named,
+// an internal topic is shown.
+func TestStatusCLIHidesInternalTopics(t *testing.T) {
+	rep := StatusReport{Enabled: true, Partitions: []PartitionStatus{
+		{Topic: "__consumer_offsets", Partition: 0}, {Topic: "__consumer_offsets", Partition: 1}, {Topic: "users", Partition: 0},
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out := rep
+		if q := r.URL.Query().Get("topic"); q != "" {
+			out.Partitions = nil
+			for _, p := range rep.Partitions {
+				if p.Topic == q {
+					out.Partitions = append(out.Partitions, p)
+				}
+			}
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	var out, errb bytes.Buffer
+	if code := Command([]string{"status", "--metrics-addr", addr}, func(string) string { return "" }, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if strings.Contains(out.String(), "__consumer_offsets  ") || !strings.Contains(out.String(), "users") ||
+		!strings.Contains(out.String(), "2 partitions of internal topics not shown") {
+		t.Fatalf("unexpected listing:\n%s", out.String())
+	}
+	out.Reset()
+	if code := Command([]string{"status", "__consumer_offsets", "--metrics-addr", addr}, func(string) string { return "" }, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "__consumer_offsets") {
+		t.Fatalf("named internal topic: exit %d\n%s", code, out.String())
+	}
 }
