@@ -28,9 +28,15 @@
 //
 // Differences from Kafka: no transactions yet, so the last stable offset is
 // the high watermark for both isolation levels and there are no aborted
-// transactions. Records are copied from the segment files into the response
-// (no sendfile yet). Follower fetches (replica_id >= 0) are answered like
+// transactions. Follower fetches (replica_id >= 0) are answered like
 // consumer fetches.
+//
+// Zero copy: record sets are not read into memory. The response carries
+// the segment file ranges (fetch_encode.go) and the connection's write loop
+// sends them with sendfile(2) from explicit offsets (internal/wire). A
+// segment deleted in between stays open for file.delete.delay.ms; a file
+// closed before its section is sent ends the connection (the client
+// retries), and one closed during sendfile stays valid until it finishes.
 package broker
 
 import (
@@ -160,9 +166,12 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 			break
 		}
 	}
-	b.buildFetchResponse(resp, fctx, targets, usesIDs)
+	records := b.buildFetchResponse(resp, fctx, targets, usesIDs)
 	resp.SessionID = fctx.Finish()
-	return resp, nil
+	if records == nil {
+		return resp, nil
+	}
+	return &fetchResponse{FetchResponse: resp, records: records}, nil
 }
 
 func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchsession.Key {
@@ -269,9 +278,14 @@ func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) b
 }
 
 // buildFetchResponse turns the read results into the response, letting the
-// session context drop unchanged partitions of an incremental fetch.
-func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession.Context, targets []fetchTarget, usesIDs bool) {
+// session context drop unchanged partitions of an incremental fetch. It
+// returns the file ranges of each included partition in encoding order
+// (nil entries for partitions without records), or nil when no partition
+// has records.
+func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession.Context, targets []fetchTarget, usesIDs bool) [][]log.FileRange {
 	var cur *kmsg.FetchResponseTopic
+	var records [][]log.FileRange
+	included, withRecords := 0, 0
 	for i := range targets {
 		ft := &targets[i]
 		p := fctx.Partitions[i]
@@ -281,6 +295,7 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 		// Records is nullable in the schema, but Kafka always sends an empty
 		// set and librdkafka rejects a null one ("invalid MessageSetSize -1").
 		rp.RecordBatches = []byte{}
+		var ranges []log.FileRange
 		switch {
 		case ft.errCode != 0:
 			rp.ErrorCode = ft.errCode
@@ -294,14 +309,7 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 			rp.LastStableOffset = ft.res.HighWatermark
 			rp.LogStartOffset = ft.res.LogStartOffset
 			if ft.res.Size > 0 {
-				data, err := ft.res.Bytes()
-				if err != nil {
-					b.logger.Error("fetch read failed", "topic", ft.topic, "partition", rp.Partition, "err", err)
-					rp.ErrorCode = errorCode(err)
-					rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
-				} else {
-					rp.RecordBatches = data
-				}
+				ranges = ft.res.Ranges
 			}
 		}
 		if !fctx.Include(i, fetchsession.Result{
@@ -309,7 +317,7 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 			HighWatermark:    rp.HighWatermark,
 			LastStableOffset: rp.LastStableOffset,
 			LogStartOffset:   rp.LogStartOffset,
-			HasRecords:       len(rp.RecordBatches) > 0,
+			HasRecords:       ranges != nil,
 		}) {
 			continue
 		}
@@ -320,5 +328,19 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 			cur = &resp.Topics[len(resp.Topics)-1]
 		}
 		cur.Partitions = append(cur.Partitions, rp)
+		if ranges != nil {
+			if records == nil {
+				records = make([][]log.FileRange, included, len(targets))
+			}
+			withRecords++
+		}
+		if records != nil {
+			records = append(records, ranges)
+		}
+		included++
 	}
+	if withRecords == 0 {
+		return nil
+	}
+	return records
 }

@@ -9,6 +9,13 @@ package log
 //   - recovery point (flushUpTo): data and indexes below it are fsynced; it
 //     is checkpointed, and recovery after a crash re-validates only from it.
 //     Flush, flush.ms, housekeeping after a roll, and Close move it.
+//
+// Segment data is made durable with fdatasync (datasync), not fsync: .log
+// files only grow by appends after creation, and fdatasync covers the data
+// and the file size, which is all recovery reads; only the modification
+// time may be stale after a power loss (retention falls back to it only for
+// segments without timestamps). Creating a segment still fsyncs the file
+// and its directory, and truncation still fsyncs.
 
 // syncTo returns once every record below offset is durable.
 func (l *Log) syncTo(offset int64) error {
@@ -30,7 +37,7 @@ func (l *Log) syncTo(offset int64) error {
 			continue
 		}
 		if s.dirty.Swap(false) {
-			if err := s.log.Sync(); err != nil {
+			if err := datasync(s.log); err != nil {
 				s.dirty.Store(true)
 				return l.fail("fsync", err)
 			}
@@ -63,7 +70,7 @@ func (l *Log) flushUpTo(offset int64) error {
 			break
 		}
 		if s.dirty.Swap(false) {
-			if err := s.log.Sync(); err != nil {
+			if err := datasync(s.log); err != nil {
 				s.dirty.Store(true)
 				return l.fail("fsync", err)
 			}

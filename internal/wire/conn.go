@@ -3,10 +3,12 @@ package wire
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -43,7 +45,7 @@ type conn struct {
 // pending is one request's slot in the response queue.
 type pending struct {
 	done    chan struct{} // closed when out/kill are final
-	out     []byte        // the encoded response frame; nil = no response
+	out     *Parts        // the encoded response frame (pooled); nil = no response
 	kill    bool          // close the connection instead of answering
 	key     int16
 	version int16
@@ -138,12 +140,12 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	br := bufio.NewReaderSize(c, 16<<10)
 	for {
-		frame, err := ReadFrame(br, c.s.cfg.MaxRequestBytes)
+		fb, err := readFramePooled(br, c.s.cfg.MaxRequestBytes)
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		if !c.dispatch(frame) {
+		if !c.dispatch(fb) {
 			c.hardClose()
 			return
 		}
@@ -173,8 +175,23 @@ func (c *conn) readFailed(err error) {
 	}
 }
 
+// releasesFrame reports whether the frame buffer of a request with this key
+// goes back to the pool once its handler has returned. kmsg decoding copies
+// strings but aliases []byte fields into the frame, so this is limited to
+// the hot keys whose decoded requests nothing keeps: Fetch has no byte
+// fields; Produce's records are copied into the segment file by the log's
+// Append before the handler returns, and the Produce handler keeps no
+// reference to them (Request.Body documents the rule). Other frames (group
+// metadata, SASL tokens, …) are left to the garbage collector.
+func releasesFrame(key int16) bool { return key == 0 || key == 1 }
+
 // dispatch handles one frame; false means the connection must be closed.
-func (c *conn) dispatch(frame []byte) bool {
+// fb is released when the request's handler is done with it.
+func (c *conn) dispatch(fb *frameBuf) bool {
+	frame := fb.b
+	if len(frame) < 2 || !releasesFrame(int16(binary.BigEndian.Uint16(frame))) {
+		fb = nil // not pooled: the request may keep references
+	}
 	received := time.Now()
 	key, version, err := PeekKeyVersion(frame)
 	if err != nil {
@@ -194,7 +211,7 @@ func (c *conn) dispatch(frame []byte) bool {
 			resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: apiVersionsKey, MinVersion: min, MaxVersion: max}}
 		}
 		p := &pending{done: make(chan struct{}), key: key, version: version, start: received, in: len(frame)}
-		p.out = AppendResponse(nil, hdr.CorrelationID, resp)
+		p.out = encodeResponse(hdr.CorrelationID, resp)
 		close(p.done)
 		return c.enqueue(p)
 	}
@@ -220,10 +237,12 @@ func (c *conn) dispatch(frame []byte) bool {
 		go func() {
 			defer c.inflight.Done()
 			c.run(p, r)
+			fb.release()
 		}()
 	} else {
 		c.inflight.Wait()
 		c.run(p, r)
+		fb.release()
 	}
 	return true
 }
@@ -273,7 +292,7 @@ func (c *conn) run(p *pending, r *Request) {
 		return
 	}
 	resp.SetVersion(r.Header.APIVersion)
-	p.out = AppendResponse(make([]byte, 0, 128), r.Header.CorrelationID, resp)
+	p.out = encodeResponse(r.Header.CorrelationID, resp)
 }
 
 func (c *conn) writeLoop() {
@@ -281,20 +300,34 @@ func (c *conn) writeLoop() {
 	for p := range c.queue {
 		<-p.done
 		c.active.Add(-1)
+		out := p.out
+		p.out = nil
 		if dead {
+			out.release()
 			continue
 		}
 		if p.kill {
+			out.release()
 			dead = true
 			c.hardClose()
 			continue
 		}
-		if p.out != nil {
+		var size int64
+		if out != nil {
+			size = out.Size()
 			if t := c.s.cfg.IdleTimeout; t > 0 {
 				c.nc.SetWriteDeadline(time.Now().Add(t))
 			}
-			if _, err := c.nc.Write(p.out); err != nil {
-				if c.ctx.Err() == nil {
+			_, err := writeParts(c.nc, out)
+			out.release()
+			if err != nil {
+				// A failure mid-frame (socket error, or a segment file that
+				// was closed or truncated under a file section) leaves the
+				// client with a partial response: the connection must go.
+				switch {
+				case errors.Is(err, os.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF):
+					c.log.Warn("closing connection: response file section unreadable", "api_key", p.key, "err", err)
+				case c.ctx.Err() == nil:
 					c.log.Debug("connection write failed", "err", err)
 				}
 				dead = true
@@ -303,6 +336,6 @@ func (c *conn) writeLoop() {
 			}
 			c.touch()
 		}
-		c.s.obs.RequestDone(p.key, p.version, time.Since(p.start), p.in, len(p.out))
+		c.s.obs.RequestDone(p.key, p.version, time.Since(p.start), p.in, int(size))
 	}
 }

@@ -12,6 +12,10 @@ import (
 type Request struct {
 	Header RequestHeader
 	// Body is the decoded request; its version is set to Header.APIVersion.
+	// Its []byte fields alias the request frame, whose buffer is reused
+	// for later requests once Handle returns for Produce and Fetch: a
+	// handler of those keys must copy any bytes it keeps (the log's Append
+	// copies produced records into the segment before returning).
 	Body kmsg.Request
 	// Size is the frame size in bytes (without the 4-byte length prefix).
 	Size int

@@ -22,4 +22,18 @@
 //     is closed.
 //   - A connection without traffic and without requests in flight for the
 //     idle timeout (connections.max.idle.ms) is closed.
+//
+// Performance (docs/performance.md, "Optimisations"):
+//   - Responses are encoded into pooled buffers (parts.go). A response that
+//     implements PartsResponse (Fetch) splices file sections between its
+//     encoded bytes; the write loop sends them with sendfile(2) from an
+//     explicit offset, holding the file descriptor for the transfer
+//     (write.go, sendfile_linux.go). Other files and non-TCP connections are
+//     copied. A section whose file was closed before the transfer, or is
+//     shorter than announced, closes the connection (the response is
+//     already partly written).
+//   - Request frames are read into buffers pooled by size class
+//     (frame.go); Produce and Fetch frames go back to the pool once their
+//     handler returns (see Request.Body for the aliasing rule), other keys'
+//     frames are left to the garbage collector.
 package wire

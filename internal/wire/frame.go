@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // ErrFrameTooLarge is returned by ReadFrame for a frame whose announced size
@@ -43,4 +44,61 @@ func ReadFrame(r io.Reader, max int32) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// Request frames are read into pooled buffers by size class, so that a busy
+// producer connection does not allocate (and zero) a new multi-MiB buffer
+// per request. Frames above the largest class are allocated as before.
+var frameClasses = [...]int{4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
+
+var framePools [len(frameClasses)]sync.Pool
+
+// frameBuf is a pooled frame buffer; class is -1 for an unpooled one.
+type frameBuf struct {
+	b     []byte
+	class int
+}
+
+func getFrameBuf(n int) *frameBuf {
+	for i, size := range frameClasses {
+		if n <= size {
+			if fb, ok := framePools[i].Get().(*frameBuf); ok {
+				fb.b = fb.b[:n]
+				return fb
+			}
+			return &frameBuf{b: make([]byte, n, size), class: i}
+		}
+	}
+	return &frameBuf{b: make([]byte, n), class: -1}
+}
+
+// release returns fb to its pool. The caller guarantees that nothing still
+// refers to the bytes (see conn.dispatch: only after the handler returned,
+// and only for keys whose decoded requests keep no reference).
+func (fb *frameBuf) release() {
+	if fb == nil || fb.class < 0 {
+		return
+	}
+	framePools[fb.class].Put(fb)
+}
+
+// readFramePooled is ReadFrame into a pooled buffer.
+func readFramePooled(r io.Reader, max int32) (*frameBuf, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(r, sz[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(sz[:]))
+	if n < 0 || n > max {
+		return nil, &FrameSizeError{Size: n, Max: max}
+	}
+	fb := getFrameBuf(int(n))
+	if _, err := io.ReadFull(r, fb.b); err != nil {
+		fb.release()
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return fb, nil
 }

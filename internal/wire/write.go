@@ -1,0 +1,70 @@
+package wire
+
+import (
+	"net"
+	"os"
+	"sync"
+)
+
+// copyChunk is the buffer size for sections that cannot be sendfiled.
+const copyChunk = 256 << 10
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, copyChunk); return &b }}
+
+// writeParts writes p to nc in order: the bytes between sections with
+// write(2), each file section with sendfile(2) when nc is a TCP connection
+// and the file an *os.File, else by reading and copying it. It returns the
+// bytes written.
+func writeParts(nc net.Conn, p *Parts) (int64, error) {
+	var n int64
+	prev := 0
+	for _, s := range p.secs {
+		if s.at > prev {
+			m, err := nc.Write(p.Buf[prev:s.at])
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+			prev = s.at
+		}
+		m, err := writeSection(nc, s)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	if prev < len(p.Buf) {
+		m, err := nc.Write(p.Buf[prev:])
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func writeSection(nc net.Conn, s splice) (int64, error) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		if f, ok := s.file.(*os.File); ok {
+			if n, err, handled := sendFile(tc, f, s.pos, s.len); handled {
+				return n, err
+			}
+		}
+	}
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	buf := *bp
+	var n int64
+	for n < s.len {
+		chunk := buf[:min(int64(len(buf)), s.len-n)]
+		if err := readFull(s.file, chunk, s.pos+n); err != nil {
+			return n, err
+		}
+		m, err := nc.Write(chunk)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
