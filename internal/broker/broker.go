@@ -91,6 +91,16 @@ func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.
 	return l, t, 0
 }
 
+// topicSetting is a topic config whose broker-level synonym has the same
+// name (min.insync.replicas, compression.type): the topic's override, else
+// the broker's configured value, else "". Cheap enough for the data path.
+func (b *Broker) topicSetting(t *topics.Topic, name string) string {
+	if v, ok := t.Configs[name]; ok {
+		return v
+	}
+	return b.cfg.Raw[name]
+}
+
 // topicByID returns the topic with the given id (Fetch v13+, Metadata v10+).
 func (b *Broker) topicByID(id [16]byte) (*topics.Topic, bool) {
 	return b.topics.ByID(topics.ID(id))

@@ -24,7 +24,8 @@
 // UNKNOWN_TOPIC_ID (v13+), OFFSET_OUT_OF_RANGE (offset below the log start
 // or past the end; -1 offsets in the answer as Kafka), FENCED_LEADER_EPOCH /
 // UNKNOWN_LEADER_EPOCH for a current_leader_epoch other than 0 (-1 skips the
-// check).
+// check), UNSUPPORTED_COMPRESSION_TYPE for v4–v9 on a topic whose
+// compression.type is zstd (as Kafka: those clients cannot read zstd).
 //
 // Differences from Kafka: no transactions yet, so the last stable offset is
 // the high watermark for both isolation levels and there are no aborted
@@ -37,6 +38,7 @@
 // segment deleted in between stays open for file.delete.delay.ms; a file
 // closed before its section is sent ends the connection (the client
 // retries), and one closed during sendfile stays valid until it finishes.
+
 package broker
 
 import (
@@ -131,7 +133,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 
 	targets := make([]fetchTarget, len(fctx.Partitions))
 	for i, p := range fctx.Partitions {
-		targets[i] = b.resolveFetchTarget(p)
+		targets[i] = b.resolveFetchTarget(p, req.Version)
 	}
 
 	maxBytes := b.fetchMaxBytes()
@@ -182,7 +184,7 @@ func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchses
 }
 
 // resolveFetchTarget finds the log of a session partition.
-func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition) fetchTarget {
+func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int16) fetchTarget {
 	ft := fetchTarget{topic: p.Topic, topicID: p.TopicID}
 	if p.Topic == "" {
 		t, ok := b.topicByID(p.TopicID)
@@ -203,6 +205,11 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition) fetchTarget
 	}
 	if c := checkLeaderEpoch(p.CurrentLeaderEpoch); c != 0 {
 		ft.errCode = c
+		return ft
+	}
+	if version < 10 && b.topicSetting(t, "compression.type") == "zstd" {
+		// Clients that old cannot read zstd; Kafka refuses by the topic's codec.
+		ft.errCode = kerr.UnsupportedCompressionType.Code
 		return ft
 	}
 	ft.l = l

@@ -302,3 +302,28 @@ func TestFetchByTopicID(t *testing.T) {
 		t.Fatalf("unknown topic id: %d", p.ErrorCode)
 	}
 }
+
+// Fetch v4–v9 cannot carry zstd: on a topic whose compression.type is zstd
+// they get UNSUPPORTED_COMPRESSION_TYPE, as from Kafka; v10 reads it.
+func TestFetchOldVersionOnZstdTopic(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	dpTopic(t, tb, "zstd-topic", 1, map[string]*string{"compression.type": strp("zstd")})
+	if p := dpProduce(t, tb, dpProduceReq("zstd-topic", 0, dpBatch(t, -1, -1, -1, 3))); p.ErrorCode != 0 {
+		t.Fatalf("produce: %d", p.ErrorCode)
+	}
+	rc := tb.raw()
+	for i, c := range []struct {
+		version int16
+		code    int16
+	}{{9, kerr.UnsupportedCompressionType.Code}, {10, 0}} {
+		req := dpFetchReq("zstd-topic", map[int32]int64{0: 0}, 0, 0)
+		req.SetVersion(c.version)
+		p := dpFetchRaw(t, rc, req, int32(i+1)).Topics[0].Partitions[0]
+		if p.ErrorCode != c.code {
+			t.Fatalf("fetch v%d: error %d, want %d", c.version, p.ErrorCode, c.code)
+		}
+		if c.code == 0 && len(p.RecordBatches) == 0 {
+			t.Fatalf("fetch v%d returned no records", c.version)
+		}
+	}
+}

@@ -174,11 +174,7 @@ func singleBatch(records []byte, version int16) (batch.Header, error) {
 // minInsyncReplicas is the topic's min.insync.replicas (override, else the
 // broker's setting, else 1), read without resolving the whole topic config.
 func (b *Broker) minInsyncReplicas(t *topics.Topic) int64 {
-	v, ok := t.Configs["min.insync.replicas"]
-	if !ok {
-		v = b.cfg.Raw["min.insync.replicas"]
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
+	n, err := strconv.ParseInt(b.topicSetting(t, "min.insync.replicas"), 10, 32)
 	if err != nil {
 		return 1 // absent; a bad value never passes config validation
 	}
