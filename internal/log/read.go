@@ -20,7 +20,9 @@ import (
 // Lifetime: segments deleted by retention, DeleteRecords or truncation are
 // renamed .deleted and their files stay open for file.delete.delay.ms
 // (default 60 s) before being closed, so ranges stay valid at least that
-// long (delayed deletion, no reference counts). A suffix truncation
+// long (delayed deletion, no reference counts; the broker's sendfile holds
+// the descriptor for the length of one transfer, so a close during it is
+// safe). A suffix truncation
 // (TruncateTo) cuts the active files in place: ranges past the new end
 // become invalid at once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
