@@ -357,8 +357,12 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 		var paths []string
 		for _, p := range segmentPaths(s.prefix) {
 			if err := l.fs.Rename(p, p+deletedSuffix); err != nil {
-				l.logger.Warn("cannot rename segment file for deletion", "file", p, "err", err)
-				paths = append(paths, p)
+				// Never schedule the live name for removal: a cleaned segment
+				// with the same base offset is about to be renamed onto it
+				// (ReplaceSegments). The file is only closed; a retired
+				// segment left behind lies below the log start after the
+				// next start and housekeeping deletes it again then.
+				l.logger.Warn("cannot rename segment file for deletion; leaving it in place", "file", p, "err", err)
 				continue
 			}
 			paths = append(paths, p+deletedSuffix)
