@@ -40,6 +40,8 @@ type conn struct {
 
 	mu      sync.Mutex // guards closing and the read deadline
 	closing bool
+
+	refused bool // enqueue gave up because the connection is closing (read loop only)
 }
 
 // pending is one request's slot in the response queue.
@@ -146,6 +148,12 @@ func (c *conn) readLoop() {
 			return
 		}
 		if !c.dispatch(fb) {
+			if c.refused {
+				// Torn down while waiting for a queue slot (a graceful
+				// shutdown): stop reading, but let the write loop answer
+				// every request already queued.
+				return
+			}
 			c.hardClose()
 			return
 		}
@@ -263,6 +271,7 @@ func (c *conn) enqueue(p *pending) bool {
 		return true
 	case <-c.ctx.Done():
 		c.active.Add(-1)
+		c.refused = true
 		return false
 	}
 }

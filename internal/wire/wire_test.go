@@ -489,3 +489,40 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// Requests already read and handled are answered on a graceful shutdown even
+// when the read loop is blocked waiting for a free slot in the response queue
+// (it must stop reading, not drop the connection).
+func TestShutdownWithFullQueueAnswersQueuedRequests(t *testing.T) {
+	d := &fakeDispatcher{block: make(chan struct{})}
+	s, addr, _ := startServer(t, d, Config{MaxInFlight: 2})
+	c := dial(t, addr)
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 7
+	for i := int32(1); i <= 4; i++ {
+		c.send(req, i)
+	}
+	// Three handlers run; the fourth request waits in enqueue.
+	waitUntil(t, func() bool { return d.mdCount.Load() == 3 })
+	waitUntil(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for cn := range s.conns {
+			if cn.active.Load() == 4 {
+				return true
+			}
+		}
+		return false
+	})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	}()
+	for want := int32(1); want <= 3; want++ {
+		corr, _, err := c.recv(0)
+		if err != nil || corr != want {
+			t.Fatalf("handled request %d not answered on graceful shutdown: got corr %d, err %v", want, corr, err)
+		}
+	}
+}
