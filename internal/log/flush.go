@@ -38,6 +38,9 @@ func (l *Log) syncTo(offset int64) error {
 		}
 		if s.dirty.Swap(false) {
 			if err := datasync(s.log); err != nil {
+				if l.retired(s) {
+					continue // deleted or replaced meanwhile; its file may be closed
+				}
 				s.dirty.Store(true)
 				return l.fail("fsync", err)
 			}
@@ -45,6 +48,19 @@ func (l *Log) syncTo(offset int64) error {
 	}
 	l.advanceDurable(end)
 	return nil
+}
+
+// retired reports whether s has left the log's segment list (retention,
+// DeleteRecords, truncation or a compaction swap) since a caller took its
+// snapshot: its files may already be closed, and its data is either gone on
+// purpose or durable in the segment that replaced it.
+func (l *Log) retired(s *segment) bool {
+	for _, cur := range l.segments() {
+		if cur == s {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *Log) advanceDurable(end int64) {
@@ -71,18 +87,25 @@ func (l *Log) flushUpTo(offset int64) error {
 		}
 		if s.dirty.Swap(false) {
 			if err := datasync(s.log); err != nil {
+				if l.retired(s) {
+					continue // deleted or replaced meanwhile; its file may be closed
+				}
 				s.dirty.Store(true)
 				return l.fail("fsync", err)
 			}
 		}
 		if s.idxDirty.Swap(false) {
-			if err := s.idx.sync(); err != nil {
-				s.idxDirty.Store(true)
-				return l.fail("fsync index", err)
-			}
-			if err := s.tidx.sync(); err != nil {
-				s.idxDirty.Store(true)
-				return l.fail("fsync time index", err)
+			for _, ix := range []struct {
+				f    *indexFile
+				what string
+			}{{s.idx, "fsync index"}, {s.tidx, "fsync time index"}} {
+				if err := ix.f.sync(); err != nil {
+					if l.retired(s) {
+						break
+					}
+					s.idxDirty.Store(true)
+					return l.fail(ix.what, err)
+				}
 			}
 		}
 	}

@@ -297,7 +297,8 @@ func (m *Manager) Partitions() []TopicPartition {
 
 // Delete removes a partition and its data: the directory is renamed to
 // <topic>-<partition>.<id>-delete (as Kafka does), then removed. Readers
-// holding file ranges of it keep their open files.
+// holding file ranges of it keep reading the unlinked files, which are
+// closed after file.delete.delay.ms (or at Close).
 func (m *Manager) Delete(topic string, partition int32) error {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
@@ -322,10 +323,21 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	if err := m.fs.SyncDir(m.dir); err != nil {
 		return storageErr("delete partition", err)
 	}
-	l.closeFiles()
 	if err := removeDir(m.fs, gone); err != nil {
+		l.closeFiles()
 		return storageErr("delete partition", err)
 	}
+	// The data is gone from the directory; fetch responses already holding
+	// ranges of it read the unlinked files until file.delete.delay.ms.
+	var files []File
+	for _, s := range l.segments() {
+		for _, f := range []File{s.log, s.idxFile(), s.tidxFile()} {
+			if f != nil {
+				files = append(files, f)
+			}
+		}
+	}
+	m.scheduleDelete(l.config().FileDeleteDelayMs, files, nil)
 	return m.writeCheckpoints(true)
 }
 

@@ -329,3 +329,34 @@ func TestOSFS(t *testing.T) {
 	}
 	readAll(t, m.Get("t", 0), 0)
 }
+
+// Deleting a partition removes its data from the directory at once, but
+// ranges a fetch already holds stay readable until file.delete.delay.ms.
+func TestDeletedPartitionRangesStayReadable(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FileDeleteDelayMs = 10_000
+	e := newEnv(t, cfg)
+	l := e.log()
+	want := mkBatch(t, 3, 100, e.clock.Now().UnixMilli())
+	mustAppend(t, l, append([]byte(nil), want...))
+	res, err := l.Read(0, 1<<20, true)
+	if err != nil || len(res.Ranges) == 0 {
+		t.Fatalf("read: %v %+v", err, res)
+	}
+	if err := e.m.Delete("t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Stat(l.Dir()); err == nil {
+		t.Fatal("partition directory still there after Delete")
+	}
+	r := res.Ranges[0]
+	buf := make([]byte, r.Size)
+	if _, err := r.File.ReadAt(buf, r.Pos); err != nil {
+		t.Fatalf("range of the deleted partition unreadable before file.delete.delay.ms: %v", err)
+	}
+	e.clock.Advance(11 * time.Second)
+	e.m.RunHousekeeping()
+	if _, err := r.File.ReadAt(buf, r.Pos); err == nil {
+		t.Fatal("files of the deleted partition still open after file.delete.delay.ms")
+	}
+}
