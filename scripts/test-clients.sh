@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real-client conformance suite (test/clients/): installs the clients it needs (kcat from Debian,
-# confluent-kafka from PyPI into a cached venv, kafkajs from npm; kafka-clients 4.x and 3.9, Kafka's
+# confluent-kafka, kafka-python and aiokafka from PyPI into a cached venv, kafkajs from npm; kafka-clients 4.x and 3.9, Kafka's
 # command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it on
 # a free loopback port with a temporary data dir, runs every client's scenarios against it, stops it,
 # writes test/clients/results.json (and, after a full run, docs/compatibility.md) and ends with the
@@ -143,7 +143,7 @@ section "install clients"
 declare -A SETUP_ERR=()
 t=$(date +%s)
 if wanted kcat || wanted examples; then out=$(ensure_kcat 2>&1) || SETUP_ERR[kcat]="kcat not installable: ${out:-see apt log}"; fi
-if wanted python || wanted examples; then out=$(ensure_python 2>&1) || SETUP_ERR[python]="confluent-kafka install failed: $out"; fi
+if wanted python || wanted examples; then out=$(ensure_python 2>&1) || SETUP_ERR[python]="pip install of test/clients/python/requirements.txt failed: $out"; fi
 if wanted kafkajs || wanted examples; then out=$(ensure_kafkajs 2>&1) || SETUP_ERR[kafkajs]="npm ci failed: $out"; fi
 if wanted java || wanted examples; then
   JAVA_CP=$(ensure_java clients 2>&1) || { SETUP_ERR[java]="maven build failed: $JAVA_CP"; JAVA_CP=""; }
@@ -192,19 +192,24 @@ export SLUICE_RUN_ID=${SLUICE_RUN_ID:-$(date +%s | tail -c 6)$$}
 export SLUICE_HARNESS=$WORK/harness SLUICE_CLIENTS_VENV=$VENV SLUICE_CLIENTS_JAVA_CP=$JAVA_CP
 export SLUICE_EXAMPLE_GO=$WORK/example-go
 
+# Client ids a group's runner reports under besides the group's own name (test/clients/python/suite.py
+# also drives kafka-python and aiokafka).
+declare -A GROUP_CLIENTS=([python]="python kafka-python aiokafka")
+
 # run_group CLIENT COMMAND...: run one client's scenarios with a time limit. A runner that exits
 # non-zero without reporting a failure (a crash, a timeout) is recorded as a failure.
 run_group() {
-  local client=$1 rc t
+  local client=$1 rc t files=()
   shift
   section "$client"
   if [ -n "${SETUP_ERR[$client]:-}" ]; then group_failure "$client" "${SETUP_ERR[$client]}"; return; fi
+  for c in ${GROUP_CLIENTS[$client]:-$client}; do files+=("$RESULTS_DIR/$c.jsonl"); done
   t=$(date +%s)
   set +e
   timeout --kill-after=10 "$GROUP_TIMEOUT" "$@"
   rc=$?
   set -e
-  if [ $rc -ne 0 ] && ! grep -qs '"status":"fail"' "$RESULTS_DIR/$client.jsonl"; then
+  if [ $rc -ne 0 ] && ! grep -qs '"status":"fail"' "${files[@]}"; then
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
       group_failure "$client" "runner timed out after ${GROUP_TIMEOUT}s"
     else

@@ -542,3 +542,18 @@ func TestAdminRequestValidation(t *testing.T) {
 		t.Fatalf("rejected alters changed configs: %v", tp.Configs)
 	}
 }
+
+// Without an authorizer the cluster's authorized operations are exactly the
+// cluster resource's (as Kafka reports them): CREATE, CLUSTER_ACTION,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE — no
+// token operations, which kafka-python cannot decode for a cluster.
+func TestClusterAuthorizedOperations(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	req := kmsg.NewPtrMetadataRequest()
+	req.IncludeClusterAuthorizedOperations = true
+	resp := dpRaw(t, tb, req, 8).(*kmsg.MetadataResponse)
+	const want = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+	if resp.AuthorizedOperations != want {
+		t.Fatalf("cluster authorized operations %b, want %b", resp.AuthorizedOperations, want)
+	}
+}

@@ -31,8 +31,12 @@ func init() { register(kmsg.Metadata, (*Broker).handleMetadata) }
 // Authorized-operation bit sets reported when a client asks for them: Sluice
 // has no authorizer, so everything is allowed (as Kafka without one).
 const (
-	allTopicOps     = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
-	allClusterOps   = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14
+	allTopicOps = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	// The cluster resource's operations (CREATE, CLUSTER_ACTION,
+	// DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE);
+	// CREATE_TOKENS and DESCRIBE_TOKENS belong to the user resource, and
+	// kafka-python cannot even decode them.
+	allClusterOps   = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 	notRequestedOps = -2147483648
 )
 

@@ -26,6 +26,8 @@ var compatOverview string
 var clientSources = map[string]string{
 	"kcat":          "Debian package `kcat`",
 	"python":        "PyPI `confluent-kafka` (in a cached venv)",
+	"kafka-python":  "PyPI `kafka-python` (pure Python, same venv and runner as confluent-kafka)",
+	"aiokafka":      "PyPI `aiokafka` (pure Python asyncio, same venv and runner as confluent-kafka)",
 	"java":          "Maven Central `org.apache.kafka:kafka-clients`",
 	"java39":        "Maven Central `org.apache.kafka:kafka-clients` 3.9 (older request versions), own Maven profile",
 	"kafkajs":       "npm `kafkajs` (committed lock file)",

@@ -15,6 +15,8 @@ import (
 var clientNames = []struct{ id, name string }{
 	{"kcat", "kcat (librdkafka)"},
 	{"python", "confluent-kafka Python (librdkafka)"},
+	{"kafka-python", "kafka-python"},
+	{"aiokafka", "aiokafka"},
 	{"java", "Java kafka-clients"},
 	{"java39", "Java kafka-clients"},
 	{"kafkajs", "kafkajs"},
