@@ -21,18 +21,9 @@ import (
 // memory ahead of the log; the group is marked dirty and the next change writes the
 // whole difference.
 
-// consumerRecordOrder is the order records of each type are written in: subscriptions
-// and the group epoch first, then the target assignment, then current assignments.
-var consumerRecordOrder = map[int16]int{
-	keyTypeConsumerGroupMemberMetadata:    0,
-	keyTypeConsumerGroupPartitionMetadata: 1,
-	keyTypeConsumerGroupMetadata:          2,
-	keyTypeConsumerGroupTargetMember:      3,
-	keyTypeConsumerGroupTargetMetadata:    4,
-	keyTypeConsumerGroupCurrentMember:     5,
-}
-
-// consumerTombstoneOrder is the reverse: current assignments first, the group epoch
+// consumerTombstoneOrder is the reverse of the order consumerRecords writes in
+// (subscriptions and the group epoch, then the target assignment, then current
+// assignments): current assignments first, the group epoch
 // (whose tombstone deletes the group on replay) last.
 var consumerTombstoneOrder = map[int16]int{
 	keyTypeConsumerGroupCurrentMember:     0,

@@ -147,9 +147,3 @@ func (c *epochCache) endOffsetFor(epoch int32, leo int64) (int32, int64) {
 	}
 	return es[hi-1].Epoch, es[hi].StartOffset
 }
-
-func (c *epochCache) snapshot() []epochEntry {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return append([]epochEntry(nil), c.entries...)
-}
