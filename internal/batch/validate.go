@@ -100,7 +100,7 @@ func Inspect(b []byte, opts ValidateOptions) (Summary, error) {
 		if h.IsControl() && !opts.AllowControl {
 			return Summary{}, errorf(InvalidRecord, "clients are not allowed to write control batches")
 		}
-		if h.ProducerID >= 0 && h.BaseSequence < 0 {
+		if h.ProducerID >= 0 && h.BaseSequence < 0 && !h.IsControl() { // markers carry sequence -1
 			return Summary{}, errorf(InvalidRecord, "invalid base sequence %d for producer id %d", h.BaseSequence, h.ProducerID)
 		}
 		if h.IsTransactional() && h.ProducerID < 0 {
