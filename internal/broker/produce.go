@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -55,37 +56,59 @@ func isInternalTopic(name string) bool {
 
 func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
-	for _, rt := range req.Topics {
-		st := kmsg.NewProduceResponseTopic()
+	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
+	var work []produceItem
+	for i, rt := range req.Topics {
+		st := &resp.Topics[i]
+		*st = kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		st.TopicID = rt.TopicID
-		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewProduceResponseTopicPartition()
+		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
+		for j, rp := range rt.Partitions {
+			sp := &st.Partitions[j]
+			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			if err := b.producePartition(&sp, req, rt.Topic, rp); err != nil {
-				sp.ErrorCode = errorCode(err)
-				sp.ErrorMessage = errorMessage(err)
-				var ae *log.AppendError
-				if errors.As(err, &ae) {
-					for _, re := range ae.RecordErrors {
-						er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-						er.RelativeOffset = int32(re.Index)
-						msg := re.Msg
-						er.ErrorMessage = &msg
-						sp.ErrorRecords = append(sp.ErrorRecords, er)
-					}
-				}
-				if sp.ErrorCode == kerr.KafkaStorageError.Code || sp.ErrorCode == kerr.UnknownServerError.Code {
-					b.logger.Error("produce failed", "topic", rt.Topic, "partition", rp.Partition,
-						"client_id", r.Header.ClientIDString(), "err", err)
-				}
-			}
-			st.Partitions = append(st.Partitions, sp)
+			work = append(work, produceItem{sp: sp, topic: rt.Topic, rp: rp})
 		}
-		resp.Topics = append(resp.Topics, st)
+	}
+	if parallelProduce(work) {
+		var wg sync.WaitGroup
+		for i := range work {
+			wg.Add(1)
+			go func(it *produceItem) {
+				defer wg.Done()
+				it.err = b.producePartition(it.sp, req, it.topic, it.rp)
+			}(&work[i])
+		}
+		wg.Wait()
+	} else {
+		for i := range work {
+			work[i].err = b.producePartition(work[i].sp, req, work[i].topic, work[i].rp)
+		}
+	}
+	for i := range work {
+		it := &work[i]
+		if it.err == nil {
+			continue
+		}
+		sp, err := it.sp, it.err
+		sp.ErrorCode = errorCode(err)
+		sp.ErrorMessage = errorMessage(err)
+		var ae *log.AppendError
+		if errors.As(err, &ae) {
+			for _, re := range ae.RecordErrors {
+				er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+				er.RelativeOffset = int32(re.Index)
+				msg := re.Msg
+				er.ErrorMessage = &msg
+				sp.ErrorRecords = append(sp.ErrorRecords, er)
+			}
+		}
+		if sp.ErrorCode == kerr.KafkaStorageError.Code || sp.ErrorCode == kerr.UnknownServerError.Code {
+			b.logger.Error("produce failed", "topic", it.topic, "partition", it.rp.Partition,
+				"client_id", r.Header.ClientIDString(), "err", err)
+		}
 	}
 	if req.Acks == 0 {
 		// No response is expected, so a failure closes the connection: the
@@ -101,6 +124,48 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// produceItem is one partition of a produce request and its outcome.
+type produceItem struct {
+	sp    *kmsg.ProduceResponseTopicPartition
+	topic string
+	rp    kmsg.ProduceRequestTopicPartition
+	err   error
+}
+
+// parallelMinBytes is the smallest produce (all partitions together) whose
+// partitions are appended concurrently: below it a goroutine per partition
+// costs more than it saves.
+const parallelMinBytes = 256 << 10
+
+// parallelProduce reports whether the partitions of one request are worth
+// appending concurrently: more than one, enough bytes, and no partition
+// named twice (two batches for one partition must keep their order).
+func parallelProduce(work []produceItem) bool {
+	if len(work) < 2 {
+		return false
+	}
+	total := 0
+	for i := range work {
+		total += len(work[i].rp.Records)
+	}
+	if total < parallelMinBytes {
+		return false
+	}
+	seen := make(map[string]map[int32]bool, 1)
+	for i := range work {
+		ps := seen[work[i].topic]
+		if ps == nil {
+			ps = make(map[int32]bool, len(work))
+			seen[work[i].topic] = ps
+		}
+		if ps[work[i].rp.Partition] {
+			return false
+		}
+		ps[work[i].rp.Partition] = true
+	}
+	return true
 }
 
 // producePartition appends one partition's records and fills sp's offsets;
