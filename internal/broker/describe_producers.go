@@ -4,9 +4,11 @@
 // currently remembers — the same per-partition producer.State that Produce
 // checks sequences against (init_producer_id.go installs one in every
 // log): producer id, epoch, last sequence, last timestamp. Producers expire
-// after producer.id.expiration.ms, as in Kafka. Transactions are not
-// implemented, so coordinator_epoch and current_txn_start_offset are always
-// -1. Producers are listed by ascending id.
+// after producer.id.expiration.ms, as in Kafka (except while a transaction
+// is ongoing). coordinator_epoch is that of the producer's last transaction
+// marker on the partition (-1 if none), current_txn_start_offset the first
+// offset of its ongoing transaction there (-1 if none). Producers are listed
+// by ascending id.
 //
 // Errors, as Apache Kafka: an illegal topic name gets INVALID_TOPIC_EXCEPTION
 // with the reason, an unknown topic or partition UNKNOWN_TOPIC_OR_PARTITION,
@@ -74,8 +76,8 @@ func (b *Broker) describePartitionProducers(rp *kmsg.DescribeProducersResponseTo
 		ap.ProducerEpoch = int32(pi.Epoch)
 		ap.LastSequence = pi.LastSequence
 		ap.LastTimestamp = pi.LastTimestamp
-		ap.CoordinatorEpoch = -1
-		ap.CurrentTxnStartOffset = -1
+		ap.CoordinatorEpoch = pi.CoordinatorEpoch
+		ap.CurrentTxnStartOffset = pi.CurrentTxnStartOffset
 		rp.ActiveProducers = append(rp.ActiveProducers, ap)
 	}
 }

@@ -27,10 +27,17 @@
 // check), UNSUPPORTED_COMPRESSION_TYPE for v4–v9 on a topic whose
 // compression.type is zstd (as Kafka: those clients cannot read zstd).
 //
-// Differences from Kafka: no transactions yet, so the last stable offset is
-// the high watermark for both isolation levels and there are no aborted
-// transactions. Follower fetches (replica_id >= 0) are answered like
-// consumer fetches.
+// Isolation: read_uncommitted (0) returns data up to the high watermark,
+// with a null aborted-transactions list. read_committed (1) returns only
+// whole batches below the last stable offset (the first offset of the
+// earliest ongoing transaction), with every aborted transaction (producer
+// id, first offset) that overlaps the data returned — Kafka's rule: its
+// abort marker is at or after the fetch offset and its first offset is
+// below the end of the data — so the client drops those records; an empty
+// list when nothing overlaps. last_stable_offset is sent for both levels.
+//
+// Differences from Kafka: follower fetches (replica_id >= 0) are answered
+// like consumer fetches.
 //
 // Zero copy: record sets are not read into memory. The response carries
 // the segment file ranges (fetch_encode.go) and the connection's write loop
@@ -95,6 +102,7 @@ type fetchTarget struct {
 	errCode int16
 	res     log.ReadResult
 	err     error
+	aborted []log.AbortedTxn // read_committed: what overlaps res
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.FetchRequest) (kmsg.Response, error) {
@@ -140,6 +148,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
 		maxBytes = req.MaxBytes
 	}
+	committed := req.Version >= 4 && req.IsolationLevel == 1
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := r.Received.Add(wait)
 	if r.Received.IsZero() {
@@ -157,18 +166,18 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 				}
 			}
 		}
-		total, failed := b.readFetchTargets(fctx, targets, maxBytes)
+		total, failed := b.readFetchTargets(fctx, targets, maxBytes, committed)
 		if failed || total >= int64(req.MinBytes) || len(waits) == 0 || !time.Now().Before(deadline) {
 			break
 		}
 		if !waitAny(ctx, waits, deadline) {
 			// Deadline or connection gone: one last read so the answer is
 			// current, then respond.
-			b.readFetchTargets(fctx, targets, maxBytes)
+			b.readFetchTargets(fctx, targets, maxBytes, committed)
 			break
 		}
 	}
-	records := b.buildFetchResponse(resp, fctx, targets, usesIDs)
+	records := b.buildFetchResponse(resp, fctx, targets, usesIDs, committed)
 	resp.SessionID = fctx.Finish()
 	if records == nil {
 		return resp, nil
@@ -232,7 +241,7 @@ func checkLeaderEpoch(epoch int32) int16 {
 // readFetchTargets reads every partition within the byte limits. It
 // returns the bytes available and whether any partition failed (which ends
 // a long poll at once, as in Kafka).
-func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32) (int64, bool) {
+func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32, committed bool) (int64, bool) {
 	remaining := int64(maxBytes)
 	var total int64
 	failed := false
@@ -245,7 +254,15 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 		}
 		p := fctx.Partitions[i]
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
-		ft.res, ft.err = ft.l.Read(p.FetchOffset, int(limit), minOne)
+		ft.aborted = nil
+		if committed {
+			ft.res, ft.err = ft.l.ReadCommitted(p.FetchOffset, int(limit), minOne)
+			if ft.err == nil && ft.res.Size > 0 {
+				ft.aborted = ft.l.AbortedTxns(p.FetchOffset, ft.res.NextOffset)
+			}
+		} else {
+			ft.res, ft.err = ft.l.Read(p.FetchOffset, int(limit), minOne)
+		}
 		if ft.err != nil {
 			failed = true
 			continue
@@ -289,7 +306,7 @@ func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) b
 // returns the file ranges of each included partition in encoding order
 // (nil entries for partitions without records), or nil when no partition
 // has records.
-func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession.Context, targets []fetchTarget, usesIDs bool) [][]log.FileRange {
+func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession.Context, targets []fetchTarget, usesIDs, committed bool) [][]log.FileRange {
 	var cur *kmsg.FetchResponseTopic
 	var records [][]log.FileRange
 	included, withRecords := 0, 0
@@ -313,10 +330,18 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 			}
 		default:
 			rp.HighWatermark = ft.res.HighWatermark
-			rp.LastStableOffset = ft.res.HighWatermark
+			rp.LastStableOffset = ft.res.LastStableOffset
 			rp.LogStartOffset = ft.res.LogStartOffset
 			if ft.res.Size > 0 {
 				ranges = ft.res.Ranges
+			}
+			if committed {
+				rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(ft.aborted))
+				for _, a := range ft.aborted {
+					at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+					at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+					rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+				}
 			}
 		}
 		if !fctx.Include(i, fetchsession.Result{

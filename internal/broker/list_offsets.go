@@ -1,14 +1,17 @@
 // ListOffsets (key 2), v1–v10 (Apache Kafka 4's range).
 //
 // Per partition, by timestamp:
-//   - -1 (latest): the high watermark (= last stable offset: no transactions yet);
+//   - -1 (latest): the high watermark, or with isolation_level=1
+//     (read_committed, v2+) the last stable offset;
 //   - -2 (earliest) and -4 (earliest local, v8+): the log start offset;
 //   - -3 (max timestamp, v7+): the first record with the largest timestamp;
 //   - -5 (earliest pending upload, v9+): no tiered storage, so nothing: -1;
 //   - any other value: the first offset whose record timestamp is at least
 //     the value, found through the time index; -1 when there is none.
 //
-// The answer's timestamp is -1 for -1/-2/-4 and the record's for the others;
+// As Kafka, a timestamp or max-timestamp answer at or past the last
+// fetchable offset (the last stable offset for read_committed, else the high
+// watermark) is "none" (-1). The answer's timestamp is -1 for -1/-2/-4 and the record's for the others;
 // leader_epoch (v4+) is this node's epoch (0) when an offset is returned.
 // current_leader_epoch other than 0 gets FENCED_LEADER_EPOCH or
 // UNKNOWN_LEADER_EPOCH (-1 skips the check); a partition listed twice gets
@@ -59,7 +62,7 @@ func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg
 			if count[tp{t.Topic, p.Partition}] > 1 {
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			} else {
-				b.listOffset(&rp, req.Version, t.Topic, p)
+				b.listOffset(&rp, req.Version, req.Version >= 2 && req.IsolationLevel == 1, t.Topic, p)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -68,7 +71,7 @@ func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg
 	return resp, nil
 }
 
-func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version int16, topic string, p kmsg.ListOffsetsRequestTopicPartition) {
+func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version int16, committed bool, topic string, p kmsg.ListOffsetsRequestTopicPartition) {
 	l, _, code := b.partitionLog(topic, p.Partition)
 	if code != 0 {
 		rp.ErrorCode = code
@@ -80,7 +83,7 @@ func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version 
 			return
 		}
 	}
-	offset, ts, ok := lookupOffset(l, p.Timestamp, version)
+	offset, ts, ok := lookupOffset(l, p.Timestamp, version, committed)
 	if !ok {
 		return
 	}
@@ -88,16 +91,25 @@ func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version 
 }
 
 // lookupOffset resolves a ListOffsets timestamp on one log.
-func lookupOffset(l *log.Log, ts int64, version int16) (offset, timestamp int64, ok bool) {
+func lookupOffset(l *log.Log, ts int64, version int16, committed bool) (offset, timestamp int64, ok bool) {
+	lastFetchable := l.HighWatermark()
+	if committed {
+		lastFetchable = l.LastStableOffset()
+	}
 	switch {
 	case ts == listLatest:
-		return l.HighWatermark(), -1, true
+		return lastFetchable, -1, true
 	case ts == listEarliest, ts == listEarliestLocal && version >= 8:
 		return l.LogStartOffset(), -1, true
 	case ts == listMaxTimestamp && version >= 7:
-		return l.MaxTimestamp()
+		offset, timestamp, ok = l.MaxTimestamp()
 	case ts == listEarliestPendingUpload && version >= 9:
 		return -1, -1, false
+	default:
+		offset, timestamp, ok = l.OffsetForTimestamp(ts)
 	}
-	return l.OffsetForTimestamp(ts)
+	if ok && offset >= lastFetchable {
+		return -1, -1, false
+	}
+	return offset, timestamp, ok
 }

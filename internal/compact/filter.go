@@ -23,6 +23,7 @@ type filter struct {
 	lastOfProducer  map[int64]int64
 	maxDecompressed int
 	txn             txnFilter
+	txns            *cleanedTxns // txn when transactions are tracked, else nil
 
 	out  []byte // rebuilt batch
 	recs []byte // retained record bytes (before compression)
@@ -30,23 +31,23 @@ type filter struct {
 	stats passStats
 }
 
-// txnFilter is the seam for transactions (not implemented yet). When
-// transactions land it will be fed the log's aborted-transaction index:
-// data batches of aborted transactions are then dropped whole, and a
-// commit/abort marker may go once no record of its transaction is left and
-// its batch's delete horizon has passed (Kafka's rules). Until then every
-// data batch counts as committed and every control batch is kept.
+// txnFilter is the seam for transactions (txn.go's cleanedTxns; a filter
+// without one treats every batch as committed and keeps every marker). It
+// is fed every batch of the pass in log order.
 type txnFilter interface {
-	// aborted reports whether a data batch belongs to an aborted transaction.
+	// aborted reports whether a data batch belongs to an aborted
+	// transaction (it is then dropped whole).
 	aborted(h *batch.Header) bool
-	// discardMarker reports whether a control batch may be removed.
-	discardMarker(h *batch.Header, now int64) bool
+	// discardMarker reports whether a control batch (whole bytes b) no
+	// longer guards data of its transaction; it then goes once its delete
+	// horizon has passed.
+	discardMarker(h *batch.Header, b []byte) bool
 }
 
 type noTransactions struct{}
 
-func (noTransactions) aborted(*batch.Header) bool              { return false }
-func (noTransactions) discardMarker(*batch.Header, int64) bool { return false }
+func (noTransactions) aborted(*batch.Header) bool               { return false }
+func (noTransactions) discardMarker(*batch.Header, []byte) bool { return false }
 
 // passStats counts what a pass did.
 type passStats struct {
@@ -56,6 +57,8 @@ type passStats struct {
 	TombstonesKept, TombstonesDrop int64
 	HorizonsStamped                int64
 	EmptyProducerBatches           int64
+	AbortedBatchesDropped          int64
+	MarkersDropped                 int64
 	MinPendingHorizon              int64 // smallest delete horizon still in the future, MaxInt64 if none
 }
 
@@ -117,15 +120,13 @@ func (f *filter) filterBatch(b []byte) ([]byte, error) {
 	f.stats.BatchesRead++
 	f.stats.BytesRead += int64(len(b))
 	if h.IsControl() {
-		// Transaction markers stay until the transactions work decides
-		// otherwise (see txnFilter).
-		if f.txn.discardMarker(&h, f.now) {
-			return nil, nil
-		}
-		return f.keep(b), nil
+		return f.filterMarker(b, &h)
 	}
 	isLast := h.ProducerID >= 0 && f.lastOfProducer[h.ProducerID] == h.LastOffset()
 	aborted := f.txn.aborted(&h)
+	if aborted {
+		f.stats.AbortedBatchesDropped++
+	}
 	hasHorizon := h.HasDeleteHorizon()
 	horizonPassed := hasHorizon && f.now >= h.BaseTimestamp
 
@@ -220,6 +221,53 @@ func (f *filter) filterBatch(b []byte) ([]byte, error) {
 	// sequence numbers still line up.
 	batch.UpdateCRC(out)
 	f.out = out
+	return f.keep(out), nil
+}
+
+// filterMarker is Kafka's rule for transaction markers: a marker stays
+// while data of its transaction is still in the log before it; once none
+// is, it is stamped with a delete horizon (now + delete.retention.ms, as
+// tombstones are) and removed by the first pass after the horizon, so a
+// consumer that read the transaction's data within delete.retention.ms
+// still sees its end.
+func (f *filter) filterMarker(b []byte, h *batch.Header) ([]byte, error) {
+	if !f.txn.discardMarker(h, b) {
+		return f.keep(b), nil
+	}
+	if h.RecordCount == 0 {
+		f.stats.MarkersDropped++
+		return nil, nil
+	}
+	if h.HasDeleteHorizon() {
+		if f.now >= h.BaseTimestamp {
+			f.stats.MarkersDropped++
+			return nil, nil
+		}
+		f.stats.MinPendingHorizon = min(f.stats.MinPendingHorizon, h.BaseTimestamp)
+		return f.keep(b), nil
+	}
+	if h.Compression() != batch.None {
+		return f.keep(b), nil // markers are never compressed; keep what we cannot rebuild
+	}
+	hz := f.horizon()
+	f.recs = f.recs[:0]
+	err := forEachRawRecord(b[batch.HeaderSize:], h.RecordCount, func(r *rawRecord) error {
+		f.recs = appendRetimed(f.recs, r, h.BaseTimestamp+r.tsDelta-hz)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("control batch at offset %d: %w", h.BaseOffset, err)
+	}
+	out := append(f.out[:0], b[:batch.HeaderSize]...)
+	out = append(out, f.recs...)
+	be := binary.BigEndian
+	be.PutUint32(out[batch.OffLength:], uint32(len(out)-12))
+	be.PutUint16(out[batch.OffAttributes:], uint16(h.Attributes|batch.AttrDeleteHorizon))
+	be.PutUint64(out[batch.OffBaseTimestamp:], uint64(hz))
+	batch.UpdateCRC(out)
+	f.out = out
+	f.stats.HorizonsStamped++
+	f.stats.MinPendingHorizon = min(f.stats.MinPendingHorizon, hz)
 	return f.keep(out), nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/producer"
 )
 
 type fakeClock struct {
@@ -43,6 +44,8 @@ type env struct {
 	m     *log.Manager
 	c     *Cleaner
 	dedup int64
+	// guards installs a producer guard (transaction tracking) in every log.
+	guards bool
 }
 
 func compactConfig() log.Config {
@@ -64,10 +67,14 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	m, err := log.OpenManager(e.fs, "/data", log.ManagerOptions{
+	opts := log.ManagerOptions{
 		Logger: quietLogger(), Now: e.clock.Now, HousekeepingInterval: -1,
 		ConfigFor: func(string, int32) log.Config { return e.cfg },
-	})
+	}
+	if e.guards {
+		opts.ProducerGuard = func(string, int32) log.ProducerGuard { return producer.NewGuard(nil) }
+	}
+	m, err := log.OpenManager(e.fs, "/data", opts)
 	if err != nil {
 		e.t.Fatalf("OpenManager: %v", err)
 	}

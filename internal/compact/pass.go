@@ -70,6 +70,7 @@ func (w *worker) buildMap(v *logView, maxDecompressed int) (end int64, full bool
 	m := w.m
 	m.reset()
 	m.latest = v.firstDirty - 1
+	txns := newCleanedTxns(v.l.AbortedTxns(v.firstDirty, v.firstUncleanable))
 	for _, s := range v.segs[:len(v.segs)-1] {
 		if s.NextOffset <= v.firstDirty {
 			continue
@@ -88,7 +89,12 @@ func (w *worker) buildMap(v *logView, maxDecompressed int) (end int64, full bool
 			if h.BaseOffset >= v.firstUncleanable {
 				return errStop
 			}
-			if !h.IsControl() { // aborted data would be skipped here (txnFilter)
+			if h.IsControl() {
+				txns.discardMarker(&h, b) // moves the transaction state on
+			} else if txns.aborted(&h) {
+				// Aborted data never enters the map: it is dropped, and must
+				// not shadow an earlier committed value of its keys.
+			} else {
 				data := b[batch.HeaderSize:]
 				if c := h.Compression(); c != batch.None {
 					if data, err = batch.Decompress(c, data, maxDecompressed); err != nil {
@@ -181,6 +187,10 @@ func (c *Cleaner) clean(w *worker, v *logView) (PassResult, error) {
 		}
 	}
 	f := newFilter(w.m, v.now, v.cfg.DeleteRetentionMs, last, maxDec)
+	if len(todo) > 0 {
+		txns := newCleanedTxns(v.l.AbortedTxns(todo[0].BaseOffset, end))
+		f.txn, f.txns = txns, txns
+	}
 	for _, g := range groupSegments(todo, lcfg.SegmentBytes) {
 		n, err := c.cleanGroup(w, v.l, g, f)
 		if err != nil {
@@ -251,6 +261,13 @@ func (c *Cleaner) cleanGroup(w *worker, l *log.Log, g []log.SegmentInfo, f *filt
 		}
 		f.stats.BatchesWritten++
 		f.stats.BytesWritten += int64(len(w.filler))
+	}
+	if f.txns != nil {
+		// The aborted transactions whose markers this group kept, with
+		// data still before them.
+		if err := sw.SetAbortedTxns(f.txns.takeKept()); err != nil {
+			return 0, err
+		}
 	}
 	if err := l.ReplaceSegments(bases, []*log.SegmentWriter{sw}); err != nil {
 		if segmentsChanged(l, g) {

@@ -50,7 +50,7 @@ func analyze(tp log.TopicPartition, l *log.Log, cfg TopicConfig, checkpoint, now
 	v.segs = l.Segments()
 	v.logStart = l.LogStartOffset()
 	v.leo = l.LogEndOffset()
-	v.stable = l.HighWatermark() // last stable offset: no transactions yet
+	v.stable = l.LastStableOffset()
 	act := v.segs[len(v.segs)-1]
 	v.activeBase, v.activeSize, v.activeCreatedMs = act.BaseOffset, act.Size, act.Created.UnixMilli()
 
@@ -62,7 +62,15 @@ func analyze(tp log.TopicPartition, l *log.Log, cfg TopicConfig, checkpoint, now
 
 	v.firstUncleanable, v.uncleanableReason = v.activeBase, "active segment"
 	if v.stable < v.firstUncleanable {
-		v.firstUncleanable, v.uncleanableReason = v.stable, "last stable offset"
+		// As Kafka, the clean range ends at the base of the segment holding
+		// the last stable offset: nothing at or above it is rewritten.
+		fu := v.stable
+		for _, s := range v.segs {
+			if s.BaseOffset <= v.stable && v.stable < s.NextOffset {
+				fu = s.BaseOffset
+			}
+		}
+		v.firstUncleanable, v.uncleanableReason = fu, "last stable offset"
 	}
 	if cfg.MinCompactionLagMs > 0 {
 		for _, s := range v.segs[:len(v.segs)-1] {

@@ -237,3 +237,23 @@ func TestConcurrentSessions(t *testing.T) {
 		t.Fatalf("%d sessions in 4 slots", n)
 	}
 }
+
+// A change of the last stable offset alone (a transaction ended, the high
+// watermark did not move) puts the partition in an incremental response.
+func TestIncrementalReportsLastStableOffsetChange(t *testing.T) {
+	c := NewCache(Options{})
+	a := key("a", 0)
+	ctx := c.NewContext(Request{SessionID: 0, SessionEpoch: 0, Partitions: reqParts(map[Key]int64{}, a)})
+	ctx.Include(0, Result{HighWatermark: 10, LastStableOffset: 4})
+	id := ctx.Finish()
+	ctx = c.NewContext(Request{SessionID: id, SessionEpoch: 1})
+	if ctx.Include(0, Result{HighWatermark: 10, LastStableOffset: 4}) {
+		t.Fatal("unchanged partition included")
+	}
+	ctx.Finish()
+	ctx = c.NewContext(Request{SessionID: id, SessionEpoch: 2})
+	if !ctx.Include(0, Result{HighWatermark: 10, LastStableOffset: 10}) {
+		t.Fatal("LSO change not reported")
+	}
+	ctx.Finish()
+}

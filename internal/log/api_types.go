@@ -21,8 +21,17 @@ type AppendOptions struct {
 	// zero means the manager's clock.
 	Now time.Time
 	// AllowControl lets control batches (transaction markers) through; a
-	// client's produce must not carry them (INVALID_RECORD).
+	// client's produce must not carry them (INVALID_RECORD). Each control
+	// batch must be a transaction marker (batch.ParseMarker); with a
+	// TxnGuard it ends its producer's transaction on this partition.
 	AllowControl bool
+	// Coordinator marks a batch written by a transaction coordinator rather
+	// than a client (transactional offset commits): sequences are not
+	// checked, base sequence -1 is accepted for a data batch with a
+	// producer id, and a transactional batch still opens its producer's
+	// transaction (Kafka's AppendOrigin.COORDINATOR). Coordinator input is
+	// trusted: it is validated as batches read back from a log are.
+	Coordinator bool
 }
 
 // AppendResult is what a produce gets back.
@@ -47,11 +56,17 @@ type FileRange struct {
 
 // ReadResult is what Read returns.
 type ReadResult struct {
-	Ranges         []FileRange // in offset order, each holding whole batches
-	Size           int64       // sum of the ranges' sizes
-	HighWatermark  int64
-	LogStartOffset int64
-	LogEndOffset   int64
+	Ranges        []FileRange // in offset order, each holding whole batches
+	Size          int64       // sum of the ranges' sizes
+	HighWatermark int64
+	// LastStableOffset is the log's last stable offset at the read (the
+	// high watermark when no transaction is ongoing).
+	LastStableOffset int64
+	LogStartOffset   int64
+	LogEndOffset     int64
+	// NextOffset is one past the last offset of the data returned (the
+	// requested offset when none): the upper bound for AbortedTxns.
+	NextOffset int64
 }
 
 // SegmentInfo describes one segment (Log.Segments).
@@ -91,6 +106,38 @@ type ProducerGuard interface {
 // prefix (TruncatePrefix, retention).
 type ProducerGuardTruncator interface {
 	Truncated(logStartOffset, logEndOffset int64)
+}
+
+// CompletedTxn is a transaction a marker ends on this partition: its
+// producer, the offsets of its first batch and of the marker, and whether
+// it was aborted.
+type CompletedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64
+	Aborted     bool
+}
+
+// TxnGuard is optionally implemented by a ProducerGuard that tracks
+// transactions (internal/producer's does). Its methods run under the
+// append lock, except FirstUnstableOffset, which readers call lock-free.
+type TxnGuard interface {
+	// CheckCoordinator replaces Check for data batches of a Coordinator
+	// append (no sequence checks).
+	CheckCoordinator(h batch.Header) error
+	// CheckMarker validates a transaction marker before it is written
+	// (INVALID_PRODUCER_EPOCH for an older epoch); an error fails the
+	// whole append.
+	CheckMarker(m batch.Marker) error
+	// PendingCompletion reports, without changing state, the transaction
+	// the marker about to be written at offset ends (ok=false if the
+	// producer has none here) and the last stable offset to record with it.
+	PendingCompletion(m batch.Marker, offset int64) (txn CompletedTxn, lso int64, ok bool)
+	// MarkerAppended applies a marker written at offset.
+	MarkerAppended(m batch.Marker, offset int64)
+	// FirstUnstableOffset is the first offset of the earliest ongoing
+	// transaction, -1 if none.
+	FirstUnstableOffset() int64
 }
 
 type noopGuard struct{}

@@ -48,7 +48,10 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		RequireKeys:     cfg.Compact,
 		AllowControl:    opts.AllowControl,
 		MaxDecompressed: maxDecompressed(cfg),
+		// A coordinator's batches are trusted and may carry sequence -1.
+		FromLog: opts.Coordinator,
 	}
+	var markers []batch.Marker // the transaction markers, in batch order
 	checkTs := cfg.MessageTimestampType == batch.CreateTime &&
 		(cfg.TimestampBeforeMaxMs != math.MaxInt64 || cfg.TimestampAfterMaxMs != math.MaxInt64)
 	// The latest timestamp is in the header; the earliest needs the records.
@@ -79,6 +82,20 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 			newSize += len(out) - len(b)
 		} else if sum, err = batch.Inspect(b, vopts); err != nil {
 			return res, batchErr(nb, err)
+		}
+		if opts.Coordinator && !sum.Header.IsControl() &&
+			(sum.Header.RecordCount < 1 || sum.Header.LastOffsetDelta != sum.Header.RecordCount-1) {
+			return res, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "coordinator batch with inconsistent record count"}
+		}
+		if sum.Header.IsControl() {
+			if !opts.AllowControl {
+				return res, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "clients are not allowed to write control batches"}
+			}
+			m, err := batch.ParseMarker(b, vopts.MaxDecompressed)
+			if err != nil {
+				return res, batchErr(nb, err)
+			}
+			markers = append(markers, m)
 		}
 		if checkTs && sum.Header.RecordCount > 0 {
 			if cfg.TimestampBeforeMaxMs != math.MaxInt64 && sum.MinTimestamp < nowMs-cfg.TimestampBeforeMaxMs {
@@ -111,11 +128,27 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		return res, se
 	}
 	// Idempotence: a retried batch answers with its original offsets.
+	tg, _ := l.guard.(TxnGuard)
 	if _, isNoop := l.guard.(noopGuard); !isNoop {
+		mi := 0
 		for pos := 0; pos < len(records); {
 			h, _ := batch.ParseHeader(records[pos:])
 			if h.ProducerID >= 0 {
-				dup, base, last, err := l.guard.Check(h)
+				var dup bool
+				var base, last int64
+				var err error
+				switch {
+				case h.IsControl():
+					if tg != nil {
+						err = tg.CheckMarker(markers[mi])
+					}
+				case opts.Coordinator:
+					if tg != nil {
+						err = tg.CheckCoordinator(h)
+					}
+				default:
+					dup, base, last, err = l.guard.Check(h)
+				}
 				if err != nil {
 					l.mu.Unlock()
 					var ae *AppendError
@@ -131,6 +164,9 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 					res.LogStartOffset = l.logStart.Load()
 					return res, nil
 				}
+			}
+			if h.IsControl() {
+				mi++
 			}
 			pos += h.TotalSize()
 		}
@@ -187,16 +223,44 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 	epochChanged := l.epochs.assign(opts.LeaderEpoch, leo)
 	seg.size.Store(p)
 	seg.next.Store(next)
-	l.leo.Store(next)
 
+	// The producer state learns of the batches before the new end is
+	// published, so a transaction's first batch is never readable while
+	// the last stable offset still lies past it.
+	var txnErr error
 	if _, isNoop := l.guard.(noopGuard); !isNoop {
+		mi := 0
 		for pos := 0; pos < len(records); {
 			h, _ := batch.ParseHeader(records[pos:])
-			if h.ProducerID >= 0 {
+			switch {
+			case h.IsControl():
+				m := markers[mi]
+				mi++
+				if tg != nil && h.ProducerID >= 0 {
+					if txn, lso, ok := tg.PendingCompletion(m, h.BaseOffset); ok && txn.Aborted && txnErr == nil {
+						// Written before the state forgets the transaction
+						// (see txnindex.go).
+						txnErr = seg.appendAbortedTxn(l.fs, l.dir, AbortedTxn{ProducerID: txn.ProducerID,
+							FirstOffset: txn.FirstOffset, LastOffset: txn.LastOffset, LastStableOffset: lso})
+					}
+					if txnErr == nil {
+						tg.MarkerAppended(m, h.BaseOffset)
+					}
+				}
+			case h.ProducerID >= 0:
 				l.guard.Appended(h)
 			}
 			pos += h.TotalSize()
 		}
+	}
+	l.leo.Store(next)
+	if txnErr != nil {
+		// The marker is written but its index entry may not be: stop
+		// appending; a restart rebuilds the entry from the marker.
+		se := l.fail("txnindex", txnErr)
+		l.mu.Unlock()
+		l.notify()
+		return res, se
 	}
 	needSync := false
 	if cfg.FlushMessages != math.MaxInt64 {
@@ -355,7 +419,11 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 	delay := l.config().FileDeleteDelayMs
 	for _, s := range gone {
 		var paths []string
-		for _, p := range segmentPaths(s.prefix) {
+		all := segmentPaths(s.prefix)
+		if len(s.abortedTxns()) > 0 {
+			all = append(all, txnIndexPath(s.prefix))
+		}
+		for _, p := range all {
 			if err := l.fs.Rename(p, p+deletedSuffix); err != nil {
 				// Never schedule the live name for removal: a cleaned segment
 				// with the same base offset is about to be renamed onto it

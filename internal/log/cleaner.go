@@ -59,6 +59,25 @@ type SegmentWriter struct {
 	s    *segment
 	last int64
 	done bool
+	// txns, when txnsSet, is the aborted-transaction index of the new
+	// segment (SetAbortedTxns); otherwise ReplaceSegments carries the
+	// replaced segments' entries over.
+	txns    []AbortedTxn
+	txnsSet bool
+}
+
+// SetAbortedTxns sets the aborted-transaction index of the new segment
+// (entries in marker order): the cleaner keeps only the aborted
+// transactions that still have data in the log. Without it,
+// ReplaceSegments carries every entry of the replaced segments over.
+func (w *SegmentWriter) SetAbortedTxns(ts []AbortedTxn) error {
+	for i := 1; i < len(ts); i++ {
+		if ts[i].LastOffset <= ts[i-1].LastOffset {
+			return fmt.Errorf("log: segment writer: aborted transactions out of order")
+		}
+	}
+	w.txns, w.txnsSet = ts, true
+	return nil
 }
 
 // NewSegmentWriter starts a replacement segment with the given base offset.
@@ -105,7 +124,7 @@ func (w *SegmentWriter) Abort() {
 	}
 	w.done = true
 	w.s.close()
-	for _, p := range segmentPaths(w.s.prefix) {
+	for _, p := range append(segmentPaths(w.s.prefix), txnIndexPath(w.s.prefix)) {
 		_ = w.l.fs.Remove(p + cleanedSuffix)
 	}
 }
@@ -151,6 +170,34 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 	if err := l.m.writeCheckpoints(false); err != nil {
 		return err
 	}
+	// The aborted-transaction entries of the replaced segments move to the
+	// built segment holding their marker (or the first one, if the cleaner
+	// dropped the marker's range). Keeping an entry whose data the cleaner
+	// removed is harmless: readers only use it to drop records.
+	txnsFor := make([][]AbortedTxn, len(built))
+	for i, w := range built {
+		if w.txnsSet {
+			txnsFor[i] = w.txns
+		}
+	}
+	for _, old := range segs[first : first+len(old)] {
+		for _, t := range old.abortedTxns() {
+			k := 0
+			for k+1 < len(built) && built[k+1].s.base <= t.LastOffset {
+				k++
+			}
+			if !built[k].txnsSet {
+				txnsFor[k] = append(txnsFor[k], t)
+			}
+		}
+	}
+	for i, w := range built {
+		if len(txnsFor[i]) > 0 {
+			if err := WriteFileAtomic(l.fs, txnIndexPath(w.s.prefix)+cleanedSuffix, encodeTxnIndex(txnsFor[i])); err != nil {
+				return storageErr("write cleaned txnindex", err)
+			}
+		}
+	}
 	for _, w := range built {
 		s := w.s
 		_ = s.maybeAppendTimeEntry()
@@ -164,6 +211,12 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 		return storageErr("replace", err)
 	}
 	for i := len(built) - 1; i >= 0; i-- { // highest base first: see cleanupTempFiles
+		if len(txnsFor[i]) > 0 {
+			p := txnIndexPath(built[i].s.prefix)
+			if err := l.fs.Rename(p+cleanedSuffix, p+swapSuffix); err != nil {
+				return storageErr("replace", err)
+			}
+		}
 		for _, p := range segmentPaths(built[i].s.prefix) {
 			if err := l.fs.Rename(p+cleanedSuffix, p+swapSuffix); err != nil {
 				return storageErr("replace", err)
@@ -175,13 +228,18 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 	}
 	// Point of no return.
 	l.retireSegmentsLocked(segs[first : first+len(old)])
-	for _, w := range built {
-		for _, p := range segmentPaths(w.s.prefix) {
+	for i, w := range built {
+		paths := segmentPaths(w.s.prefix)
+		if len(txnsFor[i]) > 0 {
+			paths = append(paths, txnIndexPath(w.s.prefix))
+		}
+		for _, p := range paths {
 			if err := l.fs.Rename(p+swapSuffix, p); err != nil {
 				l.fail("replace", err)
 				return storageErr("replace", err)
 			}
 		}
+		w.s.setAbortedTxns(txnsFor[i])
 		w.done = true
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {

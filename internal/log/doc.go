@@ -4,7 +4,9 @@
 // offsets assigned by rewriting their headers (re-encoding them first when
 // compression.type names a codec, recompress.go), reads returned as file ranges,
 // rolling, retention, flushing with group commit, suffix and prefix
-// truncation, the leader-epoch cache, crash recovery, and the data-dir-level
+// truncation, the aborted-transaction index (.txnindex, txnindex.go) and
+// the last stable offset (from the producer guard's first unstable offset,
+// TxnGuard), the leader-epoch cache, crash recovery, and the data-dir-level
 // checkpoint files (recovery points, log start offsets, clean-shutdown
 // marker). Manager owns one data directory and runs the housekeeping.
 // Packages storing their own files in a data dir (compact, producer) use its
@@ -16,6 +18,6 @@
 //
 // It must not touch: topic metadata (names, ids, configs — the broker resolves
 // configs into a Config), producer state (internal/producer plugs in through
-// ProducerGuard), the record format itself (internal/batch), or the network.
+// ProducerGuard and TxnGuard), the record format itself (internal/batch), or the network.
 // The on-disk format is documented in docs/storage.md.
 package log

@@ -24,10 +24,13 @@ type Log struct {
 	cfg      atomic.Pointer[Config]
 	jitterMs atomic.Int64
 
-	mu     sync.Mutex                 // the append lock
-	segs   atomic.Pointer[[]*segment] // sorted by base offset; last is active; replaced, never mutated
-	guard  ProducerGuard              // (mu)
-	closed bool                       // (mu)
+	mu    sync.Mutex                 // the append lock
+	segs  atomic.Pointer[[]*segment] // sorted by base offset; last is active; replaced, never mutated
+	guard ProducerGuard              // (mu)
+	// txnGuard is guard when it implements TxnGuard (read lock-free for
+	// the last stable offset), else nil.
+	txnGuard atomic.Pointer[TxnGuard]
+	closed   bool // (mu)
 	// unflushedMsgs counts records appended since the last forced sync (mu).
 	unflushedMsgs int64
 
@@ -120,6 +123,11 @@ func (l *Log) SetProducerGuard(g ProducerGuard) {
 	}
 	l.mu.Lock()
 	l.guard = g
+	if tg, ok := g.(TxnGuard); ok {
+		l.txnGuard.Store(&tg)
+	} else {
+		l.txnGuard.Store(nil)
+	}
 	l.mu.Unlock()
 }
 

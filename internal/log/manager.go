@@ -181,7 +181,7 @@ func (m *Manager) newLog(tp TopicPartition, cfg Config) (*Log, error) {
 	}
 	if m.opts.ProducerGuard != nil {
 		if g := m.opts.ProducerGuard(tp.Topic, tp.Partition); g != nil {
-			l.guard = g
+			l.SetProducerGuard(g)
 		}
 	}
 	return l, nil

@@ -26,13 +26,33 @@ import (
 // (TruncateTo) cuts the active files in place: ranges past the new end
 // become invalid at once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	return l.read(offset, maxBytes, minOneBatch, false)
+}
+
+// ReadCommitted is Read for a read_committed consumer: only batches wholly
+// below the last stable offset are returned (a batch is never split), and
+// an offset between the last stable offset and the high watermark is an
+// empty result, not an error. The aborted transactions to report with the
+// data are AbortedTxns(offset, res.NextOffset).
+func (l *Log) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	return l.read(offset, maxBytes, minOneBatch, true)
+}
+
+func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool) (ReadResult, error) {
+	// The last stable offset is taken before the log end: it never
+	// exceeds the end loaded after it.
+	lso := l.LastStableOffset()
 	leo := l.leo.Load()
 	start := l.logStart.Load()
-	res := ReadResult{HighWatermark: leo, LogStartOffset: start, LogEndOffset: leo}
+	res := ReadResult{HighWatermark: leo, LastStableOffset: lso, LogStartOffset: start, LogEndOffset: leo, NextOffset: offset}
 	if offset < start || offset > leo {
 		return res, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}
 	}
-	if offset == leo {
+	upper := leo // batches must end below it
+	if committed {
+		upper = lso
+	}
+	if offset >= upper {
 		return res, nil
 	}
 	segs := l.segments()
@@ -53,13 +73,14 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 			continue // offset past this segment's data: the next one has it
 		}
 		first, end := pos, pos
-		for h.base < leo {
+		for h.base < leo && h.lastOffset < upper {
 			if h.size > budget && !(minOneBatch && res.Size == 0 && end == first) {
 				break
 			}
 			end += h.size
 			budget -= h.size
 			offset = h.lastOffset + 1
+			res.NextOffset = offset
 			if budget <= 0 || end >= limit {
 				break
 			}
@@ -78,7 +99,7 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 				s.hint.Store(packHint(uint32(rel), uint32(end)))
 			}
 		}
-		if end < limit || budget <= 0 || offset >= leo {
+		if end < limit || budget <= 0 || offset >= upper {
 			break
 		}
 	}

@@ -144,6 +144,12 @@ func (l *Log) load(p loadParams) error {
 		leo = logStart
 	}
 	l.setSegments(segs)
+	for _, s := range segs {
+		if err := s.loadTxnIndex(l.fs, s.next.Load()); err != nil {
+			// The producer state's rebuild restores entries from markers.
+			l.logger.Warn("aborted-transaction index unreadable", "dir", l.dir, "segment", s.base, "err", err)
+		}
+	}
 	l.leo.Store(leo)
 	l.logStart.Store(logStart)
 	rp := leo
@@ -207,7 +213,7 @@ func (l *Log) cleanupTempFiles() error {
 	for _, b := range swaps {
 		prefix := filepath.Join(l.dir, segmentName(b))
 		if b >= minCleaned {
-			for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+			for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 				_ = l.fs.Remove(prefix + suf + swapSuffix)
 			}
 			continue
@@ -255,6 +261,11 @@ func (l *Log) completeSwap(base int64) error {
 	l.removeSegmentFiles(covered)
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
 		_ = l.fs.Remove(prefix + suf + swapSuffix) // rebuilt on open
+	}
+	// The aborted-transaction index cannot be rebuilt from the segment
+	// alone: keep the cleaner's.
+	if err := l.fs.Rename(prefix+txnIndexSuffix+swapSuffix, prefix+txnIndexSuffix); err != nil && !os.IsNotExist(err) {
+		return err
 	}
 	if err := l.fs.Rename(prefix+logSuffix+swapSuffix, prefix+logSuffix); err != nil {
 		return err
@@ -317,7 +328,7 @@ func parseBase(s string) (int64, bool) {
 func (l *Log) removeSegmentFiles(bases []int64) {
 	for _, b := range bases {
 		prefix := filepath.Join(l.dir, segmentName(b))
-		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			if err := l.fs.Remove(prefix + suf); err != nil && !os.IsNotExist(err) {
 				l.logger.Warn("cannot remove segment file", "file", prefix+suf, "err", err)
 			}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -43,6 +44,7 @@ type segment struct {
 	dirty       atomic.Bool  // written since the last sync of .log
 	idxDirty    atomic.Bool  // index entries added since the last index sync
 	hint        atomic.Uint64
+	txns        atomic.Pointer[[]AbortedTxn] // aborted-transaction index (txnindex.go)
 
 	bytesSinceIndex int64 // (mu)
 }
@@ -91,7 +93,13 @@ func createSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, erro
 	s.log = log
 	s.idx = newIndexFile(idx, offsetIndexEntrySize, 0, nil)
 	s.tidx = newIndexFile(tidx, timeIndexEntrySize, 0, nil)
+	if rerr := fsys.Remove(txnIndexPath(prefix)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = rerr
+	}
 	for _, f := range []File{log, idx, tidx} {
+		if err != nil {
+			break
+		}
 		if err = f.Sync(); err != nil {
 			break
 		}

@@ -71,6 +71,10 @@ func (l *Log) truncateLocked(offset int64) (int64, error) {
 		l.fail("truncate", err)
 		return 0, storageErr("truncate", err)
 	}
+	if err := s.truncateTxnIndex(l.fs, newLEO); err != nil {
+		l.fail("truncate", err)
+		return 0, storageErr("truncate", err)
+	}
 	// Make the cut durable, or a crash could bring truncated records back.
 	if err := s.log.Sync(); err != nil {
 		l.fail("truncate", err)

@@ -23,10 +23,22 @@ type entry struct {
 	batches          [WindowSize]batchMeta // ring, oldest at head
 	head, n          int
 	lastTimestamp    int64
-	coordinatorEpoch int32 // -1: no transaction marker seen (kept for the snapshot format)
+	coordinatorEpoch int32 // -1: no transaction marker seen
+	// txnFirst is the first offset of the producer's ongoing transaction on
+	// this partition, -1 when none is ongoing.
+	txnFirst int64
 }
 
-func newEntry() *entry { return &entry{epoch: noEpoch, coordinatorEpoch: -1} }
+func newEntry() *entry { return &entry{epoch: noEpoch, coordinatorEpoch: -1, txnFirst: -1} }
+
+// setEpoch moves the entry to epoch, forgetting the batches of the old one
+// (Kafka's maybeUpdateProducerEpoch).
+func (e *entry) setEpoch(epoch int16) {
+	if epoch != e.epoch {
+		e.epoch = epoch
+		e.head, e.n = 0, 0
+	}
+}
 
 func (e *entry) empty() bool { return e.n == 0 }
 
@@ -44,10 +56,7 @@ func (e *entry) lastSeq() int32 {
 
 // add records a batch; a new epoch forgets the batches of the old one.
 func (e *entry) add(epoch int16, m batchMeta) {
-	if epoch != e.epoch {
-		e.epoch = epoch
-		e.head, e.n = 0, 0
-	}
+	e.setEpoch(epoch)
 	if e.n == WindowSize {
 		e.head = (e.head + 1) % WindowSize
 		e.n--

@@ -10,6 +10,7 @@ const (
 	CodeKafkaStorageError       int16 = 56 // KAFKA_STORAGE_ERROR
 	CodeUnknownServerError      int16 = -1 // UNKNOWN_SERVER_ERROR
 	CodeInvalidTxnState         int16 = 48 // INVALID_TXN_STATE
+	CodeCoordinatorFenced       int16 = 52 // TRANSACTION_COORDINATOR_FENCED
 	CodeUnsupportedVersionError int16 = 35 // UNSUPPORTED_VERSION
 )
 

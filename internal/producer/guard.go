@@ -29,17 +29,49 @@ func NewGuard(s *State) *Guard {
 func (g *Guard) Check(h batch.Header) (dup bool, baseOffset, lastOffset int64, err error) {
 	d, err := g.State.Check(h)
 	if err != nil {
-		var pe *Error
-		if errors.As(err, &pe) {
-			err = &log.AppendError{Code: pe.Code, Batch: -1, Msg: pe.Msg, Err: pe}
-		}
-		return false, 0, 0, err
+		return false, 0, 0, appendErr(err)
 	}
 	return d.Found, d.BaseOffset, d.LastOffset, nil
 }
 
 // Appended implements the log seam; h carries the assigned offsets.
 func (g *Guard) Appended(h batch.Header) { g.State.Appended(h, h.BaseOffset) }
+
+// appendErr wraps a refusal as the *log.AppendError the log passes on.
+func appendErr(err error) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return &log.AppendError{Code: pe.Code, Batch: -1, Msg: pe.Msg, Err: pe}
+	}
+	return err
+}
+
+// CheckCoordinator implements log.TxnGuard (see State.CheckCoordinator).
+func (g *Guard) CheckCoordinator(h batch.Header) error {
+	if err := g.State.CheckCoordinator(h); err != nil {
+		return appendErr(err)
+	}
+	return nil
+}
+
+// CheckMarker implements log.TxnGuard (see State.CheckMarker).
+func (g *Guard) CheckMarker(m batch.Marker) error {
+	if err := g.State.CheckMarker(m); err != nil {
+		return appendErr(err)
+	}
+	return nil
+}
+
+// PendingCompletion implements log.TxnGuard.
+func (g *Guard) PendingCompletion(m batch.Marker, offset int64) (log.CompletedTxn, int64, bool) {
+	return g.State.PendingCompletion(m, offset)
+}
+
+// MarkerAppended implements log.TxnGuard.
+func (g *Guard) MarkerAppended(m batch.Marker, offset int64) { g.State.MarkerAppended(m, offset) }
+
+// FirstUnstableOffset implements log.TxnGuard.
+func (g *Guard) FirstUnstableOffset() int64 { return g.State.FirstUnstableOffset() }
 
 // Truncated implements the log's truncation hook: producers whose batches
 // now lie wholly before the log start are forgotten (as Kafka does after
@@ -63,7 +95,10 @@ func (s *State) truncateTail(logEndOffset int64) {
 		for e.n > 0 && e.last().lastOffset >= logEndOffset {
 			e.n--
 		}
-		if e.n == 0 {
+		if e.txnFirst >= logEndOffset {
+			s.endTxnLocked(id, e)
+		}
+		if e.n == 0 && e.txnFirst < 0 {
 			delete(s.producers, id)
 		}
 	}

@@ -22,7 +22,11 @@ import (
 //	producer_entries int32 count, then per entry:
 //	  producer_id int64, epoch int16, last_sequence int32, last_offset int64,
 //	  offset_delta int32, timestamp int64, coordinator_epoch int32,
-//	  current_txn_first_offset int64 (-1)
+//	  current_txn_first_offset int64 (-1 when no transaction is ongoing)
+//
+// A producer known only from transaction markers or coordinator batches
+// (no batch in its window) is written with last_sequence -1, last_offset
+// -1 and offset_delta 0, as Kafka writes an empty entry.
 //
 // As in Kafka, only a producer's last batch is kept; the batches written
 // after the snapshot offset are replayed from the log on open, so a producer
@@ -48,7 +52,7 @@ func (s *State) encodeSnapshot() ([]byte, int64) {
 	defer s.mu.Unlock()
 	ids := make([]int64, 0, len(s.producers))
 	for id, e := range s.producers {
-		if !e.empty() {
+		if !e.empty() || e.txnFirst >= 0 || e.epoch != noEpoch {
 			ids = append(ids, id)
 		}
 	}
@@ -58,7 +62,10 @@ func (s *State) encodeSnapshot() ([]byte, int64) {
 	binary.BigEndian.PutUint32(b[6:], uint32(len(ids)))
 	for _, id := range ids {
 		e := s.producers[id]
-		m := e.last()
+		m := &batchMeta{firstSeq: -1, lastSeq: -1, firstOffset: -1, lastOffset: -1, timestamp: e.lastTimestamp}
+		if !e.empty() {
+			m = e.last()
+		}
 		b = binary.BigEndian.AppendUint64(b, uint64(id))
 		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
 		b = binary.BigEndian.AppendUint32(b, uint32(m.lastSeq))
@@ -66,7 +73,7 @@ func (s *State) encodeSnapshot() ([]byte, int64) {
 		b = binary.BigEndian.AppendUint32(b, uint32(m.lastOffset-m.firstOffset))
 		b = binary.BigEndian.AppendUint64(b, uint64(m.timestamp))
 		b = binary.BigEndian.AppendUint32(b, uint32(e.coordinatorEpoch))
-		b = binary.BigEndian.AppendUint64(b, ^uint64(0)) // no ongoing transaction
+		b = binary.BigEndian.AppendUint64(b, uint64(e.txnFirst))
 	}
 	binary.BigEndian.PutUint32(b[2:], crc32.Checksum(b[6:], crc32c))
 	return b, s.end
@@ -100,15 +107,18 @@ func decodeSnapshot(b []byte) (map[int64]*entry, error) {
 		delta := int32(binary.BigEndian.Uint32(p[22:]))
 		ts := int64(binary.BigEndian.Uint64(p[26:]))
 		coord := int32(binary.BigEndian.Uint32(p[34:]))
+		txnFirst := int64(binary.BigEndian.Uint64(p[38:]))
 		p = p[snapshotEntrySize:]
-		if id < 0 || delta < 0 || lastOffset < int64(delta) {
+		emptyEntry := lastSeq < 0 && lastOffset == -1 && delta == 0
+		if id < 0 || delta < 0 || (!emptyEntry && lastOffset < int64(delta)) || txnFirst < -1 {
 			return nil, fmt.Errorf("%w: bad entry for producer %d", errCorruptSnapshot, id)
 		}
 		e := newEntry()
 		e.coordinatorEpoch = coord
 		e.epoch = epoch
 		e.lastTimestamp = ts
-		if lastSeq >= 0 {
+		e.txnFirst = txnFirst
+		if lastSeq >= 0 && !emptyEntry {
 			e.add(epoch, batchMeta{
 				firstSeq:    decrementSequence(lastSeq, delta),
 				lastSeq:     lastSeq,
@@ -214,11 +224,18 @@ func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffs
 		}
 		s.mu.Lock()
 		for id, e := range producers {
-			if expirationMs > 0 && nowMs-e.lastTimestamp >= expirationMs {
+			if e.txnFirst < 0 && expirationMs > 0 && nowMs-e.lastTimestamp >= expirationMs {
 				continue
 			}
+			if e.txnFirst >= 0 && e.txnFirst < logStartOffset && (e.empty() || e.last().lastOffset < logStartOffset) {
+				e.txnFirst = -1 // its data is gone
+			}
 			s.producers[id] = e
+			if e.txnFirst >= 0 {
+				s.ongoing[id] = e.txnFirst
+			}
 		}
+		s.recomputeLocked()
 		s.end, s.snapEnd = off, off
 		s.mu.Unlock()
 		return off, nil

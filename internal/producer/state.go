@@ -2,6 +2,7 @@ package producer
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-broker/sluice/internal/batch"
 )
@@ -35,10 +36,20 @@ type State struct {
 	end int64
 	// snapEnd is end as of the last snapshot written or loaded.
 	snapEnd int64
+	// ongoing maps the producers with an ongoing transaction on this
+	// partition to its first offset (txn.go).
+	ongoing map[int64]int64
+	// firstUnstable is the smallest value of ongoing, -1 when it is empty;
+	// readers load it without the mutex (the log's last stable offset).
+	firstUnstable atomic.Int64
 }
 
 // NewState returns an empty partition state.
-func NewState() *State { return &State{producers: make(map[int64]*entry)} }
+func NewState() *State {
+	s := &State{producers: make(map[int64]*entry), ongoing: make(map[int64]int64)}
+	s.firstUnstable.Store(-1)
+	return s
+}
 
 // Check validates the header of a batch a client is producing, before the
 // log assigns offsets. It does not change the state. It returns:
@@ -82,17 +93,17 @@ func (s *State) Check(h batch.Header) (Duplicate, error) {
 				"producer %d starts new epoch %d at sequence %d, expected 0 (current epoch %d)",
 				h.ProducerID, h.ProducerEpoch, h.BaseSequence, e.epoch)
 		}
-		return Duplicate{}, nil
+		return Duplicate{}, e.checkTxnState(h)
 	}
 	if e.epoch == noEpoch {
-		return Duplicate{}, nil
+		return Duplicate{}, e.checkTxnState(h)
 	}
 	if cur := e.lastSeq(); !inSequence(cur, h.BaseSequence) {
 		return Duplicate{}, errorf(CodeOutOfOrderSequence,
 			"out of order sequence number for producer %d: %d (incoming), %d (last written)",
 			h.ProducerID, h.BaseSequence, cur)
 	}
-	return Duplicate{}, nil
+	return Duplicate{}, e.checkTxnState(h)
 }
 
 // Appended records a batch the log has just written at baseOffset. h is the
@@ -114,13 +125,23 @@ func (s *State) appendLocked(h batch.Header, baseOffset int64) {
 		e = newEntry()
 		s.producers[h.ProducerID] = e
 	}
-	e.add(h.ProducerEpoch, batchMeta{
-		firstSeq:    h.BaseSequence,
-		lastSeq:     incrementSequence(h.BaseSequence, h.LastOffsetDelta),
-		firstOffset: baseOffset,
-		lastOffset:  baseOffset + int64(h.LastOffsetDelta),
-		timestamp:   h.MaxTimestamp,
-	})
+	if h.BaseSequence < 0 {
+		// A coordinator's batch (transactional offset commits) carries no
+		// sequence: it moves the epoch but has no place in the window.
+		e.setEpoch(h.ProducerEpoch)
+		e.lastTimestamp = h.MaxTimestamp
+	} else {
+		e.add(h.ProducerEpoch, batchMeta{
+			firstSeq:    h.BaseSequence,
+			lastSeq:     incrementSequence(h.BaseSequence, h.LastOffsetDelta),
+			firstOffset: baseOffset,
+			lastOffset:  baseOffset + int64(h.LastOffsetDelta),
+			timestamp:   h.MaxTimestamp,
+		})
+	}
+	if h.IsTransactional() && e.txnFirst < 0 {
+		s.beginTxnLocked(h.ProducerID, e, baseOffset)
+	}
 }
 
 // Replay applies a batch read back from the log (its BaseOffset is the
@@ -140,6 +161,8 @@ func (s *State) Clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.producers)
+	clear(s.ongoing)
+	s.firstUnstable.Store(-1)
 	s.end, s.snapEnd = 0, 0
 }
 
@@ -150,21 +173,25 @@ func (s *State) TruncateHead(logStartOffset int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, e := range s.producers {
+		if e.txnFirst >= 0 && e.txnFirst >= logStartOffset {
+			continue // its ongoing transaction still has data in the log
+		}
 		if e.empty() || e.last().lastOffset < logStartOffset {
-			delete(s.producers, id)
+			s.removeLocked(id)
 		}
 	}
 }
 
 // Expire forgets producers whose last batch's timestamp is expirationMs or
-// more before nowMs (producer.id.expiration.ms, default one day). It returns
-// how many were removed.
+// more before nowMs (producer.id.expiration.ms, default one day), except
+// those with an ongoing transaction (as Kafka). It returns how many were
+// removed.
 func (s *State) Expire(nowMs, expirationMs int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for id, e := range s.producers {
-		if nowMs-e.lastTimestamp >= expirationMs {
+		if e.txnFirst < 0 && nowMs-e.lastTimestamp >= expirationMs {
 			delete(s.producers, id)
 			n++
 		}
@@ -179,6 +206,12 @@ type ProducerInfo struct {
 	LastSequence  int32
 	LastOffset    int64 // -1 when no batch is remembered
 	LastTimestamp int64
+	// CoordinatorEpoch is the coordinator epoch of the last transaction
+	// marker seen, -1 if none.
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of the producer's ongoing
+	// transaction on this partition, -1 when none.
+	CurrentTxnStartOffset int64
 }
 
 // Producers returns every producer's state, in no particular order.
@@ -187,7 +220,8 @@ func (s *State) Producers() []ProducerInfo {
 	defer s.mu.Unlock()
 	out := make([]ProducerInfo, 0, len(s.producers))
 	for id, e := range s.producers {
-		pi := ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastOffset: -1, LastTimestamp: e.lastTimestamp}
+		pi := ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastOffset: -1,
+			LastTimestamp: e.lastTimestamp, CoordinatorEpoch: e.coordinatorEpoch, CurrentTxnStartOffset: e.txnFirst}
 		if !e.empty() {
 			pi.LastOffset = e.last().lastOffset
 		}
