@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/producer"
 	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/txn"
 )
 
 // Broker is the state every handler works with. One Broker serves one data
@@ -45,6 +46,9 @@ type Broker struct {
 
 	// groups is the consumer-group coordinator (group_coordinator.go).
 	groups *group.Coordinator
+
+	// txns is the transaction coordinator (txn_coord_start.go).
+	txns *txn.Coordinator
 
 	// cleaner compacts the logs of compacted topics (cleaner.go).
 	cleaner *compact.Cleaner

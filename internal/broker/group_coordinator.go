@@ -118,12 +118,19 @@ func (s offsetsStorage) Append(p int32, batch []byte) error {
 	if l == nil {
 		return fmt.Errorf("%s-%d does not exist", group.OffsetsTopic, p)
 	}
-	_, err := l.Append(batch, log.AppendOptions{})
+	// Every write here comes from a coordinator: group records, transactional offset
+	// commits of a producer (base sequence -1) and the transaction markers ending them.
+	_, err := l.Append(batch, log.AppendOptions{Coordinator: true, AllowControl: true})
 	return err
 }
 
 func (s offsetsStorage) Replay(p int32, fn func([]byte) error) error {
-	l := s.b.logs.Get(group.OffsetsTopic, p)
+	return replayLog(s.b.logs.Get(group.OffsetsTopic, p), fn)
+}
+
+// replayLog calls fn with the whole batches of l (nil: nothing), from the log start to
+// the end, in order.
+func replayLog(l *log.Log, fn func([]byte) error) error {
 	if l == nil {
 		return nil
 	}

@@ -9,11 +9,12 @@
 // if the reservation cannot be written the answer is KAFKA_STORAGE_ERROR
 // (retriable).
 //
-// Transactions are not implemented yet. A request with a transactional id
-// is answered UNSUPPORTED_VERSION — the error Kafka's clients document for a
-// broker that does not support transactions (fatal in the Java producer,
-// with that message) — and logged; a client therefore fails fast instead of
-// retrying forever.
+// With a transactional id the transaction coordinator answers
+// (txn.Coordinator.InitProducerID): a new id gets a fresh producer id, an
+// existing one an epoch bump fencing its previous producer (after aborting
+// its ongoing transaction: CONCURRENT_TRANSACTIONS, retried by the client);
+// v3+ may name the current id and epoch to resume (KIP-360).
+// PRODUCER_FENCED is sent as INVALID_PRODUCER_EPOCH below v4, as Kafka does.
 //
 // Per-partition producer state (sequence windows) lives in producer.State
 // objects installed in every partition log as its ProducerGuard. On start
@@ -49,9 +50,15 @@ func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *k
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		b.logger.Warn("InitProducerId with a transactional id refused: transactions are not supported yet",
-			"transactional_id", *req.TransactionalID, "client_id", r.Header.ClientIDString(), "remote", r.Remote)
-		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		expectedID, expectedEpoch := int64(-1), int16(-1)
+		if req.Version >= 3 {
+			expectedID, expectedEpoch = req.ProducerID, req.ProducerEpoch
+		}
+		id, epoch, code := b.txns.InitProducerID(*req.TransactionalID, req.TransactionTimeoutMillis, expectedID, expectedEpoch)
+		resp.ErrorCode = fencedForVersion(code, req.Version, 4)
+		if code == 0 {
+			resp.ProducerID, resp.ProducerEpoch = id, epoch
+		}
 		return resp, nil
 	}
 	id, err := b.producerIDs.Next()

@@ -1,12 +1,11 @@
-// ListTransactions (key 66), v0–v1.
-//
-// Transactions are not implemented (InitProducerId refuses transactional
-// ids), so there is never a transaction to list: the answer is an empty
-// list with no error, whatever the producer-id and duration (v1) filters.
-// State filters that are not one of Kafka's transaction state names (Empty,
-// Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort, Dead,
-// PrepareEpochFence) are echoed in unknown_state_filters, as Apache Kafka
-// does. Kafka 4.1's v2 (transactional id pattern) is not advertised.
+// ListTransactions (key 66), v0–v1: the transactional ids this coordinator
+// knows (txn.Coordinator.List), filtered by state names, producer ids and
+// (v1) a minimum running time, sorted by id. State filters that are not one
+// of Kafka's transaction state names (Empty, Ongoing, PrepareCommit,
+// PrepareAbort, CompleteCommit, CompleteAbort, Dead, PrepareEpochFence) are
+// echoed in unknown_state_filters, as Apache Kafka does (a request whose
+// state filters are all unknown matches nothing). Kafka 4.1's v2
+// (transactional id pattern) is not advertised.
 
 package broker
 
@@ -15,23 +14,36 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.ListTransactions, (*Broker).handleListTransactions) }
 
-// transactionStates are Kafka's transaction state names.
-var transactionStates = map[string]bool{
-	"Empty": true, "Ongoing": true, "PrepareCommit": true, "PrepareAbort": true,
-	"CompleteCommit": true, "CompleteAbort": true, "Dead": true, "PrepareEpochFence": true,
-}
-
 func (b *Broker) handleListTransactions(_ context.Context, _ *wire.Request, req *kmsg.ListTransactionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
-	for _, s := range req.StateFilters {
-		if !transactionStates[s] {
-			resp.UnknownStateFilters = append(resp.UnknownStateFilters, s)
+	f := txn.Filter{ProducerIDs: req.ProducerIDFilters, MinDurationMs: -1}
+	if req.Version >= 1 {
+		f.MinDurationMs = req.DurationFilterMillis
+	}
+	for _, name := range req.StateFilters {
+		if s, ok := txn.ParseState(name); ok {
+			f.States = append(f.States, s)
+		} else {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
 		}
+	}
+	if len(req.StateFilters) > 0 && len(f.States) == 0 {
+		return resp, nil // every filter unknown: nothing matches, as in Kafka
+	}
+	list, code := b.txns.List(f)
+	resp.ErrorCode = code
+	for _, l := range list {
+		s := kmsg.NewListTransactionsResponseTransactionState()
+		s.TransactionalID = l.TransactionalID
+		s.ProducerID = l.ProducerID
+		s.TransactionState = l.State.String()
+		resp.TransactionStates = append(resp.TransactionStates, s)
 	}
 	return resp, nil
 }

@@ -1,7 +1,8 @@
 // OffsetFetch (key 9), v1–v9: committed offsets of one group (v1–v7) or several (v8+); a
 // null topic list means every committed partition. An unknown group or uncommitted
-// partition answers offset -1 with no error, as Kafka does. require_stable is accepted
-// (no transactions yet, so nothing is ever pending).
+// partition answers offset -1 with no error, as Kafka does. With require_stable (v7+), a
+// partition with a transactional offset commit still pending (TxnOffsetCommit whose
+// transaction has not ended) answers UNSTABLE_OFFSET_COMMIT, which clients retry.
 package broker
 
 import (

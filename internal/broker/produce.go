@@ -20,8 +20,12 @@
 // min.insync.replicas above 1, acks=-1 gets NOT_ENOUGH_REPLICAS, as a Kafka
 // cluster with a single in-sync replica answers.
 //
-// Differences from Kafka: transactions are not implemented — a transactional
-// batch is refused with INVALID_TXN_STATE and a message saying so. Internal
+// Transactional batches go through the same path once the transaction
+// coordinator confirms the producer added the partition to its ongoing
+// transaction (Kafka's transaction.partition.verification.enable, default
+// true: INVALID_TXN_STATE otherwise); the partition's producer state
+// (internal/producer) then opens the transaction at its first batch and
+// fences stale epochs. Internal
 // topics (__consumer_offsets, __transaction_state) are not writable by
 // clients (INVALID_TOPIC_EXCEPTION), as in Kafka.
 package broker
@@ -193,9 +197,9 @@ func (b *Broker) producePartition(sp *kmsg.ProduceResponseTopicPartition, req *k
 		return err
 	}
 	if h.IsTransactional() {
-		b.logger.Warn("transactional produce refused: transactions are not supported yet",
-			"topic", topic, "partition", rp.Partition, "producer_id", h.ProducerID)
-		return errorf(kerr.InvalidTxnState, "transactions are not supported by this broker yet")
+		if err := b.verifyTxnPartition(h.ProducerID, h.ProducerEpoch, topic, rp.Partition); err != nil {
+			return err
+		}
 	}
 	res, err := l.Append(rp.Records, log.AppendOptions{LeaderEpoch: dataLeaderEpoch})
 	if err != nil {

@@ -80,12 +80,6 @@ func TestProduceErrors(t *testing.T) {
 	keyless.AddAt(now, nil, []byte("2"))
 	keylessBatch, _ := keyless.Build()
 
-	txn := batch.NewBuilder()
-	txn.ProducerID, txn.ProducerEpoch, txn.BaseSequence = 1, 0, 0
-	txn.Attributes = 0x10
-	txn.AddAt(now, []byte("k"), []byte("v"))
-	txnBatch, _ := txn.Build()
-
 	badTs := batch.NewBuilder()
 	badTs.AddAt(now+7*24*3600*1000, []byte("k"), []byte("v"))
 	badTsBatch, _ := badTs.Build()
@@ -105,7 +99,6 @@ func TestProduceErrors(t *testing.T) {
 		{name: "two batches", topic: "plain", records: append(append([]byte(nil), good...), good...), code: kerr.InvalidRecord.Code},
 		{name: "empty", topic: "plain", records: nil, code: kerr.InvalidRecord.Code},
 		{name: "too large", topic: "plain", records: bigBatch, code: kerr.MessageTooLarge.Code},
-		{name: "transactional", topic: "plain", records: txnBatch, code: kerr.InvalidTxnState.Code},
 		{name: "internal topic", topic: "__consumer_offsets", records: good, code: kerr.InvalidTopicException.Code},
 		// Kafka 4's message.timestamp.after.max.ms default is one hour.
 		{name: "future timestamp", topic: "plain", records: badTsBatch, code: kerr.InvalidTimestamp.Code},
@@ -297,13 +290,18 @@ func TestInitProducerIDTransactional(t *testing.T) {
 	req.TransactionalID = strp("txn-1")
 	req.TransactionTimeoutMillis = 60000
 	resp := tb.request(req).(*kmsg.InitProducerIDResponse)
-	if resp.ErrorCode != kerr.UnsupportedVersion.Code || resp.ProducerID != -1 {
+	if resp.ErrorCode != 0 || resp.ProducerID < 0 || resp.ProducerEpoch != 0 {
 		t.Fatalf("transactional InitProducerId: %+v", resp)
 	}
+	again := tb.request(req).(*kmsg.InitProducerIDResponse)
+	if again.ErrorCode != 0 || again.ProducerID != resp.ProducerID || again.ProducerEpoch != 1 {
+		t.Fatalf("transactional InitProducerId again: %+v", again)
+	}
+	// Idempotent producers get fresh ids, never the transactional one.
 	a, _ := dpInitProducerID(t, tb)
 	b, _ := dpInitProducerID(t, tb)
-	if a == b || a < 0 || b < 0 {
-		t.Fatalf("ids %d and %d", a, b)
+	if a == b || a < 0 || b < 0 || a == resp.ProducerID || b == resp.ProducerID {
+		t.Fatalf("ids %d and %d (transactional %d)", a, b, resp.ProducerID)
 	}
 }
 

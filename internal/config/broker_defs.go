@@ -6,7 +6,6 @@ const (
 	effectSingleNode   = "accepted, no effect (single node)"
 	effectNoSecurity   = "accepted, no effect (Sluice serves PLAINTEXT only)"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
-	effectNoTxn        = "accepted, no effect (transactions are not supported yet)"
 	effectHousekeeping = "accepted; Sluice rolls, applies retention and flushes in one housekeeping pass every second"
 )
 
@@ -205,23 +204,25 @@ var brokerDefs = []Def{
 		`Whether non-empty groups may convert between the classic and consumer protocols: disabled, downgrade, upgrade or bidirectional.`),
 
 	// --- transactions and producer state --------------------------------------
-	bdef("transactional.id.expiration.ms", Int, ptr("604800000"), vAtLeast(Int, 1), effectNoTxn,
-		`A transactional id with no transaction activity for this long is expired.`),
-	bdef("transaction.max.timeout.ms", Int, ptr("900000"), vAtLeast(Int, 1), effectNoTxn,
+	bdef("transactional.id.expiration.ms", Int, ptr("604800000"), vAtLeast(Int, 1), "",
+		`A transactional id with no transaction activity for this long is expired (a tombstone in __transaction_state).`),
+	bdef("transaction.max.timeout.ms", Int, ptr("900000"), vAtLeast(Int, 1), "",
 		`Largest transaction timeout a producer may ask for (else INVALID_TRANSACTION_TIMEOUT).`),
 	dynamic(bdef("producer.id.expiration.ms", Int, ptr("86400000"), vAtLeast(Int, 1), "",
 		`Idempotent-producer state of a producer id with no writes for this long is dropped.`)),
 	bdef("producer.id.expiration.check.interval.ms", Int, ptr("600000"), vAtLeast(Int, 1), "", `How often expired producer ids are looked for.`),
-	bdef("transaction.state.log.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), effectNoTxn, `Partitions of __transaction_state.`),
+	bdef("transaction.state.log.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "",
+		`Partitions of __transaction_state (created at the first transactional request; an existing topic keeps its count).`),
 	bdef("transaction.state.log.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica, `Replication factor of __transaction_state.`),
 	bdef("transaction.state.log.min.isr", Int, ptr("2"), vAtLeast(Int, 1), effectSingleNode, `min.insync.replicas of __transaction_state.`),
-	bdef("transaction.state.log.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), effectNoTxn, `Segment size of __transaction_state.`),
+	bdef("transaction.state.log.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __transaction_state.`),
 	bdef("transaction.state.log.load.buffer.size", Int, ptr("5242880"), vAtLeast(Int, 1), effectAccepted, `Read batch size when loading __transaction_state.`),
-	dynamic(bdef("transaction.partition.verification.enable", Boolean, ptr("true"), vBool(), effectAccepted,
+	dynamic(bdef("transaction.partition.verification.enable", Boolean, ptr("true"), vBool(),
+		"accepted; produce is not verified, TxnOffsetCommit always is",
 		`Verify that a partition was added to a transaction before accepting transactional writes.`)),
-	bdef("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, ptr("10000"), vAtLeast(Int, 1), effectNoTxn,
-		`How often timed-out transactions are looked for and aborted.`),
-	bdef("transaction.remove.expired.transaction.cleanup.interval.ms", Int, ptr("3600000"), vAtLeast(Int, 1), effectNoTxn,
+	bdef("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, ptr("10000"), vAtLeast(Int, 1), "",
+		`How often timed-out transactions are looked for and aborted (and unfinished markers retried).`),
+	bdef("transaction.remove.expired.transaction.cleanup.interval.ms", Int, ptr("3600000"), vAtLeast(Int, 1), "",
 		`How often expired transactional ids are looked for.`),
 	bdef("share.coordinator.state.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectAccepted,
 		`Replication factor of the share-group state topic (share groups are not supported).`),

@@ -22,7 +22,12 @@ type Coordinator struct {
 	topics Topics
 	log    *slog.Logger
 
-	groups      map[string]*group
+	groups map[string]*group
+	// pendingTxn holds transactional offset commits written but not yet
+	// decided, by producer id then group (txn_offsets.go).
+	pendingTxn map[int64]map[string]map[topicPartition]committedOffset
+	// seq numbers offset commits in log order (committedOffset.seq).
+	seq         int64
 	started     bool
 	closed      bool
 	expiryTimer Timer
@@ -56,6 +61,8 @@ func New(opts Options) *Coordinator {
 		topics: opts.Topics,
 		log:    opts.Logger,
 		groups: make(map[string]*group),
+
+		pendingTxn: make(map[int64]map[string]map[topicPartition]committedOffset),
 	}
 	if c.clock == nil {
 		c.clock = SystemClock{}

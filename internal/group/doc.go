@@ -5,7 +5,9 @@
 // generations, protocol selection, leader-side assignment handed out at SyncGroup,
 // rebalance and session timeouts, static membership from KIP-345), the KIP-848
 // consumer protocol (broker-side "uniform" and "range" assignors, member epochs,
-// incremental revocation), committed offsets and their expiry, and the durable form of
+// incremental revocation), committed offsets and their expiry, transactional offset
+// commits (TxnOffsetCommit: pending until the producer's commit or abort marker reaches
+// the group's partition, see txn_offsets.go), and the durable form of
 // all of it: records in the compacted __consumer_offsets topic in Apache Kafka's own
 // key/value formats (kmsg.OffsetCommitKey/Value, kmsg.GroupMetadataKey/Value, and the
 // KIP-848 ConsumerGroup* records, key types 3..8, encoded in consumer_records.go),

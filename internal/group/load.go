@@ -10,14 +10,21 @@ import (
 // replayPartition rebuilds groups and offsets from one __consumer_offsets partition.
 // Later records win; tombstones delete. Offset commits (key versions 0, 1), classic
 // group metadata (2) and KIP-848 consumer-group records (3..8) are understood; other
-// records (share and streams groups, transaction markers) are skipped; a malformed batch
+// records (share and streams groups) are skipped; offset commits in transactional
+// batches stay pending until their producer's marker, in log order (txn_offsets.go); a malformed batch
 // stops the replay of that partition with a log line rather than failing the start-up.
 func (c *Coordinator) replayPartition(p int32) error {
 	var n int
 	err := c.store.Replay(p, func(batches []byte) error {
-		if err := decodeBatches(batches, func(key, value []byte) {
+		if err := walkBatches(batches, func(b batchInfo, key, value []byte) {
 			n++
+			if b.transactional {
+				c.replayTxnRecord(b.producerID, key, value)
+				return
+			}
 			c.replayRecord(key, value)
+		}, func(producerID int64, commit bool) {
+			c.completeTxn(p, producerID, commit)
 		}); err != nil {
 			c.log.Error("group: skipping unreadable __consumer_offsets data", "partition", p, "err", err)
 		}
@@ -76,7 +83,7 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 		if v.Version >= 3 {
 			le = v.LeaderEpoch
 		}
-		g.offsets[tp] = committedOffset{offset: v.Offset, leaderEpoch: le, metadata: v.Metadata, commitMs: v.CommitTimestamp}
+		g.offsets[tp] = committedOffset{offset: v.Offset, leaderEpoch: le, metadata: v.Metadata, commitMs: v.CommitTimestamp, seq: c.nextSeq()}
 	case v == 2:
 		var k kmsg.GroupMetadataKey
 		if k.ReadFrom(key) != nil {

@@ -18,6 +18,10 @@ type committedOffset struct {
 	leaderEpoch int32
 	metadata    string
 	commitMs    int64
+	// seq orders commits as their records are ordered in __consumer_offsets
+	// (Kafka compares record offsets): a transactional commit completed by a
+	// marker does not replace a regular commit written after it.
+	seq int64
 }
 
 // OffsetCommit handles OffsetCommit (v2-v9). Commits are durable in
@@ -28,7 +32,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 	defer c.mu.Unlock()
 	r := kmsg.NewPtrOffsetCommitResponse()
 	r.Version = req.Version
-	code := c.validateCommit(req)
+	code := c.validateCommit(req, false)
 	var g *group
 	if code == 0 {
 		g = c.groups[req.Group]
@@ -92,14 +96,17 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 		return r
 	}
 	for _, p := range todo {
+		p.o.seq = c.nextSeq()
 		g.offsets[p.tp] = p.o
 	}
 	return r
 }
 
-// validateCommit applies Kafka's group checks for OffsetCommit; it creates the group
-// for a "simple" commit (generation < 0) to a group that does not exist.
-func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
+// validateCommit applies Kafka's group checks for OffsetCommit (and, with transactional
+// set, TxnOffsetCommit, which carries no member before v3 and ignores the group's
+// rebalance state); it creates the group for a "simple" commit (generation < 0) to a
+// group that does not exist.
+func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, transactional bool) int16 {
 	if c.closed {
 		return kerr.NotCoordinator.Code
 	}
@@ -133,10 +140,10 @@ func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest) int16 {
 		if req.Generation != g.generation {
 			return kerr.IllegalGeneration.Code
 		}
-	} else if g.state != stateEmpty {
+	} else if !transactional && g.state != stateEmpty {
 		return kerr.UnknownMemberID.Code
 	}
-	if g.state == stateCompletingRebalance {
+	if !transactional && g.state == stateCompletingRebalance {
 		return kerr.RebalanceInProgress.Code
 	}
 	if m := g.members[req.MemberID]; m != nil {
@@ -162,7 +169,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				topics = append(topics, gt)
 			}
 		}
-		rg := c.fetchGroup(req.Group, nil, -1, topics)
+		rg := c.fetchGroup(req.Group, nil, -1, topics, req.RequireStable)
 		r.ErrorCode = rg.ErrorCode
 		for _, t := range rg.Topics {
 			rt := kmsg.NewOffsetFetchResponseTopic()
@@ -177,12 +184,14 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 		return r
 	}
 	for _, rg := range req.Groups {
-		r.Groups = append(r.Groups, c.fetchGroup(rg.Group, rg.MemberID, rg.MemberEpoch, rg.Topics))
+		r.Groups = append(r.Groups, c.fetchGroup(rg.Group, rg.MemberID, rg.MemberEpoch, rg.Topics, req.RequireStable))
 	}
 	return r
 }
 
-func (c *Coordinator) fetchGroup(id string, memberID *string, memberEpoch int32, topics []kmsg.OffsetFetchRequestGroupTopic) kmsg.OffsetFetchResponseGroup {
+// fetchGroup answers one group of an OffsetFetch. With requireStable (v7+), a partition
+// with a pending transactional commit answers UNSTABLE_OFFSET_COMMIT, as Kafka does.
+func (c *Coordinator) fetchGroup(id string, memberID *string, memberEpoch int32, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	rg := kmsg.NewOffsetFetchResponseGroup()
 	rg.Group = id
 	switch {
@@ -214,6 +223,10 @@ func (c *Coordinator) fetchGroup(id string, memberID *string, memberEpoch int32,
 		empty := ""
 		rp.Metadata = &empty
 		if g == nil {
+			return
+		}
+		if requireStable && c.hasPendingTxnOffset(g.id, tp) {
+			rp.ErrorCode = kerr.UnstableOffsetCommit.Code
 			return
 		}
 		if o, ok := g.offsets[tp]; ok {

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	kbatch "github.com/sluice-broker/sluice/internal/batch"
 )
 
 // __consumer_offsets record key versions, as Apache Kafka writes them.
@@ -47,18 +49,27 @@ func groupMetadataKey(group string) []byte {
 // encodeBatch builds an uncompressed v2 RecordBatch (base offset 0; the log assigns
 // offsets) holding recs, timestamped nowMs.
 func encodeBatch(recs []record, nowMs int64) []byte {
+	return encodeProducerBatch(recs, nowMs, -1, -1)
+}
+
+// encodeProducerBatch is encodeBatch for producer id/epoch: with a producer id (>= 0)
+// the batch is transactional (attribute bit 4), base sequence -1, as Kafka's
+// coordinator writes transactional offset commits.
+func encodeProducerBatch(recs []record, nowMs int64, producerID int64, producerEpoch int16) []byte {
 	b := make([]byte, 61, 61+len(recs)*64)
-	binary.BigEndian.PutUint64(b[0:], 0)                    // base offset
-	binary.BigEndian.PutUint32(b[12:], 0xffffffff)          // partition leader epoch -1
-	b[16] = 2                                               // magic
-	binary.BigEndian.PutUint16(b[21:], 0)                   // attributes
-	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1)) // last offset delta
-	binary.BigEndian.PutUint64(b[27:], uint64(nowMs))       // base timestamp
-	binary.BigEndian.PutUint64(b[35:], uint64(nowMs))       // max timestamp
-	binary.BigEndian.PutUint64(b[43:], 0xffffffffffffffff)  // producer id -1
-	binary.BigEndian.PutUint16(b[51:], 0xffff)              // producer epoch -1
-	binary.BigEndian.PutUint32(b[53:], 0xffffffff)          // base sequence -1
-	binary.BigEndian.PutUint32(b[57:], uint32(len(recs)))   // record count
+	binary.BigEndian.PutUint64(b[0:], 0)           // base offset
+	binary.BigEndian.PutUint32(b[12:], 0xffffffff) // partition leader epoch -1
+	b[16] = 2                                      // magic
+	if producerID >= 0 {
+		binary.BigEndian.PutUint16(b[21:], 0x10) // transactional
+	}
+	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1))   // last offset delta
+	binary.BigEndian.PutUint64(b[27:], uint64(nowMs))         // base timestamp
+	binary.BigEndian.PutUint64(b[35:], uint64(nowMs))         // max timestamp
+	binary.BigEndian.PutUint64(b[43:], uint64(producerID))    // producer id
+	binary.BigEndian.PutUint16(b[51:], uint16(producerEpoch)) // producer epoch
+	binary.BigEndian.PutUint32(b[53:], 0xffffffff)            // base sequence -1
+	binary.BigEndian.PutUint32(b[57:], uint32(len(recs)))     // record count
 	var body []byte
 	for i, r := range recs {
 		body = body[:0]
@@ -87,6 +98,18 @@ var errCompressedBatch = errors.New("compressed __consumer_offsets batch")
 // decodeBatches walks the v2 batches in buf and calls fn for every record of every
 // data batch (control batches are skipped). It stops at the first malformed batch.
 func decodeBatches(buf []byte, fn func(key, value []byte)) error {
+	return walkBatches(buf, func(_ batchInfo, k, v []byte) { fn(k, v) }, nil)
+}
+
+// batchInfo is what a record's batch says about its producer.
+type batchInfo struct {
+	producerID    int64
+	transactional bool
+}
+
+// walkBatches is decodeBatches with each record's batch described, and transaction
+// markers (control batches) reported to marker when it is not nil.
+func walkBatches(buf []byte, fn func(b batchInfo, key, value []byte), marker func(producerID int64, commit bool)) error {
 	for len(buf) > 0 {
 		if len(buf) < 61 {
 			return fmt.Errorf("truncated batch header (%d bytes)", len(buf))
@@ -101,7 +124,15 @@ func decodeBatches(buf []byte, fn func(key, value []byte)) error {
 			return fmt.Errorf("unsupported magic %d", batch[16])
 		}
 		attrs := binary.BigEndian.Uint16(batch[21:])
+		info := batchInfo{producerID: int64(binary.BigEndian.Uint64(batch[43:])), transactional: attrs&0x10 != 0}
 		if attrs&0x20 != 0 { // control batch
+			if marker != nil {
+				m, err := kbatch.ParseMarker(batch, 1<<20)
+				if err != nil {
+					return err
+				}
+				marker(m.ProducerID, m.Type == kbatch.ControlCommit)
+			}
 			continue
 		}
 		if attrs&0x07 != 0 {
@@ -135,7 +166,7 @@ func decodeBatches(buf []byte, fn func(key, value []byte)) error {
 			if err != nil {
 				return err
 			}
-			fn(key, value)
+			fn(info, key, value)
 		}
 	}
 	return nil

@@ -1,0 +1,70 @@
+// AddPartitionsToTxn (key 24), v0–v3: a transactional producer adds the
+// partitions it is about to write to its ongoing transaction (the
+// coordinator records them in __transaction_state, so that EndTxn writes a
+// marker to each). A partition that does not exist gets
+// UNKNOWN_TOPIC_OR_PARTITION and the others of the request
+// OPERATION_NOT_ATTEMPTED, as Kafka answers; otherwise every partition gets
+// the coordinator's answer (txn.Coordinator.AddPartitions).
+//
+// Differs from Kafka: v4–v5 (the broker-to-broker batched verification form,
+// and KIP-890's transaction version 2) are not advertised; clients send at
+// most v3. PRODUCER_FENCED is sent as INVALID_PRODUCER_EPOCH below v2, as
+// Kafka does.
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/txn"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.AddPartitionsToTxn, (*Broker).handleAddPartitionsToTxn) }
+
+func (b *Broker) handleAddPartitionsToTxn(_ context.Context, _ *wire.Request, req *kmsg.AddPartitionsToTxnRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	var parts []txn.TopicPartition
+	missing := false
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if _, _, code := b.partitionLog(t.Topic, p); code != 0 {
+				missing = true
+			}
+			parts = append(parts, txn.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	var code int16
+	if !missing {
+		code = fencedForVersion(b.txns.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts), req.Version, 2)
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition = p
+			rp.ErrorCode = code
+			if missing {
+				rp.ErrorCode = kerr.OperationNotAttempted.Code
+				if _, _, c := b.partitionLog(t.Topic, p); c != 0 {
+					rp.ErrorCode = c
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// fencedForVersion turns PRODUCER_FENCED into INVALID_PRODUCER_EPOCH for request
+// versions below since (the version that introduced PRODUCER_FENCED), as Kafka does.
+func fencedForVersion(code, version, since int16) int16 {
+	if code == kerr.ProducerFenced.Code && version < since {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return code
+}

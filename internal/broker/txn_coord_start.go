@@ -1,0 +1,167 @@
+// The transaction coordinator's place in the broker: a start hook starts the
+// txn.Coordinator over the compacted __transaction_state topic (replaying every
+// partition and finishing transactions found half-completed) and closes it on
+// shutdown. As in Kafka, the topic (transaction.state.log.num.partitions
+// partitions) is created when first needed — here at the coordinator's first
+// write — so a broker never used for transactions does not carry it. The coordinator reaches partitions through
+// txnMarkers: markers for __consumer_offsets partitions go through the group
+// coordinator (which applies the pending transactional offsets they decide),
+// every other marker is appended to the partition log directly.
+//
+// The hook must run after the producer-state hook (producer ids) and the group
+// coordinator's hook; start hooks run in file-name order, which this file's
+// name guarantees (and startTxnCoordinator checks).
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/txn"
+)
+
+func init() { startHooks = append(startHooks, (*Broker).startTxnCoordinator) }
+
+func (b *Broker) startTxnCoordinator() error {
+	if b.producerIDs == nil || b.groups == nil {
+		return errors.New("sluice: transaction coordinator started before producer ids or the group coordinator")
+	}
+	n, err := b.openTxnStateTopic()
+	if err != nil {
+		return err
+	}
+	c := b.cfg
+	b.txns = txn.New(txn.Options{
+		Config: txn.Config{
+			NumPartitions:  n,
+			MaxTimeoutMs:   int32(min(c.TransactionMaxTimeoutMs, 1<<31-1)),
+			IDExpiration:   time.Duration(c.TransactionalIDExpirationMs) * time.Millisecond,
+			AbortInterval:  time.Duration(c.TransactionAbortTimedOutCleanupIntervalMs) * time.Millisecond,
+			ExpireInterval: time.Duration(c.TransactionRemoveExpiredCleanupIntervalMs) * time.Millisecond,
+
+			NoProduceVerification: strings.EqualFold(strings.TrimSpace(c.Raw["transaction.partition.verification.enable"]), "false"),
+		},
+		Storage:    txnStateStorage{b},
+		Partitions: txnMarkers{b},
+		IDs:        b.producerIDs,
+		Logger:     b.logger,
+	})
+	if err := b.txns.Start(); err != nil {
+		return err
+	}
+	b.onClose(func() error { b.txns.Close(); return nil })
+	return nil
+}
+
+// openTxnStateTopic opens the partitions of an existing __transaction_state and returns
+// its partition count (an existing topic keeps its count, since transactional ids are
+// placed by hashing on it); without the topic it returns the configured count.
+func (b *Broker) openTxnStateTopic() (int32, error) {
+	if _, ok := b.topics.Get(txn.TransactionStateTopic); ok {
+		return b.ensureTxnStateTopic()
+	}
+	if n := b.cfg.TransactionStateLogNumPartitions; n > 0 {
+		return n, nil
+	}
+	return 50, nil
+}
+
+// ensureTxnStateTopic creates __transaction_state (compacted) when missing and returns
+// its partition count.
+func (b *Broker) ensureTxnStateTopic() (int32, error) {
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if t, ok := b.topics.Get(txn.TransactionStateTopic); ok {
+		for p := int32(0); p < t.Partitions; p++ {
+			if b.logs.Get(txn.TransactionStateTopic, p) == nil {
+				cfg, err := b.logConfig(t.Configs)
+				if err != nil {
+					return 0, err
+				}
+				if _, err := b.logs.Open(txn.TransactionStateTopic, p, cfg); err != nil {
+					return 0, err
+				}
+			}
+		}
+		return t.Partitions, nil
+	}
+	n := b.cfg.TransactionStateLogNumPartitions
+	if n <= 0 {
+		n = 50
+	}
+	overrides := map[string]string{"cleanup.policy": "compact"}
+	if b.cfg.TransactionStateLogSegmentBytes > 0 {
+		overrides["segment.bytes"] = fmt.Sprint(b.cfg.TransactionStateLogSegmentBytes)
+	}
+	cfg, err := b.logConfig(overrides)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := b.createTopic(txn.TransactionStateTopic, n, overrides, cfg); err != nil {
+		return 0, fmt.Errorf("sluice: creating %s: %w", txn.TransactionStateTopic, err)
+	}
+	return n, nil
+}
+
+// txnStateStorage is txn.Storage over the __transaction_state partition logs.
+type txnStateStorage struct{ b *Broker }
+
+func (s txnStateStorage) Append(p int32, batch []byte) error {
+	l := s.b.logs.Get(txn.TransactionStateTopic, p)
+	if l == nil {
+		if _, err := s.b.ensureTxnStateTopic(); err != nil {
+			return err
+		}
+		if l = s.b.logs.Get(txn.TransactionStateTopic, p); l == nil {
+			return fmt.Errorf("%s-%d does not exist", txn.TransactionStateTopic, p)
+		}
+	}
+	_, err := l.Append(batch, log.AppendOptions{Coordinator: true})
+	return err
+}
+
+func (s txnStateStorage) Replay(p int32, fn func([]byte) error) error {
+	return replayLog(s.b.logs.Get(txn.TransactionStateTopic, p), fn)
+}
+
+// txnMarkers is txn.Partitions over the partition logs and the group coordinator.
+type txnMarkers struct{ b *Broker }
+
+func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
+	var err error
+	if tp.Topic == group.OffsetsTopic {
+		if _, _, code := t.b.partitionLog(tp.Topic, tp.Partition); code != 0 {
+			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
+		}
+		err = t.b.groups.WriteTxnMarker(tp.Partition, m)
+	} else {
+		l, _, code := t.b.partitionLog(tp.Topic, tp.Partition)
+		if code != 0 {
+			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
+		}
+		_, err = l.Append(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true, LeaderEpoch: dataLeaderEpoch})
+	}
+	if err == nil {
+		return nil
+	}
+	var ke interface{ KafkaCode() int16 }
+	if errors.As(err, &ke) {
+		switch ke.KafkaCode() {
+		case kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.TransactionCoordinatorFenced.Code:
+			return fmt.Errorf("%s-%d: %w: %w", tp.Topic, tp.Partition, txn.ErrMarkerFenced, err)
+		}
+	}
+	if errors.Is(err, log.ErrClosed) {
+		if _, _, code := t.b.partitionLog(tp.Topic, tp.Partition); code != 0 {
+			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
+		}
+	}
+	return err
+}

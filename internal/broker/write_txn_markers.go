@@ -1,0 +1,76 @@
+// WriteTxnMarkers (key 27), v0–v1: in Kafka the transaction coordinator
+// sends it to partition leaders; here the coordinator writes its markers
+// in-process, and the API serves operators: kafka-transactions.sh abort
+// (Admin.abortTransaction) ends a hanging transaction on a partition by
+// sending a marker for its producer id and epoch. Each marker is appended to
+// every listed partition (through the group coordinator for
+// __consumer_offsets, so pending transactional offsets are decided too).
+// Per-partition errors: UNKNOWN_TOPIC_OR_PARTITION for a missing partition,
+// the log's code for a refused marker (INVALID_PRODUCER_EPOCH for an epoch
+// older than the partition's, TRANSACTION_COORDINATOR_FENCED for a
+// coordinator epoch older than the last marker's), KAFKA_STORAGE_ERROR when
+// the write fails. Kafka 4.1's v2 (transaction version) is not advertised.
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/txn"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.WriteTxnMarkers, (*Broker).handleWriteTxnMarkers) }
+
+func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *kmsg.WriteTxnMarkersRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	for _, mk := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = mk.ProducerID
+		m := batch.Marker{ProducerID: mk.ProducerID, ProducerEpoch: mk.ProducerEpoch, Type: batch.ControlAbort,
+			CoordinatorEpoch: mk.CoordinatorEpoch, Timestamp: time.Now().UnixMilli()}
+		if mk.Committed {
+			m.Type = batch.ControlCommit
+		}
+		for _, t := range mk.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition = p
+				rp.ErrorCode = b.writeMarkerCode(txn.TopicPartition{Topic: t.Topic, Partition: p}, m)
+				if rp.ErrorCode == 0 {
+					b.logger.Info("transaction marker written on request", "topic", t.Topic, "partition", p,
+						"producer_id", m.ProducerID, "producer_epoch", m.ProducerEpoch, "marker", m.Type,
+						"client_id", r.Header.ClientIDString())
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp, nil
+}
+
+// writeMarkerCode writes m to tp and returns the Kafka error code of the outcome.
+func (b *Broker) writeMarkerCode(tp txn.TopicPartition, m batch.Marker) int16 {
+	err := txnMarkers{b}.WriteMarker(tp, m)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, txn.ErrPartitionGone) {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	var ke kafkaCoder
+	if errors.As(err, &ke) && ke.KafkaCode() != 0 {
+		return ke.KafkaCode()
+	}
+	b.logger.Error("cannot write transaction marker", "topic", tp.Topic, "partition", tp.Partition, "err", err)
+	return kerr.KafkaStorageError.Code
+}

@@ -1,0 +1,261 @@
+package txn
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+)
+
+// checkProducer finds id's metadata for a request from producer pid/epoch
+// and locks it. On a non-zero code nothing is locked.
+func (c *Coordinator) checkProducer(id string, pid int64, epoch int16) (*txnMeta, int16) {
+	if id == "" {
+		return nil, kerr.InvalidRequest.Code
+	}
+	m, code := c.lookup(id)
+	if code != 0 {
+		return nil, code
+	}
+	if m == nil {
+		return nil, kerr.InvalidProducerIDMapping.Code
+	}
+	m.mu.Lock()
+	switch {
+	case m.removed || m.producerID != pid:
+		code = kerr.InvalidProducerIDMapping.Code
+	case m.producerEpoch != epoch:
+		code = kerr.ProducerFenced.Code
+	}
+	if code != 0 {
+		m.mu.Unlock()
+		return nil, code
+	}
+	return m, 0
+}
+
+// AddPartitions handles AddPartitionsToTxn (and AddOffsetsToTxn, which adds
+// the group's __consumer_offsets partition): the partitions join producer
+// pid/epoch's transaction, which becomes Ongoing. The caller has checked
+// that the partitions exist.
+func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []TopicPartition) int16 {
+	m, code := c.checkProducer(id, pid, epoch)
+	if code != 0 {
+		return code
+	}
+	defer m.mu.Unlock()
+	if m.pending || m.state == PrepareCommit || m.state == PrepareAbort {
+		return kerr.ConcurrentTransactions.Code
+	}
+	if m.state == Ongoing {
+		all := true
+		for _, tp := range parts {
+			if _, ok := m.partitions[tp]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return 0
+		}
+	}
+	now := c.nowMs()
+	next := m.snapshot
+	next.state = Ongoing
+	next.partitions = make(map[TopicPartition]struct{}, len(m.partitions)+len(parts))
+	for tp := range m.partitions {
+		next.partitions[tp] = struct{}{}
+	}
+	for _, tp := range parts {
+		next.partitions[tp] = struct{}{}
+	}
+	if m.state != Ongoing {
+		next.startMs = now
+	}
+	next.updateMs = now
+	return c.transit(m, next)
+}
+
+// Verify reports whether tp is part of producer pid/epoch's ongoing
+// transaction (TxnOffsetCommit checks its __consumer_offsets partition, as
+// Kafka's transaction verification does): INVALID_PRODUCER_ID_MAPPING,
+// PRODUCER_FENCED, CONCURRENT_TRANSACTIONS while it completes, and
+// INVALID_TXN_STATE when the partition was not added.
+func (c *Coordinator) Verify(id string, pid int64, epoch int16, tp TopicPartition) int16 {
+	m, code := c.checkProducer(id, pid, epoch)
+	if code != 0 {
+		return code
+	}
+	defer m.mu.Unlock()
+	switch {
+	case m.state == PrepareCommit || m.state == PrepareAbort:
+		return kerr.ConcurrentTransactions.Code
+	case m.state != Ongoing:
+		return kerr.InvalidTxnState.Code
+	}
+	if _, ok := m.partitions[tp]; !ok {
+		return kerr.InvalidTxnState.Code
+	}
+	return 0
+}
+
+// VerifyProduce checks a transactional produce of producer pid/epoch to tp
+// (Kafka's transaction.partition.verification.enable): tp must be part of
+// the producer's ongoing transaction. It answers 0, INVALID_TXN_STATE when
+// the partition was not added (or no transaction is ongoing),
+// INVALID_PRODUCER_EPOCH for another epoch, INVALID_PRODUCER_ID_MAPPING for
+// a producer id no transactional id holds, and NOT_ENOUGH_REPLICAS (which
+// clients retry) while the transaction completes or the coordinator loads,
+// as Kafka maps retriable coordinator errors for produce.
+func (c *Coordinator) VerifyProduce(pid int64, epoch int16, tp TopicPartition) int16 {
+	if c.cfg.NoProduceVerification {
+		return 0
+	}
+	c.mu.Lock()
+	m, loading, closed := c.byPID[pid], c.loading, c.closed
+	c.mu.Unlock()
+	switch {
+	case loading:
+		return kerr.NotEnoughReplicas.Code
+	case closed:
+		return kerr.NotEnoughReplicas.Code
+	case m == nil:
+		return kerr.InvalidProducerIDMapping.Code
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.removed || m.producerID != pid:
+		return kerr.InvalidProducerIDMapping.Code
+	case epoch != m.producerEpoch:
+		return kerr.InvalidProducerEpoch.Code
+	case m.pending || m.state == PrepareCommit || m.state == PrepareAbort || m.state == PrepareEpochFence:
+		return kerr.NotEnoughReplicas.Code
+	case m.state != Ongoing:
+		return kerr.InvalidTxnState.Code
+	}
+	if _, ok := m.partitions[tp]; !ok {
+		return kerr.InvalidTxnState.Code
+	}
+	return 0
+}
+
+// EndTxn handles EndTxn from producer pid/epoch: the transaction moves to
+// PrepareCommit or PrepareAbort (durably: the outcome is decided), its
+// markers are written to every partition, and it completes. A retry of an
+// end that already completed succeeds; one still completing gets
+// CONCURRENT_TRANSACTIONS; a contradicting one, or ending a transaction
+// that never started, INVALID_TXN_STATE.
+func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) int16 {
+	m, code := c.checkProducer(id, pid, epoch)
+	if code != 0 {
+		return code
+	}
+	if m.pending {
+		m.mu.Unlock()
+		return kerr.ConcurrentTransactions.Code
+	}
+	want := PrepareAbort
+	if commit {
+		want = PrepareCommit
+	}
+	code = 0
+	switch m.state {
+	case Ongoing:
+		next := m.snapshot
+		next.state = want
+		next.updateMs = c.nowMs()
+		code = c.transit(m, next)
+		m.mu.Unlock()
+		if code == 0 {
+			c.complete(m)
+		}
+		return code
+	case CompleteCommit:
+		if !commit {
+			code = kerr.InvalidTxnState.Code
+		}
+	case CompleteAbort:
+		if commit {
+			code = kerr.InvalidTxnState.Code
+		}
+	case PrepareCommit, PrepareAbort:
+		code = kerr.InvalidTxnState.Code
+		if m.state == want {
+			code = kerr.ConcurrentTransactions.Code
+		}
+	default: // Empty
+		code = kerr.InvalidTxnState.Code
+	}
+	m.mu.Unlock()
+	return code
+}
+
+// complete writes the markers of m's PrepareCommit/PrepareAbort
+// transaction and then its CompleteCommit/CompleteAbort state. Partitions
+// whose marker cannot be written stay in the transaction and the sweep
+// tries again; only one caller works on a transaction at a time.
+func (c *Coordinator) complete(m *txnMeta) {
+	m.mu.Lock()
+	if m.completing || m.pending || (m.state != PrepareCommit && m.state != PrepareAbort) {
+		m.mu.Unlock()
+		return
+	}
+	m.completing = true
+	mk := batch.Marker{ProducerID: m.producerID, ProducerEpoch: m.producerEpoch, Type: batch.ControlAbort, Timestamp: c.nowMs()}
+	if m.state == PrepareCommit {
+		mk.Type = batch.ControlCommit
+	}
+	parts := m.sortedPartitions()
+	m.mu.Unlock()
+
+	var failed []TopicPartition
+	for _, tp := range parts {
+		err := c.parts.WriteMarker(tp, mk)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrPartitionGone):
+			c.log.Info("txn: partition of a transaction is gone; no marker written",
+				"transactional_id", m.id, "topic", tp.Topic, "partition", tp.Partition)
+		case errors.Is(err, ErrMarkerFenced):
+			c.log.Warn("txn: partition refused a stale marker", "transactional_id", m.id,
+				"topic", tp.Topic, "partition", tp.Partition, "producer_id", mk.ProducerID, "producer_epoch", mk.ProducerEpoch)
+		default:
+			c.log.Error("txn: cannot write transaction marker; will retry", "transactional_id", m.id,
+				"topic", tp.Topic, "partition", tp.Partition, "marker", mk.Type, "err", err)
+			failed = append(failed, tp)
+		}
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.completing = false
+	if len(failed) > 0 {
+		// Only the partitions still owed a marker remain (in memory; the
+		// durable Prepare record keeps them all, and markers may be
+		// written twice, as in Kafka).
+		left := make(map[TopicPartition]struct{}, len(failed))
+		for _, tp := range failed {
+			left[tp] = struct{}{}
+		}
+		m.partitions = left
+		return
+	}
+	next := m.snapshot
+	next.state = CompleteAbort
+	if m.state == PrepareCommit {
+		next.state = CompleteCommit
+	}
+	next.partitions = nil
+	next.updateMs = c.nowMs()
+	m.completing = true // keeps others out while transit releases mu
+	code := c.transit(m, next)
+	m.completing = false
+	if code != 0 {
+		c.log.Error("txn: cannot record the completion; will retry", "transactional_id", m.id)
+		return
+	}
+	c.log.Debug("txn: transaction completed", "transactional_id", m.id, "state", m.state,
+		"producer_id", m.producerID, "producer_epoch", m.producerEpoch)
+}
