@@ -5,6 +5,7 @@ package goclients
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,17 +85,64 @@ func TestConfluentEdges(t *testing.T) {
 		}
 	})
 
-	// Transactions are not implemented yet: InitProducerId with a
-	// transactional id is answered UNSUPPORTED_VERSION. librdkafka retries
-	// that every 500 ms until init_transactions' own timeout, then reports
-	// it; what matters is that the error names the cause. Replace this with
-	// a real transaction test when the broker grows transactions.
-	t.Run("transactions-refused", func(t *testing.T) {
-		p := s.newProducer(t, kafka.ConfigMap{"transactional.id": uniqueName("ckg-txn"), "log_level": 3})
-		err := p.InitTransactions(ctxTimeout(t, 2*time.Second))
-		var kerr kafka.Error
-		if !errors.As(err, &kerr) || kerr.Code() != kafka.ErrUnsupportedVersion {
-			t.Errorf("InitTransactions: %v, want %v", err, kafka.ErrUnsupportedVersion)
+	// librdkafka's transactional producer: a committed and an aborted
+	// transaction, read back with isolation.level read_committed (only the
+	// committed records, and the consumer reaches the end past the abort
+	// marker) and read_uncommitted (everything).
+	t.Run("transactions", func(t *testing.T) {
+		topic := uniqueName("ckg-txn")
+		s.createTopic(t, topic, 1, nil)
+		p := s.newProducer(t, kafka.ConfigMap{"transactional.id": uniqueName("ckg-txn-id")})
+		if err := p.InitTransactions(ctxTimeout(t, 30*time.Second)); err != nil {
+			t.Fatalf("InitTransactions: %v", err)
+		}
+		send := func(values ...string) {
+			if err := p.BeginTransaction(); err != nil {
+				t.Fatalf("BeginTransaction: %v", err)
+			}
+			var msgs []*kafka.Message
+			for _, v := range values {
+				msgs = append(msgs, &kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: 0}, Value: []byte(v)})
+			}
+			produce(t, p, msgs)
+		}
+		send("c1", "c2")
+		if err := p.CommitTransaction(ctxTimeout(t, 30*time.Second)); err != nil {
+			t.Fatalf("CommitTransaction: %v", err)
+		}
+		send("a1")
+		if err := p.AbortTransaction(ctxTimeout(t, 30*time.Second)); err != nil {
+			t.Fatalf("AbortTransaction: %v", err)
+		}
+		send("c3")
+		if err := p.CommitTransaction(ctxTimeout(t, 30*time.Second)); err != nil {
+			t.Fatalf("CommitTransaction: %v", err)
+		}
+		read := func(isolation string, n int) []string {
+			c, err := kafka.NewConsumer(s.config(kafka.ConfigMap{"group.id": uniqueName("ckg-txn-reader"),
+				"isolation.level": isolation, "enable.auto.commit": false}))
+			if err != nil {
+				t.Fatalf("NewConsumer: %v", err)
+			}
+			defer c.Close()
+			if err := c.Assign([]kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning}}); err != nil {
+				t.Fatalf("Assign: %v", err)
+			}
+			var got []string
+			deadline := time.Now().Add(15 * time.Second)
+			for len(got) < n && time.Now().Before(deadline) {
+				m, err := c.ReadMessage(200 * time.Millisecond)
+				if err == nil {
+					got = append(got, string(m.Value))
+				}
+			}
+			return got
+		}
+		if got := read("read_committed", 3); strings.Join(got, ",") != "c1,c2,c3" {
+			t.Errorf("read_committed read %q, want c1,c2,c3", got)
+		}
+		if got := read("read_uncommitted", 4); strings.Join(got, ",") != "c1,c2,a1,c3" {
+			t.Errorf("read_uncommitted read %q, want c1,c2,a1,c3", got)
 		}
 	})
 

@@ -53,6 +53,9 @@ var featureNames = []struct{ id, name string }{
 	{"group.consumer", "Consumer group (KIP-848 consumer protocol)"},
 	{"group.manual-commit", "Manual offset commits"},
 	{"admin.groups", "List / describe groups"},
+	{"transactions.commit-abort", "Transactions: commit and abort, read_committed vs read_uncommitted"},
+	{"transactions.send-offsets", "Transactions: consume-transform-produce, offsets committed in the transaction"},
+	{"transactions.fencing", "Transactions: a second producer with the same transactional.id fences the first"},
 	{"example.compacted-topics", "Compacted-topics walkthrough (example)"},
 	{"example.compaction", "Walkthrough after compaction (example)"},
 	{"tools.topics", "kafka-topics: create with configs, list, describe, refusals"},
@@ -70,6 +73,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
 	{"tools.transactions", "kafka-transactions list, describe-producers, describe (unknown id)"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
+	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
 }
 

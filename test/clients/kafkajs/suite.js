@@ -202,6 +202,65 @@ scenario('group-consumer', 'group.classic', ['CreateTopics', 'Produce', 'Fetch',
   check(off === '20', `committed offset ${off}, want 20`);
 });
 
+const TXN_APIS = ['CreateTopics', 'Produce', 'Fetch', 'ListOffsets', 'InitProducerID', 'FindCoordinator', 'AddPartitionsToTxn', 'EndTxn'];
+
+/** Every value of partition 0 up to the end, read by a group consumer with the given isolation. */
+async function readValues(topic, groupId, readUncommitted, count) {
+  const c = kafka.consumer({ groupId, sessionTimeout: 10000, heartbeatInterval: 1000, readUncommitted });
+  const got = [];
+  await c.connect();
+  try {
+    await c.subscribe({ topics: [topic], fromBeginning: true });
+    await c.run({ eachMessage: async ({ message }) => { got.push(message.value.toString()); } });
+    await eventually(`${groupId} read ${count} messages`, 60000, () => got.length >= count);
+  } finally {
+    await c.disconnect();
+  }
+  return got;
+}
+
+scenario('transactions-commit-abort', 'transactions.commit-abort', [...TXN_APIS, 'JoinGroup', 'SyncGroup', 'Heartbeat', 'OffsetCommit', 'OffsetFetch'], async () => {
+  const t = `${PREFIX}-txn`;
+  await createTopic(t);
+  const p = kafka.producer({ transactionalId: `${t}-tx`, idempotent: true, maxInFlightRequests: 1 });
+  await p.connect();
+  try {
+    let tx = await p.transaction();
+    await tx.send({ topic: t, messages: [{ partition: 0, key: 'a', value: 'committed-1' }, { partition: 0, key: 'b', value: 'committed-2' }] });
+    await tx.commit();
+    tx = await p.transaction();
+    await tx.send({ topic: t, messages: [{ partition: 0, key: 'c', value: 'aborted-1' }] });
+    await tx.abort();
+    tx = await p.transaction();
+    await tx.send({ topic: t, messages: [{ partition: 0, key: 'd', value: 'committed-3' }] });
+    await tx.commit();
+  } finally {
+    await p.disconnect();
+  }
+  const committed = await readValues(t, `${t}-rc`, false, 3);
+  check(JSON.stringify(committed) === JSON.stringify(['committed-1', 'committed-2', 'committed-3']), `read_committed saw ${JSON.stringify(committed)}`);
+  const all = await readValues(t, `${t}-ru`, true, 4);
+  check(all.includes('aborted-1'), `read_uncommitted saw ${JSON.stringify(all)}`);
+});
+
+scenario('transactions-send-offsets', 'transactions.send-offsets', [...TXN_APIS, 'AddOffsetsToTxn', 'TxnOffsetCommit', 'OffsetFetch'], async () => {
+  const t = `${PREFIX}-txn-offsets`;
+  const group = `${PREFIX}-txn-group`;
+  await createTopic(t);
+  const p = kafka.producer({ transactionalId: `${t}-tx`, idempotent: true, maxInFlightRequests: 1 });
+  await p.connect();
+  try {
+    const tx = await p.transaction();
+    await tx.send({ topic: t, messages: [{ partition: 0, key: 'k', value: 'v' }] });
+    await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic: t, partitions: [{ partition: 0, offset: '7' }] }] });
+    await tx.commit();
+  } finally {
+    await p.disconnect();
+  }
+  const committed = await (await admin()).fetchOffsets({ groupId: group, topics: [t] });
+  check(committed[0].partitions[0].offset === '7', `committed offset ${committed[0].partitions[0].offset}, want 7`);
+});
+
 async function main() {
   const only = new Set(process.argv.slice(2));
   const version = require('kafkajs/package.json').version;

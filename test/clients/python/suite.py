@@ -385,6 +385,101 @@ def list_and_describe_groups():
         c.close()
 
 
+# ---- transactions (librdkafka) -----------------------------------------------------------
+
+TXN_APIS = ("CreateTopics", "Produce", "Fetch", "ListOffsets", "InitProducerID", "FindCoordinator",
+            "AddPartitionsToTxn", "EndTxn")
+
+
+def read_isolated(topic, partitions, isolation):
+    """All values of the topic up to its end offsets (the LSO for read_committed), sorted."""
+    c = Consumer({**BASE, "group.id": PREFIX + "-unused", "enable.auto.commit": False,
+                  "enable.partition.eof": True, "isolation.level": isolation})
+    try:
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        values, eof = [], set()
+        deadline = time.monotonic() + TIMEOUT
+        while len(eof) < partitions and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error() is not None:
+                check(m.error().code() == KafkaError._PARTITION_EOF, f"consume error: {m.error()}")
+                eof.add(m.partition())
+                continue
+            values.append(m.value())
+        check(len(eof) == partitions, f"{isolation}: reached the end of {len(eof)} of {partitions} partitions")
+        return sorted(values)
+    finally:
+        c.close()
+
+
+def tx_producer(txn_id):
+    p = Producer({**BASE, "transactional.id": txn_id, "transaction.timeout.ms": 60000})
+    p.init_transactions(TIMEOUT)
+    return p
+
+
+@scenario("transactions.commit-abort", *TXN_APIS)
+def transactions_commit_abort():
+    t = PREFIX + "-txn"
+    create_topic(t, partitions=2)
+    p = tx_producer(t + "-tx")
+    p.begin_transaction()
+    for i in range(4):
+        p.produce(t, key=b"k%d" % i, value=b"committed-%d" % i, partition=i % 2)
+    p.commit_transaction(TIMEOUT)
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(t, key=b"k%d" % i, value=b"aborted-%d" % i, partition=i % 2)
+    check(p.flush(TIMEOUT) == 0, "aborted records not delivered before the abort")
+    p.abort_transaction(TIMEOUT)
+    p.begin_transaction()
+    p.produce(t, key=b"k9", value=b"committed-9", partition=1)
+    p.commit_transaction(TIMEOUT)
+    committed = read_isolated(t, 2, "read_committed")
+    check(committed == [b"committed-0", b"committed-1", b"committed-2", b"committed-3", b"committed-9"],
+          f"read_committed saw {committed}")
+    everything = read_isolated(t, 2, "read_uncommitted")
+    check(len(everything) == 8 and b"aborted-0" in everything, f"read_uncommitted saw {everything}")
+
+
+@scenario("transactions.send-offsets", *TXN_APIS, "AddOffsetsToTxn", "TxnOffsetCommit", "OffsetFetch",
+          "JoinGroup", "SyncGroup")
+def transactions_send_offsets():
+    src, dst, group = PREFIX + "-txn-in", PREFIX + "-txn-out", PREFIX + "-txn-group"
+    create_topic(src)
+    create_topic(dst)
+    produce(src, [(b"k%d" % i, b"v%d" % i) for i in range(5)])
+    c = Consumer({**BASE, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                  "isolation.level": "read_committed"})
+    p = tx_producer(group + "-tx")
+    try:
+        c.subscribe([src])
+        done = 0
+        deadline = time.monotonic() + TIMEOUT
+        while done < 5 and time.monotonic() < deadline:
+            msgs = c.consume(10, 0.5)
+            msgs = [m for m in msgs if m.error() is None]
+            if not msgs:
+                continue
+            p.begin_transaction()
+            for m in msgs:
+                p.produce(dst, key=m.key(), value=m.value().upper(), partition=0)
+            p.send_offsets_to_transaction(c.position(c.assignment()), c.consumer_group_metadata(), TIMEOUT)
+            p.commit_transaction(TIMEOUT)
+            done += len(msgs)
+        check(done == 5, f"processed {done} of 5 records")
+    finally:
+        c.close()
+    committed = wait_future(admin().list_consumer_group_offsets(
+        [confluent_kafka.ConsumerGroupTopicPartitions(group, [TopicPartition(src, 0)])])[group])
+    offs = {tp.partition: tp.offset for tp in committed.topic_partitions}
+    check(offs.get(0) == 5, f"group offset after the transaction: {offs}")
+    out = read_isolated(dst, 1, "read_committed")
+    check(out == [b"V0", b"V1", b"V2", b"V3", b"V4"], f"output: {out}")
+
+
 # ---- kafka-python (pure-Python protocol implementation) ------------------------------------
 
 KP_BASE = {"bootstrap_servers": BOOTSTRAP, "request_timeout_ms": int(TIMEOUT * 1000)}

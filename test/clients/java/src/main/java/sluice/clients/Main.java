@@ -85,6 +85,7 @@ public final class Main {
         h.add("list-describe-groups", "admin.groups",
                 plus(GROUP, "JoinGroup", "SyncGroup", "Heartbeat", "ListGroups", "DescribeGroups"),
                 Main::listDescribeGroups);
+        Transactions.register(h);
         boolean ok;
         try {
             ok = h.runAll(kafkaClientsVersion(), Set.of(args));

@@ -56,7 +56,8 @@ import sluice.clients.Harness;
  * Kafka Streams on Sluice: a word count whose KTable lives in an in-memory store backed by a compacted
  * changelog topic that Streams creates itself. The application runs, is stopped, and a new instance
  * (in-memory state: nothing survives locally) must restore the table from the changelog on Sluice and go on
- * counting to the right totals, at-least-once. With SLUICE_CLIENTS_COMPACTION=1 the restart waits until the
+ * counting to the right totals, at-least-once and (second scenario) exactly-once v2, whose output and
+ * changelog are written in transactions and read back read_committed. With SLUICE_CLIENTS_COMPACTION=1 the restart waits until the
  * broker's cleaner has compacted the changelog, so the restore reads a compacted log (offset gaps).
  * Usage: java -cp ... sluice.clients.streams.Main [scenario...].
  */
@@ -73,7 +74,10 @@ public final class Main {
         List<String> apis = List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
                 "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "InitProducerID",
                 "DescribeConfigs");
-        h.add("word-count-restore", "streams.ktable-restore", apis, Main::wordCount);
+        h.add("word-count-restore", "streams.ktable-restore", apis, () -> wordCount(StreamsConfig.AT_LEAST_ONCE));
+        List<String> eos = new ArrayList<>(apis);
+        eos.addAll(List.of("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit"));
+        h.add("word-count-exactly-once", "streams.exactly-once", eos, () -> wordCount(StreamsConfig.EXACTLY_ONCE_V2));
         boolean ok;
         try {
             ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
@@ -109,12 +113,12 @@ public final class Main {
         return b;
     }
 
-    private static Properties streamsProps(String appId, Path stateDir) {
+    private static Properties streamsProps(String appId, Path stateDir, String guarantee) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
@@ -210,8 +214,12 @@ public final class Main {
                 + new java.util.TreeMap<>(want));
     }
 
-    private static KafkaConsumer<String, Long> outputReader(String output) {
+    private static KafkaConsumer<String, Long> outputReader(String output, String guarantee) {
         Properties p = new Properties();
+        if (!guarantee.equals(StreamsConfig.AT_LEAST_ONCE)) {
+            // Exactly-once output is transactional: read only what the application committed.
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        }
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class.getName());
@@ -242,10 +250,11 @@ public final class Main {
         }
     }
 
-    private static void wordCount() throws Exception {
-        String app = PREFIX + "-wordcount";
-        String input = PREFIX + "-lines";
-        String output = PREFIX + "-counts";
+    private static void wordCount(String guarantee) throws Exception {
+        String tag = guarantee.equals(StreamsConfig.AT_LEAST_ONCE) ? "" : "-eos";
+        String app = PREFIX + "-wordcount" + tag;
+        String input = PREFIX + "-lines" + tag;
+        String output = PREFIX + "-counts" + tag;
         String changelog = app + "-counts-changelog";
         admin().createTopics(List.of(new NewTopic(input, Optional.of(1), Optional.empty()),
                 new NewTopic(output, Optional.of(1), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
@@ -260,9 +269,9 @@ public final class Main {
         Path state1 = Files.createTempDirectory("sluice-streams-a");
         Path state2 = Files.createTempDirectory("sluice-streams-b");
         Map<String, Long> latest = new ConcurrentHashMap<>();
-        try (KafkaConsumer<String, Long> out = outputReader(output)) {
+        try (KafkaConsumer<String, Long> out = outputReader(output, guarantee)) {
             produceLines(input, first);
-            Instance one = start(topology(input, output), streamsProps(app, state1));
+            Instance one = start(topology(input, output), streamsProps(app, state1, guarantee));
             try {
                 awaitCounts(out, latest, expectedCounts(first), one);
             } finally {
@@ -284,7 +293,7 @@ public final class Main {
             // While the application is down, more input arrives; a new instance with empty local state
             // (in-memory store, new state dir) must restore the table from the changelog, then count on.
             produceLines(input, second);
-            Instance two = start(topology(input, output), streamsProps(app, state2));
+            Instance two = start(topology(input, output), streamsProps(app, state2, guarantee));
             try {
                 awaitCounts(out, latest, expectedCounts(all), two);
                 check(two.restored().get() > 0, "the second instance restored nothing from " + changelog);
