@@ -17,10 +17,12 @@ type filter struct {
 	// horizon now + deleteRetentionMs.
 	now               int64
 	deleteRetentionMs int64
-	// lastOfProducer maps a producer id to the last offset of its last data
-	// batch in the whole log: that batch is kept, empty if need be, so the
-	// producer's sequence state survives compaction (Kafka's RETAIN_EMPTY).
-	lastOfProducer  map[int64]int64
+	// lastOfProducer maps a producer id to its last record in the whole
+	// log: its last data batch is kept, empty if need be, so the producer's
+	// sequence state survives compaction; a producer whose last entry is a
+	// marker of a new epoch keeps that marker, so its epoch still fences
+	// (Kafka's RETAIN_EMPTY, both cases).
+	lastOfProducer  map[int64]lastRecord
 	maxDecompressed int
 	txn             txnFilter
 	txns            *cleanedTxns // txn when transactions are tracked, else nil
@@ -62,7 +64,7 @@ type passStats struct {
 	MinPendingHorizon              int64 // smallest delete horizon still in the future, MaxInt64 if none
 }
 
-func newFilter(m *offsetMap, now, deleteRetentionMs int64, last map[int64]int64, maxDecompressed int) *filter {
+func newFilter(m *offsetMap, now, deleteRetentionMs int64, last map[int64]lastRecord, maxDecompressed int) *filter {
 	f := &filter{m: m, now: now, deleteRetentionMs: deleteRetentionMs, lastOfProducer: last,
 		maxDecompressed: maxDecompressed, txn: noTransactions{}}
 	f.stats.MinPendingHorizon = math.MaxInt64
@@ -122,7 +124,10 @@ func (f *filter) filterBatch(b []byte) ([]byte, error) {
 	if h.IsControl() {
 		return f.filterMarker(b, &h)
 	}
-	isLast := h.ProducerID >= 0 && f.lastOfProducer[h.ProducerID] == h.LastOffset()
+	isLast := false
+	if r, ok := f.lastOfProducer[h.ProducerID]; ok && h.ProducerID >= 0 {
+		isLast = r.dataOffset == h.LastOffset()
+	}
 	aborted := f.txn.aborted(&h)
 	if aborted {
 		f.stats.AbortedBatchesDropped++
@@ -230,8 +235,17 @@ func (f *filter) filterBatch(b []byte) ([]byte, error) {
 // tombstones are) and removed by the first pass after the horizon, so a
 // consumer that read the transaction's data within delete.retention.ms
 // still sees its end.
+//
+// A marker that is its producer's last entry (see lastOfProducer) is kept
+// whole whatever its transaction: it holds the epoch that fences the
+// producer (Kafka keeps it too, as an empty control batch; kept whole, a
+// rebuild of the producer state reads its epoch like any marker's).
 func (f *filter) filterMarker(b []byte, h *batch.Header) ([]byte, error) {
-	if !f.txn.discardMarker(h, b) {
+	discard := f.txn.discardMarker(h, b)
+	if r, ok := f.lastOfProducer[h.ProducerID]; ok && h.ProducerID >= 0 && r.dataOffset < 0 && r.epoch == h.ProducerEpoch {
+		return f.keep(b), nil
+	}
+	if !discard {
 		return f.keep(b), nil
 	}
 	if h.RecordCount == 0 {

@@ -47,17 +47,36 @@ type worker struct {
 	filler []byte
 }
 
-// producerLastBatches maps every producer id in the log to the last offset
-// of its last data batch (header scan; transaction markers do not count).
-// This is the seam for producer state: with a producer-state manager the
-// active producers' entries would come from it (and expired producers'
-// empty batches could then go, as in Kafka).
-func producerLastBatches(l *log.Log, from int64) (map[int64]int64, error) {
-	last := map[int64]int64{}
+// lastRecord is what the cleaner keeps of a producer (Kafka's LastRecord):
+// the last offset of its last data batch of its current epoch, or -1 when
+// its last entry in the log is a transaction marker that moved it to a new
+// epoch (then its markers of that epoch are kept: they carry the epoch
+// that fences the producer's zombies).
+type lastRecord struct {
+	dataOffset int64
+	epoch      int16
+}
+
+// producerLastBatches maps every producer id in the log to its lastRecord,
+// as Kafka's producer state would give it (header scan: a batch or marker
+// of a new epoch forgets the data batches of the old one). This is the seam
+// for producer state: with a producer-state manager the active producers'
+// entries would come from it (and expired producers' empty batches could
+// then go, as in Kafka).
+func producerLastBatches(l *log.Log, from int64) (map[int64]lastRecord, error) {
+	last := map[int64]lastRecord{}
 	err := l.ScanBatches(from, func(h batch.Header, _ log.BatchPosition) bool {
-		if h.ProducerID >= 0 && !h.IsControl() {
-			last[h.ProducerID] = h.LastOffset()
+		if h.ProducerID < 0 {
+			return true
 		}
+		r, ok := last[h.ProducerID]
+		if !ok || r.epoch != h.ProducerEpoch {
+			r = lastRecord{dataOffset: -1, epoch: h.ProducerEpoch}
+		}
+		if !h.IsControl() {
+			r.dataOffset = h.LastOffset()
+		}
+		last[h.ProducerID] = r
 		return true
 	})
 	return last, err

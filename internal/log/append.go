@@ -224,27 +224,47 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 	seg.size.Store(p)
 	seg.next.Store(next)
 
-	// The producer state learns of the batches before the new end is
+	// The producer state learns of data batches before the new end is
 	// published, so a transaction's first batch is never readable while
-	// the last stable offset still lies past it.
+	// the last stable offset still lies past it; and of markers after it,
+	// so a transaction is never stable before its marker is below the
+	// high watermark (Kafka's rule; see LastStableOffset). A marker's
+	// aborted-transaction entry is written before either (txnindex.go).
 	var txnErr error
+	type appliedMarker struct {
+		m   batch.Marker
+		off int64
+	}
+	var deferred []appliedMarker
+	applyDeferred := func() {
+		for _, d := range deferred {
+			tg.MarkerAppended(d.m, d.off)
+		}
+		deferred = deferred[:0]
+	}
 	if _, isNoop := l.guard.(noopGuard); !isNoop {
 		mi := 0
 		for pos := 0; pos < len(records); {
 			h, _ := batch.ParseHeader(records[pos:])
+			for _, d := range deferred {
+				if h.ProducerID >= 0 && d.m.ProducerID == h.ProducerID {
+					// Another batch of that producer in the same append
+					// must see its transaction ended.
+					applyDeferred()
+					break
+				}
+			}
 			switch {
 			case h.IsControl():
 				m := markers[mi]
 				mi++
 				if tg != nil && h.ProducerID >= 0 {
 					if txn, lso, ok := tg.PendingCompletion(m, h.BaseOffset); ok && txn.Aborted && txnErr == nil {
-						// Written before the state forgets the transaction
-						// (see txnindex.go).
 						txnErr = seg.appendAbortedTxn(l.fs, l.dir, AbortedTxn{ProducerID: txn.ProducerID,
 							FirstOffset: txn.FirstOffset, LastOffset: txn.LastOffset, LastStableOffset: lso})
 					}
 					if txnErr == nil {
-						tg.MarkerAppended(m, h.BaseOffset)
+						deferred = append(deferred, appliedMarker{m, h.BaseOffset})
 					}
 				}
 			case h.ProducerID >= 0:
@@ -254,6 +274,7 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		}
 	}
 	l.leo.Store(next)
+	applyDeferred()
 	if txnErr != nil {
 		// The marker is written but its index entry may not be: stop
 		// appending; a restart rebuilds the entry from the marker.

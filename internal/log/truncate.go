@@ -31,7 +31,15 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err == nil && l.epochs.truncateFromEnd(newLEO) {
 		err = l.epochs.store(l.fs, l.dir)
 	}
-	if t, ok := l.guard.(ProducerGuardTruncator); ok {
+	rebuilt := false
+	if rb, ok := l.guard.(ProducerGuardRebuilder); ok && err == nil {
+		if rerr := rb.RebuildTruncated(l.fs, l); rerr != nil {
+			l.logger.Error("cannot rebuild producer state after truncation; trimming it instead", "dir", l.dir, "err", rerr)
+		} else {
+			rebuilt = true
+		}
+	}
+	if t, ok := l.guard.(ProducerGuardTruncator); ok && !rebuilt {
 		t.Truncated(l.logStart.Load(), l.leo.Load())
 	}
 	l.mu.Unlock()
@@ -42,6 +50,17 @@ func (l *Log) TruncateTo(offset int64) error {
 		err = cerr
 	}
 	return err
+}
+
+// ProducerGuardRebuilder is optionally implemented by a ProducerGuard
+// that rebuilds its state from the log after a suffix truncation (Kafka
+// reloads its producer state then: a transaction whose marker was cut off
+// is open again). RebuildTruncated runs under the append lock, after the
+// new end is published; it may read the log (ScanBatches, ReadBytes,
+// LogStartOffset, LogEndOffset, Dir) but must not call what takes the
+// lock. When it succeeds, ProducerGuardTruncator.Truncated is not called.
+type ProducerGuardRebuilder interface {
+	RebuildTruncated(fsys FS, l *Log) error
 }
 
 func (l *Log) truncateLocked(offset int64) (int64, error) {

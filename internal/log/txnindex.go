@@ -270,12 +270,27 @@ func (l *Log) RestoreAbortedTxn(t AbortedTxn) error {
 // below the log start offset, as Kafka), or the high watermark when none is
 // ongoing (or no TxnGuard is installed). read_committed fetches return data
 // only below it. It takes no lock.
+//
+// Ordering: Append tells the producer state about a transaction's first
+// batch before it publishes the new end, and about a marker after. The
+// high watermark is loaded before the first unstable offset (so a batch
+// counted in it is seen as unstable) and loaded again after (so a
+// transaction seen ended has its marker below the high watermark used);
+// when it moved in between, the read is repeated.
 func (l *Log) LastStableOffset() int64 {
-	hw := l.HighWatermark()
-	if g := l.txnGuard.Load(); g != nil {
-		if fu := (*g).FirstUnstableOffset(); fu >= 0 && fu < hw {
+	g := l.txnGuard.Load()
+	if g == nil {
+		return l.HighWatermark()
+	}
+	for i := 0; ; i++ {
+		hw := l.HighWatermark()
+		fu := (*g).FirstUnstableOffset()
+		if l.HighWatermark() != hw && i < 100 {
+			continue
+		}
+		if fu >= 0 && fu < hw {
 			return min(max(fu, l.logStart.Load()), hw)
 		}
+		return hw
 	}
-	return hw
 }

@@ -74,15 +74,23 @@ func (g *Guard) MarkerAppended(m batch.Marker, offset int64) { g.State.MarkerApp
 func (g *Guard) FirstUnstableOffset() int64 { return g.State.FirstUnstableOffset() }
 
 // Truncated implements the log's truncation hook: producers whose batches
-// now lie wholly before the log start are forgotten (as Kafka does after
-// retention or DeleteRecords), and batches at or past the new log end are
-// dropped from every window; a producer left with no remembered batch is
-// forgotten too, so its next batch is accepted at any sequence — the
-// conservative choice, since its earlier history is no longer known
-// without a full rebuild.
+// now lie wholly before the log start are forgotten (after retention or
+// DeleteRecords; see State.TruncateHead), and batches at or past the new
+// log end are dropped from every window; a producer left with no
+// remembered batch is forgotten too, so its next batch is accepted at any
+// sequence. After a suffix truncation the log calls RebuildTruncated
+// instead, which also reopens a transaction whose marker was cut off; this
+// trimming is its fallback when the rebuild fails.
 func (g *Guard) Truncated(logStartOffset, logEndOffset int64) {
 	g.State.TruncateHead(logStartOffset)
 	g.State.truncateTail(logEndOffset)
+}
+
+// RebuildTruncated implements log.ProducerGuardRebuilder: after a suffix
+// truncation the state is rebuilt from the log (State.RebuildTruncated);
+// Truncated is then not called.
+func (g *Guard) RebuildTruncated(fsys log.FS, l *log.Log) error {
+	return g.State.RebuildTruncated(fsys, l)
 }
 
 // truncateTail drops remembered batches ending at or after logEndOffset.

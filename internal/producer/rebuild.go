@@ -12,6 +12,38 @@ import (
 // only, plus the transaction markers, whose aborted transactions are put
 // back into the log's aborted-transaction index if a crash lost them).
 func (s *State) Rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64) error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	return s.rebuild(fsys, l, nowMs, expirationMs, true)
+}
+
+// RebuildTruncated rebuilds the state after the log lost a suffix
+// (log.ProducerGuardRebuilder; called under the log's append lock), as
+// Kafka reloads its producer state after a truncation: snapshots past the
+// new end are deleted, and the state is the newest remaining snapshot plus
+// the batches after it. A transaction whose marker was cut off is open
+// again, a producer keeps the epoch of its last marker still in the log,
+// and the window holds the batches that are left. The aborted-transaction
+// index needs no restore (the log trimmed it with the segment). Snapshots
+// are held off meanwhile, so none is written from the state before.
+func (s *State) RebuildTruncated(fsys log.FS, l *log.Log) error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	ns := NewState()
+	if err := ns.rebuild(fsys, l, 0, 0, false); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.producers, s.ongoing = ns.producers, ns.ongoing
+	s.end, s.snapEnd = ns.end, ns.snapEnd
+	s.recomputeLocked()
+	return nil
+}
+
+// rebuild is Rebuild; restore puts lost index entries back (it takes the
+// log's append lock, so not for a rebuild under it).
+func (s *State) rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64, restore bool) error {
 	from, err := s.LoadSnapshot(fsys, l.Dir(), l.LogStartOffset(), l.LogEndOffset(), nowMs, expirationMs)
 	if err != nil {
 		return err
@@ -38,7 +70,7 @@ func (s *State) Rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64) erro
 			return true // not a transaction marker: nothing to replay
 		}
 		txn, lso, ok := s.ReplayMarker(m, h.BaseOffset)
-		if ok && txn.Aborted {
+		if ok && txn.Aborted && restore {
 			// The index entry may have been lost in a crash.
 			if err := l.RestoreAbortedTxn(log.AbortedTxn{ProducerID: txn.ProducerID, FirstOffset: txn.FirstOffset,
 				LastOffset: txn.LastOffset, LastStableOffset: lso}); err != nil {

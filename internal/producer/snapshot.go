@@ -137,6 +137,8 @@ func decodeSnapshot(b []byte) (map[int64]*entry, error) {
 // all but the newest few snapshots. offset is the log end offset the state
 // corresponds to: everything before it has been applied.
 func (s *State) WriteSnapshot(fsys log.FS, dir string, offset int64) error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
 	data, end := s.encodeSnapshot()
 	if end > offset {
 		return fmt.Errorf("producer snapshot at %d: state already holds batches up to %d", offset, end)
@@ -156,6 +158,8 @@ func (s *State) WriteSnapshot(fsys log.FS, dir string, offset int64) error {
 // reports whether a snapshot was written. Periodic snapshots bound how much
 // of the log a rebuild after a crash has to scan.
 func (s *State) SnapshotIfChanged(fsys log.FS, dir string) (bool, error) {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
 	s.mu.Lock()
 	changed := s.end > s.snapEnd
 	s.mu.Unlock()
@@ -227,9 +231,8 @@ func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffs
 			if e.txnFirst < 0 && expirationMs > 0 && nowMs-e.lastTimestamp >= expirationMs {
 				continue
 			}
-			if e.txnFirst >= 0 && e.txnFirst < logStartOffset && (e.empty() || e.last().lastOffset < logStartOffset) {
-				e.txnFirst = -1 // its data is gone
-			}
+			// An ongoing transaction stays open even when the log start
+			// moved past its data (see TruncateHead).
 			s.producers[id] = e
 			if e.txnFirst >= 0 {
 				s.ongoing[id] = e.txnFirst

@@ -28,6 +28,10 @@ type Duplicate struct {
 // the same producer in one append would be judged against the state before
 // the first.
 type State struct {
+	// snapMu serializes writing snapshots with rebuilds, so a snapshot of
+	// the state before a truncation is never written after the rebuild
+	// deleted the stale ones. Order: the log's append lock, snapMu, mu.
+	snapMu    sync.Mutex
 	mu        sync.Mutex
 	producers map[int64]*entry
 	// end is one past the last offset of any batch applied: every producer
@@ -167,14 +171,19 @@ func (s *State) Clear() {
 }
 
 // TruncateHead forgets producers whose last batch lies wholly before
-// logStartOffset (their records were deleted by retention or DeleteRecords),
-// as Kafka does: such a producer may then continue with any sequence.
+// logStartOffset (their records were deleted by retention or DeleteRecords):
+// such a producer may then continue with any sequence. A producer with an
+// ongoing transaction is kept whatever the log start, as Kafka keeps it:
+// its transaction stays open (the last stable offset is held at the log
+// start) until its marker, which must still find it — a coordinator's
+// batches have no place in the window, so "no batch remembered" does not
+// mean "no data left".
 func (s *State) TruncateHead(logStartOffset int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, e := range s.producers {
-		if e.txnFirst >= 0 && e.txnFirst >= logStartOffset {
-			continue // its ongoing transaction still has data in the log
+		if e.txnFirst >= 0 {
+			continue
 		}
 		if e.empty() || e.last().lastOffset < logStartOffset {
 			s.removeLocked(id)
