@@ -515,6 +515,21 @@ func TestTxnVerifyPartition(t *testing.T) {
 	check("added", b.verifyTxnPartition(x.pid, x.epoch, "v", 0), nil)
 	check("other partition", b.verifyTxnPartition(x.pid, x.epoch, "v", 1), kerr.InvalidTxnState)
 	check("unknown producer", b.verifyTxnPartition(x.pid+1000, 0, "v", 0), kerr.InvalidProducerIDMapping)
+	release, err := b.beginTxnProduce(x.pid, x.epoch, "v", 0)
+	check("begin produce", err, nil)
+	_, err = b.beginTxnProduce(x.pid, x.epoch, "v", 1)
+	check("begin produce, other partition", err, kerr.InvalidTxnState)
+	ended := make(chan int16)
+	go func() { ended <- x.end(true) }()
+	select {
+	case code := <-ended:
+		t.Fatalf("EndTxn answered %d while an admitted append was outstanding", code)
+	case <-time.After(50 * time.Millisecond): // EndTxn must still be waiting
+	}
+	release()
+	if code := <-ended; code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
 
 	off := startTestBroker(t, testOptions{Props: map[string]string{"transaction.partition.verification.enable": "false"}})
 	check("disabled", off.broker().verifyTxnPartition(1, 0, "v", 0), nil)

@@ -28,3 +28,21 @@ func (b *Broker) verifyTxnPartition(pid int64, epoch int16, topic string, partit
 	e := kerr.ErrorForCode(code).(*kerr.Error)
 	return errorf(e, "transactional produce to %s-%d by producer %d (epoch %d) refused: %s", topic, partition, pid, epoch, e.Message)
 }
+
+// beginTxnProduce is verifyTxnPartition for an append about to be made: on nil
+// error the caller appends and then calls release (always, whatever the append's
+// outcome). Until release the transaction's markers wait, so a batch verified
+// while its transaction was ongoing cannot land after the marker that ends it
+// (which would leave a transaction open on the partition that nothing ends: a
+// "hanging" transaction holding the last stable offset back).
+func (b *Broker) beginTxnProduce(pid int64, epoch int16, topic string, partition int32) (release func(), err error) {
+	if b.txns == nil {
+		return func() {}, nil
+	}
+	release, code := b.txns.BeginProduce(pid, epoch, txn.TopicPartition{Topic: topic, Partition: partition})
+	if code == 0 {
+		return release, nil
+	}
+	e := kerr.ErrorForCode(code).(*kerr.Error)
+	return nil, errorf(e, "transactional produce to %s-%d by producer %d (epoch %d) refused: %s", topic, partition, pid, epoch, e.Message)
+}

@@ -129,11 +129,22 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 			for tp := range g.offsets {
 				recs = append(recs, record{key: offsetCommitKey(id, tp.topic, tp.partition)})
 			}
+			// Undecided transactional commits go too (their tombstones drop them on
+			// replay), so that a later commit marker does not revive the group.
+			pending := c.pendingTxnPartitions(id)
+			for _, tp := range pending {
+				if _, ok := g.offsets[tp]; !ok {
+					recs = append(recs, record{key: offsetCommitKey(id, tp.topic, tp.partition)})
+				}
+			}
 			recs = append(recs, consumerTombstones(g)...)
 			recs = append(recs, record{key: groupMetadataKey(id)})
 			if err := c.persist(id, recs...); err != nil {
 				dg.ErrorCode = kerr.CoordinatorNotAvailable.Code
 				break
+			}
+			for _, tp := range pending {
+				c.dropPendingTxnOffsets(id, tp)
 			}
 			forgetConsumerRecords(g)
 			c.dropGroup(g)

@@ -68,6 +68,7 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 			if g := c.groups[k.Group]; g != nil {
 				delete(g.offsets, tp)
 			}
+			c.dropPendingTxnOffsets(k.Group, tp) // as the live tombstone did
 			return
 		}
 		var v kmsg.OffsetCommitValue

@@ -315,7 +315,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 			case subscribed[t.Topic]:
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			default:
-				if _, ok := g.offsets[tp]; ok {
+				if _, ok := g.offsets[tp]; ok || c.hasPendingTxnOffset(g.id, tp) {
 					recs = append(recs, record{key: offsetCommitKey(g.id, tp.topic, tp.partition)})
 					del = append(del, tp)
 				}
@@ -331,6 +331,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	}
 	for _, tp := range del {
 		delete(g.offsets, tp)
+		c.dropPendingTxnOffsets(g.id, tp)
 	}
 	return r
 }
@@ -402,13 +403,13 @@ func (c *Coordinator) expireOffsets() {
 				if g.consumer != nil && g.consumer.emptySince.After(base) {
 					base = g.consumer.emptySince
 				}
-				if now.Sub(base) >= retention {
+				if now.Sub(base) >= retention && !c.hasPendingTxnOffset(g.id, tp) {
 					expired = append(expired, tp)
 				}
 			}
 		} else if subs, known := c.subscribedTopics(g); known {
 			for tp, o := range g.offsets {
-				if !subs[tp.topic] && now.Sub(time.UnixMilli(o.commitMs)) >= retention {
+				if !subs[tp.topic] && now.Sub(time.UnixMilli(o.commitMs)) >= retention && !c.hasPendingTxnOffset(g.id, tp) {
 					expired = append(expired, tp)
 				}
 			}
@@ -417,7 +418,9 @@ func (c *Coordinator) expireOffsets() {
 		for _, tp := range expired {
 			recs = append(recs, record{key: offsetCommitKey(g.id, tp.topic, tp.partition)})
 		}
-		deleteGroup := g.isEmpty() && len(g.offsets) == len(expired) && (g.consumer != nil || g.state == stateEmpty)
+		// A group with an undecided transactional commit stays (Kafka's rule).
+		deleteGroup := g.isEmpty() && len(g.offsets) == len(expired) && (g.consumer != nil || g.state == stateEmpty) &&
+			len(c.pendingTxnPartitions(g.id)) == 0
 		if deleteGroup {
 			recs = append(recs, consumerTombstones(g)...)
 			recs = append(recs, record{key: groupMetadataKey(g.id)})

@@ -224,3 +224,38 @@ func (c *Coordinator) replayTxnRecord(producerID int64, key, value []byte) {
 	c.addPendingTxn(producerID, k.Group, topicPartition{k.Topic, k.Partition},
 		committedOffset{offset: v.Offset, leaderEpoch: le, metadata: v.Metadata, commitMs: v.CommitTimestamp, seq: c.nextSeq()})
 }
+
+// dropPendingTxnOffsets forgets every producer's undecided commit for group/tp: a
+// tombstone of the partition's offset (DeleteGroups, OffsetDelete) removes them, as in
+// Kafka, so that a later commit marker does not bring the offset back.
+func (c *Coordinator) dropPendingTxnOffsets(group string, tp topicPartition) {
+	for pid, byGroup := range c.pendingTxn {
+		offs := byGroup[group]
+		if offs == nil {
+			continue
+		}
+		delete(offs, tp)
+		if len(offs) == 0 {
+			delete(byGroup, group)
+		}
+		if len(byGroup) == 0 {
+			delete(c.pendingTxn, pid)
+		}
+	}
+}
+
+// pendingTxnPartitions returns the partitions of group with an undecided transactional
+// commit, each once.
+func (c *Coordinator) pendingTxnPartitions(group string) []topicPartition {
+	seen := make(map[topicPartition]bool)
+	var out []topicPartition
+	for _, byGroup := range c.pendingTxn {
+		for tp := range byGroup[group] {
+			if !seen[tp] {
+				seen[tp] = true
+				out = append(out, tp)
+			}
+		}
+	}
+	return out
+}

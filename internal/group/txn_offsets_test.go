@@ -2,6 +2,7 @@ package group
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -149,5 +150,76 @@ func TestTxnOffsetCommitValidation(t *testing.T) {
 		kerr.CoordinatorNotAvailable.Code)
 	if e.c.hasPendingTxnOffset("g", topicPartition{"in", 0}) {
 		t.Fatal("failed write left a pending commit")
+	}
+}
+
+// Deleting a group (or its offset) drops its undecided transactional commits, as
+// Kafka's tombstones do: the commit marker that follows does not bring the group or
+// the offset back, live or after a restart.
+func TestTxnOffsetsDeletedWithTheGroup(t *testing.T) {
+	e := newEnv(t, Config{NumPartitions: 3})
+	e.topics.add("in", 1)
+	ok := func() int16 { return 0 }
+	mustCode(t, "plain commit", e.c.OffsetCommit(plainCommitReq("g", "in", 0, 5)).Topics[0].Partitions[0].ErrorCode, 0)
+	mustCode(t, "txn commit", e.c.TxnOffsetCommit(txnCommitReq("g", 7, "in", 0, 10), ok).Topics[0].Partitions[0].ErrorCode, 0)
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"g"}
+	mustCode(t, "delete", e.c.DeleteGroups(del).Groups[0].ErrorCode, 0)
+	if _, code := e.offsetOf("g", "in", true); code != 0 {
+		t.Fatalf("stable fetch after delete: %d", code)
+	}
+	e.marker("g", 7, true)
+	if off, _ := e.offsetOf("g", "in", false); off != -1 {
+		t.Fatalf("deleted group's transactional offset came back: %d", off)
+	}
+	if _, ok := e.c.groups["g"]; ok {
+		t.Fatal("deleted group came back with the commit marker")
+	}
+	e.restart(Config{NumPartitions: 3})
+	if off, _ := e.offsetOf("g", "in", false); off != -1 {
+		t.Fatalf("after restart: %d", off)
+	}
+
+	// OffsetDelete of a partition with only a pending commit tombstones it too.
+	mustCode(t, "plain commit h", e.c.OffsetCommit(plainCommitReq("h", "in", 0, 5)).Topics[0].Partitions[0].ErrorCode, 0)
+	e.topics.add("other", 1)
+	rq := txnCommitReq("h", 8, "other", 0, 3)
+	mustCode(t, "txn commit h", e.c.TxnOffsetCommit(rq, ok).Topics[0].Partitions[0].ErrorCode, 0)
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "h"
+	ot := kmsg.NewOffsetDeleteRequestTopic()
+	ot.Topic = "other"
+	op := kmsg.NewOffsetDeleteRequestTopicPartition()
+	ot.Partitions = append(ot.Partitions, op)
+	od.Topics = append(od.Topics, ot)
+	mustCode(t, "offset delete", e.c.OffsetDelete(od).ErrorCode, 0)
+	e.marker("h", 8, true)
+	if off, _ := e.offsetOf("h", "other", false); off != -1 {
+		t.Fatalf("deleted pending offset came back: %d", off)
+	}
+	e.restart(Config{NumPartitions: 3})
+	if off, _ := e.offsetOf("h", "other", false); off != -1 {
+		t.Fatalf("deleted pending offset came back after restart: %d", off)
+	}
+}
+
+// Offset expiry keeps a partition with an undecided transactional commit, and its
+// group, as Kafka does.
+func TestTxnOffsetsKeepGroupFromExpiring(t *testing.T) {
+	cfg := Config{NumPartitions: 3, OffsetsRetention: time.Hour, OffsetsRetentionCheckInterval: time.Minute}
+	e := newEnv(t, cfg)
+	e.topics.add("in", 1)
+	mustCode(t, "plain commit", e.c.OffsetCommit(plainCommitReq("g", "in", 0, 5)).Topics[0].Partitions[0].ErrorCode, 0)
+	mustCode(t, "txn commit", e.c.TxnOffsetCommit(txnCommitReq("g", 7, "in", 0, 10), func() int16 { return 0 }).Topics[0].Partitions[0].ErrorCode, 0)
+	e.clock.Advance(2 * time.Hour)
+	if off, _ := e.offsetOf("g", "in", false); off != 5 {
+		t.Fatalf("offset with a pending transactional commit expired: %d", off)
+	}
+	if _, ok := e.c.groups["g"]; !ok {
+		t.Fatal("group with a pending transactional commit deleted")
+	}
+	e.marker("g", 7, true)
+	if off, _ := e.offsetOf("g", "in", true); off != 10 {
+		t.Fatalf("after commit: %d", off)
 	}
 }

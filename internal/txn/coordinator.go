@@ -129,8 +129,14 @@ type txnMeta struct {
 	// pending is set while a prepared transition is written to storage.
 	pending bool
 	// completing is set while one worker writes the markers of a
-	// PrepareCommit/PrepareAbort transaction and its completion.
+	// PrepareCommit/PrepareAbort transaction and its completion;
+	// completed is closed when that worker is done.
 	completing bool
+	completed  chan struct{}
+	// appending counts transactional appends admitted by BeginProduce and
+	// not yet released; idle (on mu) is signalled when it drops to zero.
+	appending int
+	idle      *sync.Cond
 	// removed is set once the id has expired and left the map.
 	removed bool
 }
@@ -233,7 +239,7 @@ func (c *Coordinator) Start() error {
 		c.log.Info("txn: loaded transaction state", "transactional_ids", len(loaded), "completing", len(finish))
 	}
 	for _, m := range finish {
-		c.complete(m)
+		c.complete(m, false)
 	}
 	if c.bg {
 		c.stop, c.done = make(chan struct{}), make(chan struct{})

@@ -27,5 +27,7 @@
 // transaction being completed, get CONCURRENT_TRANSACTIONS and retry.
 // Markers are written synchronously by EndTxn before it answers (stricter
 // than Kafka, which answers once the decision is durable); a marker that
-// cannot be written is retried by the periodic sweep.
+// cannot be written is retried by the periodic sweep. A transactional append
+// admitted by BeginProduce holds its transaction's markers back until it is
+// released, so that no batch lands after the marker ending its transaction.
 package txn

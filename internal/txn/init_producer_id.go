@@ -45,7 +45,7 @@ func (c *Coordinator) InitProducerID(id string, timeoutMs int32, expectedPID int
 		pid, epoch, code, fenced := c.initLocked(m, timeoutMs, hasExpected, expectedPID, expectedEpoch)
 		m.mu.Unlock()
 		if fenced {
-			c.complete(m)
+			c.complete(m, false)
 		}
 		return pid, epoch, code
 	}

@@ -33,11 +33,11 @@ func (c *Coordinator) AbortTimedOut() {
 			code := c.fenceLocked(m)
 			m.mu.Unlock()
 			if code == 0 {
-				c.complete(m)
+				c.complete(m, false)
 			}
 		case m.state == PrepareCommit || m.state == PrepareAbort:
 			m.mu.Unlock()
-			c.complete(m)
+			c.complete(m, false)
 		default:
 			m.mu.Unlock()
 		}

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -112,33 +113,79 @@ func (c *Coordinator) VerifyProduce(pid int64, epoch int16, tp TopicPartition) i
 	if c.cfg.NoProduceVerification {
 		return 0
 	}
+	m, code := c.verifyProduceLocked(pid, epoch, tp)
+	if code == 0 {
+		m.mu.Unlock()
+	}
+	return code
+}
+
+// verifyProduceLocked is VerifyProduce; on 0 it returns the id's metadata
+// with its mu held.
+func (c *Coordinator) verifyProduceLocked(pid int64, epoch int16, tp TopicPartition) (*txnMeta, int16) {
 	c.mu.Lock()
 	m, loading, closed := c.byPID[pid], c.loading, c.closed
 	c.mu.Unlock()
 	switch {
 	case loading:
-		return kerr.NotEnoughReplicas.Code
+		return nil, kerr.NotEnoughReplicas.Code
 	case closed:
-		return kerr.NotEnoughReplicas.Code
+		return nil, kerr.NotEnoughReplicas.Code
 	case m == nil:
-		return kerr.InvalidProducerIDMapping.Code
+		return nil, kerr.InvalidProducerIDMapping.Code
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	code := int16(0)
 	switch {
 	case m.removed || m.producerID != pid:
-		return kerr.InvalidProducerIDMapping.Code
+		code = kerr.InvalidProducerIDMapping.Code
 	case epoch != m.producerEpoch:
-		return kerr.InvalidProducerEpoch.Code
-	case m.pending || m.state == PrepareCommit || m.state == PrepareAbort || m.state == PrepareEpochFence:
-		return kerr.NotEnoughReplicas.Code
+		code = kerr.InvalidProducerEpoch.Code
+	case m.pending || m.completing || m.state == PrepareCommit || m.state == PrepareAbort || m.state == PrepareEpochFence:
+		code = kerr.NotEnoughReplicas.Code
 	case m.state != Ongoing:
-		return kerr.InvalidTxnState.Code
+		code = kerr.InvalidTxnState.Code
+	default:
+		if _, ok := m.partitions[tp]; !ok {
+			code = kerr.InvalidTxnState.Code
+		}
 	}
-	if _, ok := m.partitions[tp]; !ok {
-		return kerr.InvalidTxnState.Code
+	if code != 0 {
+		m.mu.Unlock()
+		return nil, code
 	}
-	return 0
+	return m, 0
+}
+
+// BeginProduce is VerifyProduce for a transactional append about to be
+// made: when the answer is 0 the append is admitted, and the transaction's
+// markers are not written until release is called (after the append), so a
+// batch verified while its transaction was Ongoing can never land after the
+// marker that ends it — which would open a transaction on the partition that
+// nothing ever ends, holding its last stable offset back for good (Kafka's
+// hanging transaction, KIP-890). release is nil when the code is not 0, and
+// a no-op with verification disabled.
+func (c *Coordinator) BeginProduce(pid int64, epoch int16, tp TopicPartition) (release func(), code int16) {
+	if c.cfg.NoProduceVerification {
+		return func() {}, 0
+	}
+	m, code := c.verifyProduceLocked(pid, epoch, tp)
+	if code != 0 {
+		return nil, code
+	}
+	m.appending++
+	m.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.appending--
+			if m.appending == 0 && m.idle != nil {
+				m.idle.Broadcast()
+			}
+			m.mu.Unlock()
+		})
+	}, 0
 }
 
 // EndTxn handles EndTxn from producer pid/epoch: the transaction moves to
@@ -169,7 +216,12 @@ func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) int
 		code = c.transit(m, next)
 		m.mu.Unlock()
 		if code == 0 {
-			c.complete(m)
+			if testHookPrepared != nil {
+				testHookPrepared()
+			}
+			// The answer waits for the markers, even when the sweep got
+			// to them first.
+			c.complete(m, true)
 		}
 		return code
 	case CompleteCommit:
@@ -192,17 +244,37 @@ func (c *Coordinator) EndTxn(id string, pid int64, epoch int16, commit bool) int
 	return code
 }
 
+// testHookPrepared, when set by a test, runs in EndTxn between the durable
+// decision and the completion.
+var testHookPrepared func()
+
 // complete writes the markers of m's PrepareCommit/PrepareAbort
 // transaction and then its CompleteCommit/CompleteAbort state. Partitions
 // whose marker cannot be written stay in the transaction and the sweep
-// tries again; only one caller works on a transaction at a time.
-func (c *Coordinator) complete(m *txnMeta) {
+// tries again; only one caller works on a transaction at a time. With wait,
+// a caller that finds another one at work waits until it is done.
+func (c *Coordinator) complete(m *txnMeta, wait bool) {
 	m.mu.Lock()
+	if m.completing && wait {
+		done := m.completed
+		m.mu.Unlock()
+		<-done
+		return
+	}
 	if m.completing || m.pending || (m.state != PrepareCommit && m.state != PrepareAbort) {
 		m.mu.Unlock()
 		return
 	}
 	m.completing = true
+	m.completed = make(chan struct{})
+	// Appends admitted while the transaction was Ongoing land before its
+	// markers (none is admitted any more: the state is Prepare*).
+	for m.appending > 0 {
+		if m.idle == nil {
+			m.idle = sync.NewCond(&m.mu)
+		}
+		m.idle.Wait()
+	}
 	mk := batch.Marker{ProducerID: m.producerID, ProducerEpoch: m.producerEpoch, Type: batch.ControlAbort, Timestamp: c.nowMs()}
 	if m.state == PrepareCommit {
 		mk.Type = batch.ControlCommit
@@ -229,8 +301,11 @@ func (c *Coordinator) complete(m *txnMeta) {
 	}
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.completing = false
+	defer func() {
+		m.completing = false
+		close(m.completed)
+		m.mu.Unlock()
+	}()
 	if len(failed) > 0 {
 		// Only the partitions still owed a marker remain (in memory; the
 		// durable Prepare record keeps them all, and markers may be
@@ -249,9 +324,7 @@ func (c *Coordinator) complete(m *txnMeta) {
 	}
 	next.partitions = nil
 	next.updateMs = c.nowMs()
-	m.completing = true // keeps others out while transit releases mu
-	code := c.transit(m, next)
-	m.completing = false
+	code := c.transit(m, next) // completing keeps others out while transit releases mu
 	if code != 0 {
 		c.log.Error("txn: cannot record the completion; will retry", "transactional_id", m.id)
 		return
