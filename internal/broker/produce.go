@@ -14,8 +14,13 @@
 //
 // acks: 0 gets no response (but a failed partition closes the connection,
 // as in Kafka, so the client notices), 1 and -1 are answered once the log accepted the
-// batch (a single node: every replica is in sync; the log forces an fsync
-// first when flush.messages/flush.ms ask for it). Any other value is
+// batch (a single node: every replica is in sync). When flush.messages asks
+// for an fsync, the answer waits for it as a wire.Deferred response: the
+// connection goes on reading and appending its next requests meanwhile, so
+// one fsync covers the records of several pipelined requests (group commit);
+// answers keep the request order, and a failed fsync answers
+// KAFKA_STORAGE_ERROR. The partitions of a request of 256 KiB or more are
+// appended concurrently, and their fsyncs run concurrently. Any other value is
 // INVALID_REQUIRED_ACKS. timeout_ms has nothing to wait for. With
 // min.insync.replicas above 1, acks=-1 gets NOT_ENOUGH_REPLICAS, as a Kafka
 // cluster with a single in-sync replica answers.
@@ -82,52 +87,98 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 			wg.Add(1)
 			go func(it *produceItem) {
 				defer wg.Done()
-				it.err = b.producePartition(it.sp, req, it.topic, it.rp)
+				b.producePartition(it, req)
 			}(&work[i])
 		}
 		wg.Wait()
 	} else {
 		for i := range work {
-			work[i].err = b.producePartition(work[i].sp, req, work[i].topic, work[i].rp)
-		}
-	}
-	for i := range work {
-		it := &work[i]
-		if it.err == nil {
-			continue
-		}
-		sp, err := it.sp, it.err
-		sp.ErrorCode = errorCode(err)
-		sp.ErrorMessage = errorMessage(err)
-		var ae *log.AppendError
-		if errors.As(err, &ae) {
-			for _, re := range ae.RecordErrors {
-				er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-				er.RelativeOffset = int32(re.Index)
-				msg := re.Msg
-				er.ErrorMessage = &msg
-				sp.ErrorRecords = append(sp.ErrorRecords, er)
-			}
-		}
-		if sp.ErrorCode == kerr.KafkaStorageError.Code || sp.ErrorCode == kerr.UnknownServerError.Code {
-			b.logger.Error("produce failed", "topic", it.topic, "partition", it.rp.Partition,
-				"client_id", r.Header.ClientIDString(), "err", err)
+			b.producePartition(&work[i], req)
 		}
 	}
 	if req.Acks == 0 {
 		// No response is expected, so a failure closes the connection: the
 		// client notices and refreshes its metadata (Kafka does the same).
-		for _, t := range resp.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return nil, fmt.Errorf("acks=0 produce to %s/%d failed with error code %d; closing the connection as Kafka does",
-						t.Topic, p.Partition, p.ErrorCode)
-				}
+		for i := range work {
+			if it := &work[i]; it.err != nil {
+				b.logProduceError(r, it)
+				return nil, fmt.Errorf("acks=0 produce to %s/%d failed with error code %d; closing the connection as Kafka does",
+					it.topic, it.rp.Partition, errorCode(it.err))
 			}
 		}
 		return nil, nil
 	}
-	return resp, nil
+	var syncs []*produceItem
+	for i := range work {
+		if work[i].err == nil && work[i].syncTo > 0 {
+			syncs = append(syncs, &work[i])
+		}
+	}
+	finish := func() {
+		for i := range work {
+			b.fillProduceError(r, &work[i])
+		}
+	}
+	if len(syncs) == 0 {
+		finish()
+		return resp, nil
+	}
+	// flush.messages asked for an fsync: answer once it is done, without
+	// holding the connection meanwhile (the next request's records then
+	// share the fsync).
+	return &wire.Deferred{Response: resp, Wait: func() error {
+		waitDurable(syncs)
+		finish()
+		return nil
+	}}, nil
+}
+
+// waitDurable waits until every item's records are durable, the partitions'
+// fsyncs running concurrently; a failure becomes the item's error.
+func waitDurable(items []*produceItem) {
+	if len(items) == 1 {
+		items[0].err = items[0].l.WaitDurable(items[0].syncTo)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			it.err = it.l.WaitDurable(it.syncTo)
+		}()
+	}
+	wg.Wait()
+}
+
+// fillProduceError writes it's error, if any, into its response partition.
+func (b *Broker) fillProduceError(r *wire.Request, it *produceItem) {
+	if it.err == nil {
+		return
+	}
+	sp, err := it.sp, it.err
+	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+	sp.ErrorCode = errorCode(err)
+	sp.ErrorMessage = errorMessage(err)
+	var ae *log.AppendError
+	if errors.As(err, &ae) {
+		for _, re := range ae.RecordErrors {
+			er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			er.RelativeOffset = int32(re.Index)
+			msg := re.Msg
+			er.ErrorMessage = &msg
+			sp.ErrorRecords = append(sp.ErrorRecords, er)
+		}
+	}
+	b.logProduceError(r, it)
+}
+
+// logProduceError logs failures that are the broker's, not the client's.
+func (b *Broker) logProduceError(r *wire.Request, it *produceItem) {
+	if code := errorCode(it.err); code == kerr.KafkaStorageError.Code || code == kerr.UnknownServerError.Code {
+		b.logger.Error("produce failed", "topic", it.topic, "partition", it.rp.Partition,
+			"client_id", r.Header.ClientIDString(), "err", it.err)
+	}
 }
 
 // produceItem is one partition of a produce request and its outcome.
@@ -136,6 +187,10 @@ type produceItem struct {
 	topic string
 	rp    kmsg.ProduceRequestTopicPartition
 	err   error
+	// l and syncTo: the records are appended but must be durable up to
+	// syncTo (flush.messages) before the answer.
+	l      *log.Log
+	syncTo int64
 }
 
 // parallelMinBytes is the smallest produce (all partitions together) whose
@@ -172,9 +227,14 @@ func parallelProduce(work []produceItem) bool {
 	return true
 }
 
-// producePartition appends one partition's records and fills sp's offsets;
-// an error carries the partition's Kafka error code.
-func (b *Broker) producePartition(sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest, topic string, rp kmsg.ProduceRequestTopicPartition) error {
+// producePartition appends one partition's records and fills its answer's
+// offsets, or sets it.err (carrying the partition's Kafka error code).
+func (b *Broker) producePartition(it *produceItem, req *kmsg.ProduceRequest) {
+	it.err = b.appendPartition(it, req)
+}
+
+func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) error {
+	sp, topic, rp := it.sp, it.topic, it.rp
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return errorf(kerr.InvalidRequiredAcks, "acks must be -1, 0 or 1, not %d", req.Acks)
 	}
@@ -196,15 +256,21 @@ func (b *Broker) producePartition(sp *kmsg.ProduceResponseTopicPartition, req *k
 	if err != nil {
 		return err
 	}
+	release := func() {}
 	if h.IsTransactional() {
-		if err := b.verifyTxnPartition(h.ProducerID, h.ProducerEpoch, topic, rp.Partition); err != nil {
+		// Admitted by the coordinator, whose markers for this transaction
+		// wait until the append is done (no batch can land after them).
+		if release, err = b.beginTxnProduce(h.ProducerID, h.ProducerEpoch, topic, rp.Partition); err != nil {
 			return err
 		}
 	}
-	res, err := l.Append(rp.Records, log.AppendOptions{LeaderEpoch: dataLeaderEpoch})
+	// acks=0 has no answer to hold back, so it waits for the fsync here.
+	res, err := l.Append(rp.Records, log.AppendOptions{LeaderEpoch: dataLeaderEpoch, DeferSync: req.Acks != 0})
+	release()
 	if err != nil {
 		return err
 	}
+	it.l, it.syncTo = l, res.SyncOffset
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.LogAppendTime
 	if res.Duplicate {

@@ -25,6 +25,12 @@ type AppendOptions struct {
 	// batch must be a transaction marker (batch.ParseMarker); with a
 	// TxnGuard it ends its producer's transaction on this partition.
 	AllowControl bool
+	// DeferSync: when flush.messages asks for an fsync, Append does not wait
+	// for it but reports the offset in AppendResult.SyncOffset; the caller
+	// must call WaitDurable(SyncOffset) before acknowledging. A produce then
+	// need not hold its connection while the disk syncs, and the next
+	// request's records share the fsync (group commit across requests).
+	DeferSync bool
 	// Coordinator marks a batch written by a transaction coordinator rather
 	// than a client (transactional offset commits): sequences are not
 	// checked, base sequence -1 is accepted for a data batch with a
@@ -40,6 +46,9 @@ type AppendResult struct {
 	LastOffset     int64 // offset of the last record appended
 	LogAppendTime  int64 // ms; -1 unless message.timestamp.type=LogAppendTime
 	LogStartOffset int64
+	// SyncOffset is set (> 0) by an Append with DeferSync whose records
+	// are not durable yet: WaitDurable(SyncOffset) makes them so.
+	SyncOffset int64
 	// Duplicate is set when the ProducerGuard recognised an idempotent retry:
 	// nothing was appended and the offsets are the original ones.
 	Duplicate bool

@@ -307,6 +307,10 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		l.logger.Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", epochErr)
 	}
 	if needSync {
+		if opts.DeferSync {
+			res.SyncOffset = next
+			return res, nil
+		}
 		if err := l.syncTo(next); err != nil {
 			return res, err
 		}

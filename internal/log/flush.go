@@ -50,6 +50,11 @@ func (l *Log) syncTo(offset int64) error {
 	return nil
 }
 
+// WaitDurable returns once every record below offset is durable (fsyncing
+// if nobody else is), or with the error that keeps them from being so. It
+// completes an Append made with AppendOptions.DeferSync.
+func (l *Log) WaitDurable(offset int64) error { return l.syncTo(offset) }
+
 // retired reports whether s has left the log's segment list (retention,
 // DeleteRecords, truncation or a compaction swap) since a caller took its
 // snapshot: its files may already be closed, and its data is either gone on

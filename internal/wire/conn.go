@@ -277,31 +277,70 @@ func (c *conn) enqueue(p *pending) bool {
 }
 
 // run handles one request and fills its slot. A panic is recovered, logged,
-// and closes this connection only.
+// and closes this connection only. A *Deferred response is finished on its
+// own goroutine: run returns at once, so the connection's next request can
+// start while this one waits; its slot (and the response order) is kept.
 func (c *conn) run(p *pending, r *Request) {
+	deferred := false
 	defer func() {
 		if v := recover(); v != nil {
-			c.log.Error("handler panicked; closing connection",
-				"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
-				"client_id", r.Header.ClientIDString(), "panic", v, "stack", string(debug.Stack()))
-			p.out, p.kill = nil, true
-			c.hardClose()
+			c.panicked(p, r, v)
+			deferred = false
 		}
-		close(p.done)
+		if !deferred {
+			close(p.done)
+		}
 	}()
 	resp, err := c.s.d.Handle(c.ctx, r)
 	if err != nil {
-		c.log.Warn("closing connection: request failed",
-			"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
-			"client_id", r.Header.ClientIDString(), "err", err)
-		p.kill = true
+		c.requestFailed(p, r, err)
 		return
 	}
 	if resp == nil {
 		return
 	}
+	if d, ok := resp.(*Deferred); ok {
+		deferred = true
+		hdr := r.Header
+		go c.finish(p, r, hdr, d)
+		return
+	}
 	resp.SetVersion(r.Header.APIVersion)
 	p.out = encodeResponse(r.Header.CorrelationID, resp)
+}
+
+// finish waits for a deferred response and fills its slot.
+func (c *conn) finish(p *pending, r *Request, hdr RequestHeader, d *Deferred) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.panicked(p, r, v)
+		}
+		close(p.done)
+	}()
+	if err := d.Wait(); err != nil {
+		c.requestFailed(p, r, err)
+		return
+	}
+	if d.Response == nil {
+		return
+	}
+	d.Response.SetVersion(hdr.APIVersion)
+	p.out = encodeResponse(hdr.CorrelationID, d.Response)
+}
+
+func (c *conn) panicked(p *pending, r *Request, v any) {
+	c.log.Error("handler panicked; closing connection",
+		"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
+		"client_id", r.Header.ClientIDString(), "panic", v, "stack", string(debug.Stack()))
+	p.out, p.kill = nil, true
+	c.hardClose()
+}
+
+func (c *conn) requestFailed(p *pending, r *Request, err error) {
+	c.log.Warn("closing connection: request failed",
+		"api_key", r.Header.APIKey, "api_version", r.Header.APIVersion,
+		"client_id", r.Header.ClientIDString(), "err", err)
+	p.kill = true
 }
 
 func (c *conn) writeLoop() {

@@ -39,10 +39,24 @@ type Dispatcher interface {
 	// after it has been handled.
 	Concurrent(key int16) bool
 	// Handle serves one request. A nil response means "no response" (acks=0
-	// produce). An error closes the connection after logging it; prefer Kafka
+	// produce); a *Deferred response is finished later (see Deferred). An error closes the connection after logging it; prefer Kafka
 	// error codes inside the response. ctx is cancelled when the connection
 	// closes or the server shuts down.
 	Handle(ctx context.Context, req *Request) (kmsg.Response, error)
+}
+
+// Deferred is a response a handler returns before it is ready: the wire
+// layer calls Wait on a goroutine of its own and then sends Response (nil:
+// no response; an error from Wait closes the connection, as a handler error
+// does). Meanwhile the connection goes on reading and handling its next
+// requests — even those of non-concurrent keys — and responses still go out
+// in request order. Produce uses it to wait for an fsync without holding
+// the connection, so the next request's records share that fsync. Response
+// may be changed by Wait (it is encoded afterwards); the request's frame may
+// be reused once Handle returns, so neither may keep references into it.
+type Deferred struct {
+	kmsg.Response
+	Wait func() error
 }
 
 // Observer receives connection and request events (metrics). Methods are

@@ -36,4 +36,7 @@
 //     (frame.go); Produce and Fetch frames go back to the pool once their
 //     handler returns (see Request.Body for the aliasing rule), other keys'
 //     frames are left to the garbage collector.
+//   - A handler may answer with a *Deferred response (Produce waiting for an
+//     fsync): it is completed on a goroutine of its own while the connection
+//     reads and handles its next requests, and still answered in order.
 package wire
