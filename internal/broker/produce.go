@@ -14,16 +14,18 @@
 //
 // acks: 0 gets no response (but a failed partition closes the connection,
 // as in Kafka, so the client notices), 1 and -1 are answered once the log accepted the
-// batch (a single node: every replica is in sync). When flush.messages asks
-// for an fsync, the answer waits for it as a wire.Deferred response: the
-// connection goes on reading and appending its next requests meanwhile, so
-// one fsync covers the records of several pipelined requests (group commit);
-// answers keep the request order, and a failed fsync answers
-// KAFKA_STORAGE_ERROR. The partitions of a request of 256 KiB or more are
-// appended concurrently, and their fsyncs run concurrently. Any other value is
+// batch (a single node: every replica is in sync). Any other value is
 // INVALID_REQUIRED_ACKS. timeout_ms has nothing to wait for. With
 // min.insync.replicas above 1, acks=-1 gets NOT_ENOUGH_REPLICAS, as a Kafka
 // cluster with a single in-sync replica answers.
+//
+// Durability and concurrency: when flush.messages asks for an fsync, the
+// answer waits for it as a wire.Deferred response; the connection goes on
+// reading and appending its next requests meanwhile, so one fsync covers the
+// records of several pipelined requests (group commit). Answers keep the
+// request order; a failed fsync answers KAFKA_STORAGE_ERROR. The partitions
+// of a request of 256 KiB or more are appended concurrently, and the
+// partitions' fsyncs run concurrently.
 //
 // Transactional batches go through the same path once the transaction
 // coordinator confirms the producer added the partition to its ongoing

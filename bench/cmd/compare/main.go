@@ -251,6 +251,23 @@ func run(ctx context.Context, o *options) error {
 			rep.Disk = &d
 			logf("disk: bulk fdatasync %.0f MB/s; fdatasync per 1 MiB %.0f MB/s; per 16 KiB %.1f MB/s (%.2f ms/sync)",
 				d.BulkMBps, d.PerWrite1MiBMBps, d.PerWrite16KiBMBps, d.SyncLatencyMs)
+			// Full mode only: the probe idles 15 s first, long enough for
+			// memory freed earlier to go back to the host on a VM that
+			// reports free pages (shorter idles measure recycled pages).
+			var pc pageCacheProbe
+			var err error
+			if o.quick {
+				err = errors.New("skipped in quick mode")
+			} else {
+				pc, err = measurePageCache(o.workDir, 4<<30, 15*time.Second)
+			}
+			if err != nil {
+				logf("page-cache probe: %v", err)
+			} else {
+				rep.Disk.PageCache = &pc
+				logf("page cache: %d MiB written into fresh memory %.0f MB/s (%.2f CPU s/GB), into just-freed pages %.0f MB/s (%.2f CPU s/GB)",
+					pc.Bytes>>20, pc.FreshMBps, pc.FreshCPUSPerGB, pc.ReusedMBps, pc.ReusedCPUSPerG)
+			}
 		}
 	}
 

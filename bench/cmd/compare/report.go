@@ -140,6 +140,10 @@ func markdown(rep *report) string {
 	if d := rep.Disk; d != nil {
 		fmt.Fprintf(&b, "Disk (data directory): %d MiB written then one fdatasync: **%.0f MB/s**; fdatasync after each 1 MiB write: %.0f MB/s; after each 16 KiB write: %.1f MB/s (%.2f ms per sync).\n\n",
 			d.Bytes>>20, d.BulkMBps, d.PerWrite1MiBMBps, d.PerWrite16KiBMBps, d.SyncLatencyMs)
+		if pc := d.PageCache; pc != nil {
+			fmt.Fprintf(&b, "Page cache (no sync): %d MiB written into fresh memory after 15 s idle: **%.0f MB/s** (%.2f CPU s/GB); the same again into the pages just freed: **%.0f MB/s** (%.2f CPU s/GB). Every broker that writes to disk pays the first rate for memory the machine has not recycled (see [What is in the way](#what-is-in-the-way-on-this-machine)).\n\n",
+				pc.Bytes>>20, pc.FreshMBps, pc.FreshCPUSPerGB, pc.ReusedMBps, pc.ReusedCPUSPerG)
+		}
 	}
 	b.WriteString("| workload | Sluice | Kafka | kfake | Sluice vs Kafka | Sluice vs kfake | broker CPU s/GB (Sluice / Kafka / kfake) | client CPU s/GB (same runs) |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
