@@ -31,6 +31,7 @@ func TestSarama(t *testing.T) {
 			t.Run("static-member", s.staticMember)
 			t.Run("headers-timestamps", s.headersTimestamps)
 			t.Run("admin-more", s.adminMore)
+			t.Run("transactions", s.transactions)
 		})
 	}
 }
