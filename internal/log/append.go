@@ -162,6 +162,16 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 					l.mu.Unlock()
 					res.BaseOffset, res.LastOffset, res.Duplicate = base, last, true
 					res.LogStartOffset = l.logStart.Load()
+					// A retry answered while the original's fsync is
+					// still pending (its answer lost on another
+					// connection) must not be acknowledged earlier.
+					if cfg.FlushMessages != math.MaxInt64 && l.durable.Load() <= last {
+						if opts.DeferSync {
+							res.SyncOffset = last + 1
+						} else if err := l.syncTo(last + 1); err != nil {
+							return res, err
+						}
+					}
 					return res, nil
 				}
 			}
