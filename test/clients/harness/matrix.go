@@ -75,6 +75,7 @@ var featureNames = []struct{ id, name string }{
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
 	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
+	{"connect.exactly-once", "Connect with exactly.once.source.support=enabled (transactional source tasks, read_committed sink)"},
 }
 
 // cmdMatrix prints the client × feature table of a results.json as Markdown.

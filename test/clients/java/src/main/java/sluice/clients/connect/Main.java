@@ -35,7 +35,9 @@ import sluice.clients.Harness;
  * loopback port. It must create its config, offset and status topics compacted and start; a
  * FileStreamSource → topic → FileStreamSink pipeline, configured over REST, must copy a file's lines; after
  * the worker is stopped and started again, lines appended meanwhile must arrive exactly once (the source
- * resumes from its offsets in the offset topic, the sink from its group's committed offsets).
+ * resumes from its offsets in the offset topic, the sink from its group's committed offsets). The second
+ * scenario runs the same with exactly.once.source.support=enabled (KIP-618: transactional source tasks,
+ * zombie fencing) and a read_committed sink.
  * Usage: java -cp ... sluice.clients.connect.Main [scenario...].
  */
 public final class Main {
@@ -50,7 +52,10 @@ public final class Main {
         List<String> apis = List.of("CreateTopics", "Metadata", "DescribeConfigs", "DescribeCluster", "Produce",
                 "Fetch", "ListOffsets", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                 "OffsetCommit", "OffsetFetch");
-        h.add("distributed-file-pipeline", "connect.distributed", apis, Main::pipeline);
+        h.add("distributed-file-pipeline", "connect.distributed", apis, () -> pipeline(false));
+        List<String> eos = new ArrayList<>(apis);
+        eos.addAll(List.of("InitProducerID", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit"));
+        h.add("distributed-exactly-once-source", "connect.exactly-once", eos, () -> pipeline(true));
         boolean ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
         System.exit(ok ? 0 : 1);
     }
@@ -61,13 +66,20 @@ public final class Main {
         }
     }
 
-    private static Map<String, String> workerProps(int port) {
+    private static Map<String, String> workerProps(int port, boolean eos) {
+        String prefix = PREFIX + (eos ? "-eos" : "");
         Map<String, String> p = new HashMap<>();
         p.put("bootstrap.servers", BOOTSTRAP);
-        p.put("group.id", PREFIX + "-cluster");
-        p.put("config.storage.topic", PREFIX + "-configs");
-        p.put("offset.storage.topic", PREFIX + "-offsets");
-        p.put("status.storage.topic", PREFIX + "-status");
+        p.put("group.id", prefix + "-cluster");
+        p.put("config.storage.topic", prefix + "-configs");
+        p.put("offset.storage.topic", prefix + "-offsets");
+        p.put("status.storage.topic", prefix + "-status");
+        if (eos) {
+            // KIP-618: source tasks write records and offsets in one transaction, the leader writes the
+            // config topic transactionally and fences zombie tasks; the sink reads only committed data.
+            p.put("exactly.once.source.support", "enabled");
+            p.put("consumer.isolation.level", "read_committed");
+        }
         p.put("config.storage.replication.factor", "1");
         p.put("offset.storage.replication.factor", "1");
         p.put("status.storage.replication.factor", "1");
@@ -185,14 +197,14 @@ public final class Main {
         }, s -> s.equals(want.size() + " of " + want.size() + " lines"));
     }
 
-    private static void pipeline() throws Exception {
+    private static void pipeline(boolean eos) throws Exception {
         Path dir = Files.createTempDirectory("sluice-connect");
         Path source = dir.resolve("source.txt");
         Path sink = dir.resolve("sink.txt");
-        String topic = PREFIX + "-lines";
+        String topic = PREFIX + (eos ? "-eos" : "") + "-lines";
         int port = freePort();
         String rest = "http://127.0.0.1:" + port;
-        Map<String, String> props = workerProps(port);
+        Map<String, String> props = workerProps(port, eos);
         List<String> want = new ArrayList<>();
         for (int i = 1; i <= 10; i++) {
             want.add("line " + i + " of the source file");
@@ -205,10 +217,15 @@ public final class Main {
                     "200"::equals);
             for (String t : List.of(props.get("config.storage.topic"), props.get("offset.storage.topic"),
                     props.get("status.storage.topic"))) {
+                // The REST API may answer before the worker has created its topics: wait for each.
                 ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, t);
-                Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
-                check("compact".equals(c.get("cleanup.policy").value()),
-                        "Connect's internal topic " + t + " has cleanup.policy=" + c.get("cleanup.policy").value());
+                await("Connect's internal topic " + t + " exists", () -> {
+                    Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+                    return c.get("cleanup.policy").value();
+                }, policy -> {
+                    check("compact".equals(policy), "Connect's internal topic " + t + " has cleanup.policy=" + policy);
+                    return true;
+                });
             }
             connector(rest, "file-source", Map.of("connector.class",
                     "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max", "1",
