@@ -7,7 +7,9 @@
 // SLUICE_DATA_DIR, SLUICE_ADVERTISE, SLUICE_CONFIG, SLUICE_METRICS_LISTEN);
 // a flag wins over its variable. --config names a server.properties-style
 // file with Apache Kafka's broker config names; an unknown name or a bad
-// value is an error. The first argument not starting with '-' is a
+// value is an error. Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
+// SASL_SSL; docs/security.md) are served unless --listen gives one
+// PLAINTEXT address instead. The first argument not starting with '-' is a
 // subcommand: "sluice topics ..." (create/list/describe/delete topics on a
 // running broker) and "sluice compaction status [topic]".
 //
@@ -22,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -67,27 +68,6 @@ type settings struct {
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 }
 
-// listenerAddr turns Kafka's listener list ("PLAINTEXT://host:port,...")
-// into the one host:port Sluice serves: the first PLAINTEXT listener (a
-// listener without a scheme is taken as is). Sluice serves plaintext only.
-func listenerAddr(list string) (string, error) {
-	for _, l := range strings.Split(list, ",") {
-		l = strings.TrimSpace(l)
-		name, addr, ok := strings.Cut(l, "://")
-		if !ok {
-			addr, name = l, "PLAINTEXT"
-		}
-		if !strings.EqualFold(name, "PLAINTEXT") {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return "", fmt.Errorf("%q: %v", l, err)
-		}
-		return addr, nil
-	}
-	return "", fmt.Errorf("%q has no PLAINTEXT listener (Sluice serves plaintext only)", list)
-}
-
 // envNames maps each flag to its environment variable.
 var envNames = map[string]string{
 	"listen":         "SLUICE_LISTEN",
@@ -112,9 +92,9 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 		}
 		return def
 	}
-	fs.StringVar(&s.listen, "listen", env("listen", "localhost:9092"), "`host:port` to serve Kafka clients on (localhost = 127.0.0.1 and ::1) [$SLUICE_LISTEN]")
+	fs.StringVar(&s.listen, "listen", env("listen", "localhost:9092"), "`host:port` of one PLAINTEXT listener for Kafka clients (localhost = 127.0.0.1 and ::1); replaces listeners from --config [$SLUICE_LISTEN]")
 	fs.StringVar(&s.dataDir, "data-dir", env("data-dir", ""), "`directory` for logs and metadata (default ./data, or log.dirs from --config) [$SLUICE_DATA_DIR]")
-	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to (default: the listen address) [$SLUICE_ADVERTISE]")
+	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to, for the first listener (default: its listen address) [$SLUICE_ADVERTISE]")
 	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
@@ -178,23 +158,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	warnNoEffect(logger, cfg)
 
-	// server.properties' listeners / advertised.listeners apply unless a flag
-	// or environment variable gave the address.
-	if !s.listenSet && cfg.Raw["listeners"] != "" {
-		addr, err := listenerAddr(cfg.Listeners)
-		if err != nil {
-			fmt.Fprintf(stderr, "sluice: config file %s: listeners: %v\n", s.configFile, err)
-			return 2
-		}
-		s.listen = addr
-	}
-	if s.advertise == "" && cfg.AdvertisedListeners != "" {
-		addr, err := listenerAddr(cfg.AdvertisedListeners)
-		if err != nil {
-			fmt.Fprintf(stderr, "sluice: config file %s: advertised.listeners: %v\n", s.configFile, err)
-			return 2
-		}
-		s.advertise = addr
+	// server.properties' listeners / advertised.listeners (with their
+	// security protocols) apply unless a flag or environment variable gave
+	// the address: --listen serves one PLAINTEXT listener, as always;
+	// --advertise overrides the first listener's advertised address.
+	listen := ""
+	if s.listenSet {
+		listen = s.listen
 	}
 	dataDir := s.dataDir
 	if dataDir == "" {
@@ -210,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	srv := broker.NewServer(broker.Options{
-		Listen:        s.listen,
+		Listen:        listen,
 		DataDir:       dataDir,
 		Advertise:     s.advertise,
 		MetricsListen: s.metricsListen,
@@ -234,8 +204,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // warnNoEffect logs each config the file sets that Sluice accepts for
-// compatibility but does not act on (security settings, replication knobs...),
-// so nobody believes, say, ssl.keystore.location turned TLS on.
+// compatibility but does not act on (replication knobs, Java security
+// providers...), so nobody believes, say, ssl.provider changed anything.
 func warnNoEffect(logger *slog.Logger, cfg *config.Broker) {
 	names := make([]string, 0, len(cfg.Raw))
 	for name := range cfg.Raw {

@@ -54,7 +54,7 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"--config", badCfg}, "no.such.setting"},
 		{[]string{"--config", badVal}, "num.partitions"},
 		{[]string{"--config", filepath.Join(dir, "missing")}, "missing"},
-		{[]string{"--config", sslOnly}, "no PLAINTEXT listener"},
+		{[]string{"--config", sslOnly}, "needs a key store"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"--data-dir", dir, "extra"}, "unexpected argument"},
 	}
@@ -132,24 +132,5 @@ func TestRunServesAndStopsCleanly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "meta.properties")); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestListenerAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"PLAINTEXT://:9092":                     ":9092",
-		"PLAINTEXT://localhost:9092":            "localhost:9092",
-		"CONTROLLER://:9093,PLAINTEXT://h:9094": "h:9094",
-		"plaintext://[::1]:9092":                "[::1]:9092",
-		"127.0.0.1:9092":                        "127.0.0.1:9092",
-	} {
-		if got, err := listenerAddr(in); err != nil || got != want {
-			t.Errorf("listenerAddr(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"SSL://:9093", "PLAINTEXT://nohostport"} {
-		if got, err := listenerAddr(in); err == nil {
-			t.Errorf("listenerAddr(%q) = %q, want an error", in, got)
-		}
 	}
 }

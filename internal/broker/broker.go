@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/txn"
 )
@@ -32,8 +33,14 @@ type Broker struct {
 
 	nodeID    int32
 	clusterID string
-	host      string // advertised host
-	port      int32  // advertised port
+	host      string // advertised host of the first listener (requests without a listener)
+	port      int32  // advertised port of the first listener
+
+	// listeners holds each listener's advertised address and SASL set-up,
+	// by listener name (listeners.go); scram holds the SCRAM credentials
+	// (alter_user_scram_credentials.go).
+	listeners map[string]*listenerState
+	scram     *security.ScramStore
 
 	// adminMu serialises metadata changes (create/delete topics, partitions,
 	// config changes) so they are all-or-nothing with respect to each other.

@@ -16,7 +16,7 @@ import (
 
 func init() { register(kmsg.DescribeCluster, (*Broker).handleDescribeCluster) }
 
-func (b *Broker) handleDescribeCluster(_ context.Context, _ *wire.Request, req *kmsg.DescribeClusterRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeCluster(_ context.Context, r *wire.Request, req *kmsg.DescribeClusterRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = req.EndpointType
 	if req.Version >= 1 && req.EndpointType != 1 {
@@ -27,7 +27,8 @@ func (b *Broker) handleDescribeCluster(_ context.Context, _ *wire.Request, req *
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.nodeID
 	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID, br.Host, br.Port = b.nodeID, b.host, b.port
+	br.NodeID = b.nodeID
+	br.Host, br.Port = b.endpoint(r)
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOps

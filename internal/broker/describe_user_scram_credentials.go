@@ -1,12 +1,14 @@
 // DescribeUserScramCredentials (key 50), v0.
 //
-// Sluice has no SASL/SCRAM and so no credentials. As Apache Kafka answers
-// with no credentials stored: a request with no users (null or empty list,
-// meaning "all users") gets an empty result list and no error; a named user
-// gets RESOURCE_NOT_FOUND (91) "Attempt to describe a user credential that
-// does not exist: <user>", and a user named twice in one request gets a
-// single result DUPLICATE_RESOURCE (92). Results follow the order in which
-// users first appear in the request (Kafka's order is unspecified).
+// Reports the SCRAM credentials stored with AlterUserScramCredentials: per
+// user, the mechanisms (1 = SCRAM-SHA-256, 2 = SCRAM-SHA-512) and their
+// iterations, never salts or keys. As Apache Kafka: a request with no users
+// (null or empty list) describes every user that has a credential; a named
+// user without any gets RESOURCE_NOT_FOUND (91) "Attempt to describe a user
+// credential that does not exist: <user>", and a user named twice in one
+// request gets a single result DUPLICATE_RESOURCE (92). Results follow the
+// order in which users first appear in the request (all users: sorted by
+// name; Kafka's order is unspecified).
 
 package broker
 
@@ -33,15 +35,26 @@ func (b *Broker) handleDescribeUserSCRAMCredentials(_ context.Context, _ *wire.R
 		}
 		count[u.Name]++
 	}
+	if len(req.Users) == 0 {
+		order = b.scram.Users()
+	}
 	for _, name := range order {
 		r := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
 		r.User = name
-		if count[name] > 1 {
+		infos, ok := b.scram.Describe(name)
+		switch {
+		case count[name] > 1:
 			r.ErrorCode = kerr.DuplicateResource.Code
 			r.ErrorMessage = kmsg.StringPtr("Cannot describe SCRAM credentials for the same user twice in a single request: " + name)
-		} else {
+		case !ok:
 			r.ErrorCode = kerr.ResourceNotFound.Code
 			r.ErrorMessage = kmsg.StringPtr("Attempt to describe a user credential that does not exist: " + name)
+		default:
+			for _, in := range infos {
+				ci := kmsg.NewDescribeUserSCRAMCredentialsResponseResultCredentialInfo()
+				ci.Mechanism, ci.Iterations = in.Mechanism.Type, int32(in.Iterations)
+				r.CredentialInfos = append(r.CredentialInfos, ci)
+			}
 		}
 		resp.Results = append(resp.Results, r)
 	}

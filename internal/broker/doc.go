@@ -57,8 +57,10 @@
 //     (*topics.Registry) directly when needed; topics are immutable snapshots.
 //   - b.cfg (*config.Broker): static broker config; b.logConfig(overrides)
 //     resolves a topic's effective log.Config.
-//   - b.nodeID, b.clusterID, b.host/b.port (advertised), b.logger (slog),
-//     b.metrics, b.dataDir.
+//   - b.nodeID, b.clusterID, b.endpoint(r) (the advertised address of the
+//     listener the request came through), b.logger (slog), b.metrics,
+//     b.dataDir. r.Conn (wire.ConnState): listener, security protocol,
+//     principal, TLS state (listeners.go, sasl_*.go).
 //   - Errors: errorCode(err) maps any error that has KafkaCode() (ours,
 //     config, log, batch) to its code, else UNKNOWN_SERVER_ERROR;
 //     errorMessage(err) gives the *string for error_message fields;

@@ -15,7 +15,8 @@ import (
 
 func init() { register(kmsg.FindCoordinator, (*Broker).handleFindCoordinator) }
 
-func (b *Broker) handleFindCoordinator(_ context.Context, _ *wire.Request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
+func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
+	host, port := b.endpoint(r)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	code, msg := int16(0), (*string)(nil)
 	if req.CoordinatorType != 0 && req.CoordinatorType != 1 {
@@ -30,7 +31,7 @@ func (b *Broker) handleFindCoordinator(_ context.Context, _ *wire.Request, req *
 				resp.ErrorCode = kerr.InvalidGroupID.Code
 				return resp, nil
 			}
-			resp.NodeID, resp.Host, resp.Port = b.nodeID, b.host, b.port
+			resp.NodeID, resp.Host, resp.Port = b.nodeID, host, port
 		}
 		return resp, nil
 	}
@@ -44,7 +45,7 @@ func (b *Broker) handleFindCoordinator(_ context.Context, _ *wire.Request, req *
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
 		default:
-			c.NodeID, c.Host, c.Port = b.nodeID, b.host, b.port
+			c.NodeID, c.Host, c.Port = b.nodeID, host, port
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}

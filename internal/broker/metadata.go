@@ -40,10 +40,11 @@ const (
 	notRequestedOps = -2147483648
 )
 
-func (b *Broker) handleMetadata(_ context.Context, _ *wire.Request, req *kmsg.MetadataRequest) (kmsg.Response, error) {
+func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.MetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID, br.Host, br.Port = b.nodeID, b.host, b.port
+	br.NodeID = b.nodeID
+	br.Host, br.Port = b.endpoint(r)
 	resp.Brokers = []kmsg.MetadataResponseBroker{br}
 	resp.ClusterID = &b.clusterID
 	resp.ControllerID = b.nodeID

@@ -42,6 +42,7 @@ var apiTable = []apiSpec{
 	{key: 14, min: 0, max: 5},                   // SyncGroup
 	{key: 15, min: 0, max: 6, concurrent: true}, // DescribeGroups
 	{key: 16, min: 0, max: 5, concurrent: true}, // ListGroups
+	{key: 17, min: 0, max: 1},                   // SaslHandshake: barrier, the wire layer reads the SASL phase after it
 	{key: 18, min: 0, max: 4, concurrent: true}, // ApiVersions
 	{key: 19, min: 2, max: 7},                   // CreateTopics
 	{key: 20, min: 1, max: 6},                   // DeleteTopics
@@ -59,6 +60,7 @@ var apiTable = []apiSpec{
 	{key: 32, min: 1, max: 4, concurrent: true}, // DescribeConfigs
 	{key: 33, min: 0, max: 2},                   // AlterConfigs
 	{key: 35, min: 1, max: 4, concurrent: true}, // DescribeLogDirs
+	{key: 36, min: 0, max: 2},                   // SaslAuthenticate: barrier, as SaslHandshake
 	{key: 37, min: 0, max: 3},                   // CreatePartitions
 	{key: 42, min: 0, max: 2},                   // DeleteGroups
 	{key: 43, min: 0, max: 2},                   // ElectLeaders
@@ -69,6 +71,7 @@ var apiTable = []apiSpec{
 	{key: 48, min: 0, max: 1, concurrent: true}, // DescribeClientQuotas
 	{key: 49, min: 0, max: 1},                   // AlterClientQuotas
 	{key: 50, min: 0, max: 0, concurrent: true}, // DescribeUserScramCredentials
+	{key: 51, min: 0, max: 0},                   // AlterUserScramCredentials
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions

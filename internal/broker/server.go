@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,19 +20,28 @@ import (
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 // Options configure a Server.
 type Options struct {
-	// Listen is host:port. "localhost" binds both 127.0.0.1 and ::1 (on the
-	// same port); an empty host binds every interface. Default localhost:9092.
+	// Listen is host:port of a single PLAINTEXT listener. "localhost" binds
+	// both 127.0.0.1 and ::1 (on the same port); an empty host binds every
+	// interface. When Listen and Listeners are empty, the listeners come
+	// from Config (listeners, advertised.listeners,
+	// listener.security.protocol.map; default PLAINTEXT://localhost:9092).
 	Listen string
+	// Listeners, when set, are served instead of Listen: each with its
+	// security protocol, TLS and SASL set-up read from Config's ssl.* and
+	// sasl.* configs (listener.name.<name>. prefixes first).
+	Listeners []security.Listener
 	// DataDir holds the logs and metadata. Default ./data.
 	DataDir string
-	// Advertise is the host:port given to clients in Metadata. Default: the
-	// listen address (with the actual port when Listen's port is 0).
+	// Advertise is the host:port given to clients in Metadata for the
+	// first listener (Listen's). Default: the listen address (with the
+	// actual port when the port is 0).
 	Advertise string
 	// MetricsListen is the host:port of the Prometheus /metrics endpoint; ""
 	// disables it.
@@ -59,6 +69,7 @@ type Server struct {
 	broker  *Broker
 	wire    *wire.Server
 	lns     []net.Listener
+	lnsOf   []*wire.Listener // the listener each of lns serves
 	metrics *http.Server
 	mln     net.Listener
 
@@ -86,9 +97,6 @@ func NewServer(opts Options) *Server {
 // the listeners and starts serving. On error everything opened is closed.
 func (s *Server) Start() (err error) {
 	o := &s.opts
-	if o.Listen == "" {
-		o.Listen = "localhost:9092"
-	}
 	if o.DataDir == "" {
 		o.DataDir = "data"
 	}
@@ -124,16 +132,17 @@ func (s *Server) Start() (err error) {
 		}
 	}()
 
-	// Bind first: a taken port fails before the data directory is touched.
-	// Connections wait in the backlog until the broker is ready.
-	if s.lns, err = listen(o.Listen, o.Logger); err != nil {
-		return err
-	}
-	if b.host, b.port, err = advertised(o.Advertise, o.Listen, s.lns[0].Addr()); err != nil {
+	// Security set-up (key stores, JAAS users) and binding come first: a
+	// bad certificate or a taken port fails before the data directory is
+	// touched. Connections wait in the backlog until the broker is ready.
+	if err = s.bindListeners(b); err != nil {
 		return err
 	}
 
 	if s.lock, err = lockDataDir(dataDir); err != nil {
+		return err
+	}
+	if b.scram, err = security.OpenScramStore(dataDir); err != nil {
 		return err
 	}
 	if b.topics, err = topics.Open(dataDir, b.nodeID); err != nil {
@@ -175,11 +184,11 @@ func (s *Server) Start() (err error) {
 		Logger:          o.Logger,
 		Observer:        b.metrics,
 	})
-	for _, ln := range s.lns {
+	for i, ln := range s.lns {
 		s.serveWG.Add(1)
 		go func() {
 			defer s.serveWG.Done()
-			if err := s.wire.Serve(ln); err != nil && !errors.Is(err, wire.ErrServerClosed) {
+			if err := s.wire.ServeListener(ln, s.lnsOf[i]); err != nil && !errors.Is(err, wire.ErrServerClosed) {
 				o.Logger.Error("listener stopped", "addr", ln.Addr().String(), "err", err)
 			}
 		}()
@@ -213,11 +222,18 @@ func (s *Server) Start() (err error) {
 	addrs := make([]string, len(s.lns))
 	for i, ln := range s.lns {
 		addrs[i] = ln.Addr().String()
+		if len(b.listeners) > 1 || s.lnsOf[i].Name != security.Plaintext {
+			addrs[i] = s.lnsOf[i].Name + "://" + addrs[i]
+		}
 	}
-	o.Logger.Info("sluice started", "version", o.Version, "listen", addrs,
-		"advertise", net.JoinHostPort(b.host, strconv.Itoa(int(b.port))),
+	attrs := []any{"version", o.Version, "listen", addrs,
+		"advertise", net.JoinHostPort(b.host, strconv.Itoa(int(b.port)))}
+	if len(b.listeners) > 1 || s.lnsOf[0].Name != security.Plaintext {
+		attrs = append(attrs, "advertised_listeners", b.advertisedList())
+	}
+	o.Logger.Info("sluice started", append(attrs,
 		"data_dir", dataDir, "cluster_id", b.clusterID, "node_id", b.nodeID,
-		"topics", b.topics.Len())
+		"topics", b.topics.Len())...)
 	return nil
 }
 
@@ -226,6 +242,17 @@ func (s *Server) Broker() *Broker { return s.broker }
 
 // Addr returns the address of the first Kafka listener.
 func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
+
+// ListenerAddr returns the first bound address of the listener named name
+// (any case), or nil.
+func (s *Server) ListenerAddr(name string) net.Addr {
+	for i, ln := range s.lns {
+		if strings.EqualFold(s.lnsOf[i].Name, name) {
+			return ln.Addr()
+		}
+	}
+	return nil
+}
 
 // Addrs returns the addresses of every Kafka listener.
 func (s *Server) Addrs() []net.Addr {

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -29,6 +30,9 @@ type testOptions struct {
 	DataDir string
 	// MetricsListen enables the metrics endpoint (use "127.0.0.1:0").
 	MetricsListen string
+	// Listeners replace the default PLAINTEXT listener (security_test.go);
+	// tb.addr is the first one's address.
+	Listeners []security.Listener
 	// Quiet keeps broker logs out of the test log (they stay available via
 	// tb.logs.text()); required for fuzz targets, whose F must not log from
 	// inside the fuzz function.
@@ -74,8 +78,13 @@ func (tb *testBroker) start() {
 	if err != nil {
 		tb.t.Fatalf("broker config: %v", err)
 	}
+	listen := "127.0.0.1:0"
+	if len(tb.opts.Listeners) > 0 {
+		listen = ""
+	}
 	tb.srv = NewServer(Options{
-		Listen:          "127.0.0.1:0",
+		Listen:          listen,
+		Listeners:       tb.opts.Listeners,
 		DataDir:         tb.opts.DataDir,
 		MetricsListen:   tb.opts.MetricsListen,
 		Config:          cfg,

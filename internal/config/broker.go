@@ -90,11 +90,19 @@ func NewBroker(props map[string]string) (*Broker, error) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
+		v := strings.TrimSpace(props[n])
 		i, ok := brokerIndex[n]
 		if !ok {
-			return nil, &ConfigError{Name: n, Msg: "unknown broker config name"}
+			known, err := checkPrefixed(n, v)
+			if err != nil {
+				return nil, err
+			}
+			if !known {
+				return nil, &ConfigError{Name: n, Msg: "unknown broker config name"}
+			}
+			b.Raw[n] = v
+			continue
 		}
-		v := strings.TrimSpace(props[n])
 		if err := brokerDefs[i].Check(v); err != nil {
 			return nil, err
 		}

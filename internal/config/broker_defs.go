@@ -4,7 +4,6 @@ package config
 const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
-	effectNoSecurity   = "accepted, no effect (Sluice serves PLAINTEXT only)"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
 	effectHousekeeping = "accepted; Sluice rolls, applies retention and flushes in one housekeeping pass every second"
 )
@@ -43,19 +42,23 @@ var brokerDefs = []Def{
 	bdef("security.inter.broker.protocol", String, ptr("PLAINTEXT"), vIn("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), effectSingleNode,
 		`Security protocol used between brokers.`),
 	bdef("listener.security.protocol.map", String,
-		ptr("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), rule{}, effectNoSecurity,
-		`Map of listener names to security protocols.`),
+		ptr("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), vProtocolMap(), "",
+		`Map of listener names to security protocols (NAME:PROTOCOL, comma-separated). Every listener named in `+
+			`listeners must appear in it; a custom name such as INTERNAL needs an entry (INTERNAL:PLAINTEXT). See docs/security.md.`),
 	bdef("metadata.log.dir", String, nil, rule{}, effectAccepted, `Directory for the KRaft metadata log. Sluice keeps its metadata under log.dirs.`),
 	bdef("log.dir", String, ptr("./data"), vNonEmptyString(), "",
 		`Data directory, used when log.dirs is not set. Kafka's default is /tmp/kafka-logs; Sluice's is ./data.`),
 	bdef("log.dirs", String, nil, vListNonEmptyItems(true), "",
 		`Comma-separated data directories. If not set, log.dir is used.`),
 	bdef("listeners", String, ptr("PLAINTEXT://localhost:9092"), vNonEmptyString(), "",
-		`Comma-separated listener URIs (NAME://host:port). Sluice serves the first PLAINTEXT listener, unless --listen `+
-			`or SLUICE_LISTEN is given. Kafka's default binds all interfaces (PLAINTEXT://:9092); Sluice's binds localhost.`),
+		`Comma-separated listener URIs (NAME://host:port). Each listener serves the security protocol its name maps to in `+
+			`listener.security.protocol.map (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL). An empty host binds every interface; `+
+			`"localhost" binds 127.0.0.1 and ::1. --listen or SLUICE_LISTEN replace the whole list with one PLAINTEXT listener. `+
+			`Kafka's default binds all interfaces (PLAINTEXT://:9092); Sluice's binds localhost.`),
 	bdef("advertised.listeners", String, nil, rule{}, "",
-		`Listener addresses given to clients in metadata responses, if different from listeners. Sluice uses the first `+
-			`PLAINTEXT one, unless --advertise or SLUICE_ADVERTISE is given.`),
+		`Listener addresses given to clients in Metadata, FindCoordinator and DescribeCluster, if different from listeners `+
+			`(NAME://host:port, names among those of listeners). A client is answered with the address of the listener it `+
+			`connected through. --advertise or SLUICE_ADVERTISE override the address of the first listener.`),
 	bdef("socket.request.max.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "",
 		`Largest request frame the broker reads; larger frames close the connection.`),
 	bdef("connections.max.idle.ms", Long, ptr("600000"), vInt(Long), "",
@@ -228,14 +231,4 @@ var brokerDefs = []Def{
 		`Replication factor of the share-group state topic (share groups are not supported).`),
 	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectAccepted,
 		`min.insync.replicas of the share-group state topic (share groups are not supported).`),
-
-	// --- security (not supported; accepted so existing files load) ------------
-	bdef("sasl.enabled.mechanisms", List, ptr("GSSAPI"), rule{}, effectNoSecurity, `SASL mechanisms enabled on the server.`),
-	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, effectNoSecurity, `SASL mechanism between brokers.`),
-	bdef("ssl.client.auth", String, ptr("none"), vIn("required", "requested", "none"), effectNoSecurity, `Client certificate authentication.`),
-	bdef("ssl.keystore.location", String, nil, rule{}, effectNoSecurity, `Key store file.`),
-	sensitive(bdef("ssl.keystore.password", Password, nil, rule{}, effectNoSecurity, `Key store password.`)),
-	sensitive(bdef("ssl.key.password", Password, nil, rule{}, effectNoSecurity, `Private key password.`)),
-	bdef("ssl.truststore.location", String, nil, rule{}, effectNoSecurity, `Trust store file.`),
-	sensitive(bdef("ssl.truststore.password", Password, nil, rule{}, effectNoSecurity, `Trust store password.`)),
 }

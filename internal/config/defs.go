@@ -11,6 +11,7 @@ var (
 )
 
 func init() {
+	brokerDefs = append(brokerDefs, securityDefs...)
 	sortDefs := func(defs []Def) {
 		slices.SortFunc(defs, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
 	}
@@ -72,11 +73,13 @@ func LookupTopic(name string) (Def, bool) {
 // is a copy: callers may modify it.
 func BrokerDefs() []Def { return cloneDefs(brokerDefs) }
 
-// LookupBroker finds a broker-level config by name.
+// LookupBroker finds a broker-level config by name. A per-listener name
+// (listener.name.<listener>.<config>) returns the def of its config under the
+// full name.
 func LookupBroker(name string) (Def, bool) {
 	i, ok := brokerIndex[name]
 	if !ok {
-		return Def{}, false
+		return lookupPrefixed(name)
 	}
 	return cloneDef(brokerDefs[i]), true
 }

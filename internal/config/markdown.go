@@ -27,6 +27,10 @@ func Markdown() []byte {
 	w("  synonyms set in the properties file (`*.hours` and `*.minutes` converted to milliseconds); else the default.\n")
 	w("  DescribeConfigs reports the source (`DYNAMIC_TOPIC_CONFIG`, `STATIC_BROKER_CONFIG`, `DEFAULT_CONFIG`)\n")
 	w("  and the full synonym chain.\n")
+	w("- The `ssl.*`, `sasl.*` and `connections.max.reauth.ms` broker configs may be given for one listener with\n")
+	w("  Kafka's prefix `listener.name.<listener name in lower case>.` (for example\n")
+	w("  `listener.name.sasl_ssl.ssl.keystore.location`); the prefixed value wins for that listener. JAAS configs take\n")
+	w("  the mechanism too: `listener.name.sasl_ssl.plain.sasl.jaas.config`. See docs/security.md.\n")
 	w("- Kafka 4.0 removed `message.format.version`, `message.downconversion.enable` and\n")
 	w("  `message.timestamp.difference.max.ms` (and their `log.` broker forms); Sluice rejects them as unknown.\n\n")
 

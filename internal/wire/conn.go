@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -29,6 +30,7 @@ var (
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	st     *ConnState // listener, TLS state, principal, SASL phase
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -42,6 +44,7 @@ type conn struct {
 	closing bool
 
 	refused bool // enqueue gave up because the connection is closing (read loop only)
+	stopped bool // a handler asked to close after its response (read loop only)
 }
 
 // pending is one request's slot in the response queue.
@@ -55,11 +58,12 @@ type pending struct {
 	in      int
 }
 
-func newConn(s *Server, nc net.Conn) *conn {
+func newConn(s *Server, nc net.Conn, l *Listener) *conn {
 	ctx, cancel := context.WithCancel(s.base)
 	c := &conn{
 		s: s, nc: nc, ctx: ctx, cancel: cancel,
-		log:   s.log.With("remote", nc.RemoteAddr().String()),
+		st:    newConnState(l, nc.RemoteAddr()),
+		log:   s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name),
 		queue: make(chan *pending, s.cfg.MaxInFlight),
 	}
 	c.touch()
@@ -71,6 +75,11 @@ func (c *conn) touch() { c.lastActivity.Store(time.Now().UnixNano()) }
 func (c *conn) serve() {
 	c.s.obs.ConnOpened()
 	defer c.s.obs.ConnClosed()
+	if c.st.Listener.TLS != nil && !c.handshakeTLS() {
+		c.cancel()
+		c.nc.Close()
+		return
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -81,6 +90,33 @@ func (c *conn) serve() {
 	c.inflight.Wait()
 	c.cancel()
 	c.nc.Close()
+}
+
+// handshakeTLS replaces the socket by a TLS server connection and runs the
+// handshake (bounded by the listener's timeout and by a shutdown); false
+// means it failed and the connection must be closed.
+func (c *conn) handshakeTLS() bool {
+	timeout := c.st.Listener.TLSHandshakeTimeout
+	if timeout <= 0 {
+		timeout = DefaultTLSHandshakeTimeout
+	}
+	tc := tls.Server(c.nc, c.st.Listener.TLS)
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.log.Info("closing connection: TLS handshake failed", "err", err)
+		return false
+	}
+	cs := tc.ConnectionState()
+	c.mu.Lock()
+	c.nc = tc
+	c.mu.Unlock()
+	c.st.TLS = &cs
+	if c.st.Listener.Protocol == ProtocolSSL {
+		c.st.principal = certificatePrincipal(&cs)
+	}
+	c.touch()
+	return true
 }
 
 // beginClose stops reading new requests; requests already read are answered.
@@ -94,7 +130,10 @@ func (c *conn) beginClose() {
 // hardClose closes the connection now; unanswered requests are dropped.
 func (c *conn) hardClose() {
 	c.cancel()
-	c.nc.Close()
+	c.mu.Lock()
+	nc := c.nc
+	c.mu.Unlock()
+	nc.Close()
 }
 
 // Read implements io.Reader over the socket with the idle timeout: a read
@@ -142,16 +181,23 @@ func (c *conn) readLoop() {
 	defer close(c.queue)
 	br := bufio.NewReaderSize(c, 16<<10)
 	for {
-		fb, err := readFramePooled(br, c.s.cfg.MaxRequestBytes)
+		fb, err := readFramePooled(br, c.st.frameLimit(c.s.cfg.MaxRequestBytes))
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		if !c.dispatch(fb) {
-			if c.refused {
+		var ok bool
+		if raw := c.st.rawHandler(); raw != nil {
+			ok = c.rawToken(fb, raw)
+		} else {
+			ok = c.dispatch(fb)
+		}
+		if !ok {
+			if c.refused || c.stopped {
 				// Torn down while waiting for a queue slot (a graceful
-				// shutdown): stop reading, but let the write loop answer
-				// every request already queued.
+				// shutdown), or closing after a response (a failed SASL
+				// authentication): stop reading, but let the write loop
+				// answer every request already queued.
 				return
 			}
 			c.hardClose()
@@ -211,6 +257,11 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 		c.log.Warn("closing connection: malformed request header", "api_key", key, "api_version", version, "err", err)
 		return false
 	}
+	if !c.st.allows(key) {
+		c.log.Warn("closing connection: request not allowed before SASL authentication completes",
+			"api_key", key, "api_version", version, "client_id", hdr.ClientIDString(), "sasl_phase", c.st.Phase())
+		return false
+	}
 	min, max, ok := c.s.d.Versions(key)
 	if key == apiVersionsKey && (!ok || version < min || version > max) {
 		// KIP-511: answer with v0 so any client can read it.
@@ -239,7 +290,7 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 	if !c.enqueue(p) {
 		return false
 	}
-	r := &Request{Header: hdr, Body: req, Size: len(frame), Received: received, Remote: c.nc.RemoteAddr()}
+	r := &Request{Header: hdr, Body: req, Size: len(frame), Received: received, Remote: c.st.Remote, Conn: c.st}
 	if c.s.d.Concurrent(key) {
 		c.inflight.Add(1)
 		go func() {
@@ -251,6 +302,43 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 		c.inflight.Wait()
 		c.run(p, r)
 		fb.release()
+		if c.st.closing() {
+			c.stopped = true
+			return false
+		}
+	}
+	return true
+}
+
+// rawToken handles one bare SASL token frame (after a v0 SaslHandshake,
+// KIP-43): the reply goes back as a bare size-prefixed token, in order
+// after the responses already queued. false means stop reading: the
+// exchange failed (the connection closes once queued responses are
+// written) or the connection is being torn down.
+func (c *conn) rawToken(fb *frameBuf, raw func([]byte) ([]byte, error)) bool {
+	token := append([]byte(nil), fb.b...)
+	fb.release()
+	received := time.Now()
+	c.inflight.Wait()
+	reply, err := raw(token)
+	if err != nil {
+		c.log.Info("closing connection: SASL authentication failed", "err", err)
+		c.stopped = true
+		return false
+	}
+	p := &pending{done: make(chan struct{}), key: saslAuthenticateKey, start: received, in: len(token)}
+	out := getParts()
+	out.Buf = binary.BigEndian.AppendUint32(out.Buf, uint32(len(reply)))
+	out.Buf = append(out.Buf, reply...)
+	p.out = out
+	close(p.done)
+	if !c.enqueue(p) {
+		out.release()
+		return false
+	}
+	if c.st.closing() {
+		c.stopped = true
+		return false
 	}
 	return true
 }

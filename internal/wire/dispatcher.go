@@ -23,6 +23,11 @@ type Request struct {
 	Received time.Time
 	// Remote is the client's address.
 	Remote net.Addr
+	// Conn is the connection's security state: listener, protocol, TLS
+	// state, principal, SASL phase. Never nil for requests read by a
+	// Server; handler tests may leave it nil (ConnState's getters accept a
+	// nil receiver).
+	Conn *ConnState
 }
 
 // Dispatcher routes decoded requests to handlers. The wire layer asks it which

@@ -23,6 +23,20 @@
 //   - A connection without traffic and without requests in flight for the
 //     idle timeout (connections.max.idle.ms) is closed.
 //
+// Listener security (listener.go): ServeListener serves a net.Listener with
+// a Listener's settings. With TLS every connection first completes a TLS
+// server handshake (bounded; a failure closes and logs it). Each
+// connection has a ConnState (Request.Conn): listener name, security
+// protocol, TLS state and principal (User:ANONYMOUS, the verified client
+// certificate's subject on SSL, the SASL user once authenticated). On a
+// SASL listener the connection reads only ApiVersions and SaslHandshake,
+// then only SaslAuthenticate (or bare tokens after a v0 handshake, passed
+// to the function the handshake handler installed), until a handler marks
+// it authenticated; anything else closes it, as Kafka does, and so does a
+// frame above the pre-authentication bound. A handler can ask to close the
+// connection after its response (a failed authentication). The mechanisms
+// themselves are not the wire layer's business (packages security, broker).
+//
 // Performance (docs/performance.md, "Optimisations"):
 //   - Responses are encoded into pooled buffers (parts.go). A response that
 //     implements PartsResponse (Fetch) splices file sections between its

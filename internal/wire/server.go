@@ -70,9 +70,17 @@ func NewServer(d Dispatcher, cfg Config) *Server {
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("wire: server closed")
 
-// Serve accepts connections on l until Shutdown; it returns ErrServerClosed
-// then, or the accept error that stopped it.
+// Serve accepts connections on l until Shutdown as a PLAINTEXT listener named
+// PLAINTEXT; it returns ErrServerClosed then, or the accept error that
+// stopped it.
 func (s *Server) Serve(l net.Listener) error {
+	return s.ServeListener(l, &Listener{Name: ProtocolPlaintext, Protocol: ProtocolPlaintext})
+}
+
+// ServeListener is Serve with the listener's security settings: every
+// connection accepted on l is secured as ls says. ls must not change
+// afterwards.
+func (s *Server) ServeListener(l net.Listener, ls *Listener) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -105,7 +113,7 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		backoff = 5 * time.Millisecond
-		c := newConn(s, nc)
+		c := newConn(s, nc, ls)
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()

@@ -1,0 +1,15 @@
+// Package security owns Sluice's listener security: parsing Kafka's
+// listeners / advertised.listeners / listener.security.protocol.map into
+// listeners, building the TLS server configuration of a listener from the
+// ssl.* configs (PEM and PKCS12 key and trust stores, client
+// authentication, protocol versions, cipher suites), and the server side of
+// the SASL mechanisms PLAIN (users from a JAAS PlainLoginModule config) and
+// SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802 / RFC 7677, credentials in a
+// ScramStore kept in the data directory).
+//
+// It reads configuration (package config) and files named by it, and the
+// SCRAM credential file it owns; it must not touch the network, the logs or
+// any broker state. The wire package runs the TLS handshakes and gates
+// requests on the SASL phase; package broker's SaslHandshake and
+// SaslAuthenticate handlers drive the sessions made here.
+package security
