@@ -20,14 +20,8 @@ import (
 // give back every record it acknowledged once it restarts on the same data
 // directory, and keep offsets dense (no record twice, none missing).
 func TestKillDashNineLosesNoAcknowledgedRecord(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	bin := sluiceBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	dataDir := filepath.Join(dir, "data")
 	addr := freeAddr(t)
 	start := func() (*exec.Cmd, *bytes.Buffer) {

@@ -28,14 +28,8 @@ import (
 // SCRAM logins work over TLS, and a SCRAM user made with
 // AlterUserScramCredentials survives a restart.
 func TestBinaryServesTwoListeners(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	bin := sluiceBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	ca := sectest.NewCA(t, "ca")
 	keystore := ca.Server(t, "broker").WritePEM(t, dir, "broker.pem")
 	plainAddr, saslAddr := freeAddr(t), freeAddr(t)

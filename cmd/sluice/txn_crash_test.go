@@ -46,14 +46,8 @@ type txnRecs struct {
 // timeout passes, so the last stable offset reaches the high watermark; and
 // each transactional id can be initialized and committed again.
 func TestKillDashNineTransactions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	bin := sluiceBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	props := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(props, []byte(strings.Join([]string{
 		"transaction.state.log.num.partitions=4",

@@ -24,6 +24,26 @@ type committedOffset struct {
 	seq int64
 }
 
+// commitEntry checks one partition of an offset commit (regular or
+// transactional): code is the request-level error, if any. On 0 it returns
+// the offset to store.
+func (c *Coordinator) commitEntry(code int16, info TopicInfo, known bool, partition int32, offset int64,
+	leaderEpoch int32, metadata *string, nowMs int64) (committedOffset, int16) {
+	switch {
+	case code != 0:
+		return committedOffset{}, code
+	case !known || partition < 0 || partition >= info.Partitions:
+		return committedOffset{}, kerr.UnknownTopicOrPartition.Code
+	case metadata != nil && len(*metadata) > c.cfg.OffsetMetadataMaxBytes:
+		return committedOffset{}, kerr.OffsetMetadataTooLarge.Code
+	}
+	o := committedOffset{offset: offset, leaderEpoch: leaderEpoch, commitMs: nowMs}
+	if metadata != nil {
+		o.metadata = *metadata
+	}
+	return o, 0
+}
+
 // OffsetCommit handles OffsetCommit (v2-v9). Commits are durable in
 // __consumer_offsets before the response says so. The v2-v4 retention_time field is
 // ignored: retention follows offsets.retention.minutes, as in Kafka 4.
@@ -53,21 +73,12 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 			rp := &rt.Partitions[i]
 			rp.Default()
 			rp.Partition = p.Partition
-			switch {
-			case code != 0:
-				rp.ErrorCode = code
-			case !known || p.Partition < 0 || p.Partition >= info.Partitions:
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > c.cfg.OffsetMetadataMaxBytes:
-				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			default:
-				o := committedOffset{offset: p.Offset, leaderEpoch: -1, commitMs: nowMs}
-				if req.Version >= 6 {
-					o.leaderEpoch = p.LeaderEpoch
-				}
-				if p.Metadata != nil {
-					o.metadata = *p.Metadata
-				}
+			epoch := int32(-1)
+			if req.Version >= 6 {
+				epoch = p.LeaderEpoch
+			}
+			o, ec := c.commitEntry(code, info, known, p.Partition, p.Offset, epoch, p.Metadata, nowMs)
+			if rp.ErrorCode = ec; ec == 0 {
 				todo = append(todo, pending{topicPartition{t.Topic, p.Partition}, o, nil})
 			}
 		}

@@ -58,21 +58,12 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, verify f
 		for _, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			switch {
-			case code != 0:
-				rp.ErrorCode = code
-			case !known || p.Partition < 0 || p.Partition >= info.Partitions:
-				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case p.Metadata != nil && len(*p.Metadata) > c.cfg.OffsetMetadataMaxBytes:
-				rp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			default:
-				o := committedOffset{offset: p.Offset, leaderEpoch: -1, commitMs: nowMs}
-				if req.Version >= 2 {
-					o.leaderEpoch = p.LeaderEpoch
-				}
-				if p.Metadata != nil {
-					o.metadata = *p.Metadata
-				}
+			epoch := int32(-1)
+			if req.Version >= 2 {
+				epoch = p.LeaderEpoch
+			}
+			o, ec := c.commitEntry(code, info, known, p.Partition, p.Offset, epoch, p.Metadata, nowMs)
+			if rp.ErrorCode = ec; ec == 0 {
 				todo = append(todo, pendingCommit{topicPartition{t.Topic, p.Partition}, o})
 			}
 			rt.Partitions = append(rt.Partitions, rp)
