@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real-client conformance suite (test/clients/): installs the clients it needs (kcat from Debian,
 # confluent-kafka, kafka-python and aiokafka from PyPI into a cached venv, kafkajs from npm; kafka-clients 4.x and 3.9, Kafka's
-# command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it on
-# a free loopback port with a temporary data dir, runs every client's scenarios against it, stops it,
+# command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it
+# with a temporary data dir and three loopback listeners (PLAINTEXT, SASL_SSL and SASL_PLAINTEXT, with a
+# throw-away CA from `harness certs`), runs every client's scenarios against it, stops it,
 # writes test/clients/results.json (and, after a full run, docs/compatibility.md) and ends with the
 # line "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
 #
@@ -12,7 +13,11 @@
 #   --compaction  the examples also wait for the cleaner and check the compacted log
 #                 (also SLUICE_CLIENTS_COMPACTION=1)
 #   --strict      count skipped scenarios (API not advertised by the broker) as failures
-#   --bootstrap   test an already running broker instead of building and starting Sluice
+#   --bootstrap   test an already running broker instead of building and starting Sluice; its
+#                 security scenarios run only when SLUICE_SASL_SSL_BOOTSTRAP (with SLUICE_CA_PEM)
+#                 and/or SLUICE_SASL_PLAINTEXT_BOOTSTRAP are set (PLAIN user: SLUICE_SASL_PLAIN_USER /
+#                 SLUICE_SASL_PLAIN_PASSWORD, default alice / alice-secret; SCRAM users are created
+#                 through the PLAINTEXT bootstrap)
 #   --keep        keep the temporary directory (broker log, data dir, raw results)
 # Caches: SLUICE_CLIENTS_CACHE (default ~/.cache/sluice-clients) holds the Python venv and pip cache;
 # Maven and npm use their usual caches (~/.m2, ~/.npm). Per-group time limit: SLUICE_CLIENTS_GROUP_TIMEOUT
@@ -35,7 +40,7 @@ while [ $# -gt 0 ]; do
     --strict) strict="-strict"; shift ;;
     --bootstrap) external=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -131,9 +136,10 @@ JAVA_CP="" JAVA39_CP="" APPS_CP="" CONNECT_CP=""
 t0=$(date +%s)
 section "build"
 go build -o "$WORK/harness" ./test/clients/harness
+# Built even for an external broker: the README quick start (kcat group) uses its `topics` client command.
+go build -o "$WORK/sluice" ./cmd/sluice
 BROKER_VERSION="external"
 if [ -z "$external" ]; then
-  go build -o "$WORK/sluice" ./cmd/sluice
   BROKER_VERSION=$("$WORK/sluice" --version 2>/dev/null | head -n 1 || echo unknown)
 fi
 if wanted examples; then go build -o "$WORK/example-go" ./examples/compacted-topics/go; fi
@@ -165,9 +171,24 @@ section "start broker"
 if [ -n "$external" ]; then
   BOOTSTRAP=$external
 else
-  PORT=$("$WORK/harness" freeport)
+  # Three listeners: PLAINTEXT (BOOTSTRAP, what every scenario but the security ones uses), SASL_SSL
+  # and SASL_PLAINTEXT, with a throw-away CA, PLAIN users in sasl.jaas.config and SCRAM enabled.
+  read -r PORT SASL_SSL_PORT SASL_PLAINTEXT_PORT <<<"$("$WORK/harness" freeport -n 3 | tr '\n' ' ')"
   BOOTSTRAP=127.0.0.1:$PORT
-  "$WORK/sluice" --listen "$BOOTSTRAP" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
+  "$WORK/harness" certs -dir "$WORK/tls" >/dev/null
+  export SLUICE_SASL_SSL_BOOTSTRAP=127.0.0.1:$SASL_SSL_PORT SLUICE_SASL_PLAINTEXT_BOOTSTRAP=127.0.0.1:$SASL_PLAINTEXT_PORT
+  export SLUICE_CA_PEM=$WORK/tls/ca.pem SLUICE_SASL_PLAIN_USER=alice SLUICE_SASL_PLAIN_PASSWORD=alice-secret
+  cat >"$WORK/server.properties" <<PROPS
+listeners=PLAINTEXT://$BOOTSTRAP,SASL_SSL://$SLUICE_SASL_SSL_BOOTSTRAP,SASL_PLAINTEXT://$SLUICE_SASL_PLAINTEXT_BOOTSTRAP
+ssl.keystore.type=PEM
+ssl.keystore.location=$WORK/tls/broker.pem
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\
+    username="admin" password="admin-secret" \\
+    user_admin="admin-secret" \\
+    user_alice="alice-secret";
+PROPS
+  "$WORK/sluice" --config "$WORK/server.properties" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!
   # kafka-dump-log reads the broker's segment files.
   export SLUICE_CLIENTS_DATA_DIR=$WORK/data
@@ -184,6 +205,7 @@ until APIS=$("$WORK/harness" apis -bootstrap "$BOOTSTRAP" -timeout 2s 2>/dev/nul
   sleep 0.2
 done
 echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
+echo "SASL_SSL: ${SLUICE_SASL_SSL_BOOTSTRAP:-(not set)}, SASL_PLAINTEXT: ${SLUICE_SASL_PLAINTEXT_BOOTSTRAP:-(not set)}, CA: ${SLUICE_CA_PEM:-(not set)}"
 "$WORK/harness" api-versions -bootstrap "$BOOTSTRAP" -timeout 10s -out "$WORK/api-versions.json" ||
   echo '[]' >"$WORK/api-versions.json"
 
@@ -191,6 +213,8 @@ export SLUICE_BOOTSTRAP=$BOOTSTRAP SLUICE_APIS=$APIS SLUICE_RESULTS_DIR=$RESULTS
 export SLUICE_RUN_ID=${SLUICE_RUN_ID:-$(date +%s | tail -c 6)$$}
 export SLUICE_HARNESS=$WORK/harness SLUICE_CLIENTS_VENV=$VENV SLUICE_CLIENTS_JAVA_CP=$JAVA_CP
 export SLUICE_EXAMPLE_GO=$WORK/example-go
+# The security scenarios (test/clients/*: security-*) skip themselves when a listener's variable is unset.
+export SLUICE_SASL_PLAIN_USER=${SLUICE_SASL_PLAIN_USER:-alice} SLUICE_SASL_PLAIN_PASSWORD=${SLUICE_SASL_PLAIN_PASSWORD:-alice-secret}
 
 # Client ids a group's runner reports under besides the group's own name (test/clients/python/suite.py
 # also drives kafka-python and aiokafka).

@@ -5,6 +5,8 @@
 #   SLUICE_RESULTS_DIR  where each runner writes <client>.jsonl
 #   SLUICE_RUN_ID       a short token to keep topic and group names unique per run
 #   SLUICE_CLIENTS_COMPACTION  1 to also wait for the cleaner in the examples
+#   SLUICE_SASL_SSL_BOOTSTRAP, SLUICE_SASL_PLAINTEXT_BOOTSTRAP, SLUICE_CA_PEM,
+#   SLUICE_SASL_PLAIN_USER, SLUICE_SASL_PLAIN_PASSWORD  the security listeners (unset: skip those tests)
 # A runner may set SUITE_RESULTS_FILE to write all its results to one file
 # (default: $SLUICE_RESULTS_DIR/<client>.jsonl).
 
@@ -79,6 +81,20 @@ run_test() {
     record "$client" "$test" "$feature" fail "$(grep -v '^[[:space:]]*$' "$out" | tail -n 1) (exit $rc)" $(( $(now_ms) - start ))
   fi
   rm -f "$out"
+}
+
+# run_test_with_env CLIENT TEST FEATURE "API..." "VAR..." FUNCTION: run_test, or record a skip when
+# one of the environment variables VAR is unset or empty (a listener the broker under test lacks).
+run_test_with_env() {
+  local v unset=""
+  for v in $5; do
+    [ -n "${!v:-}" ] || unset="$unset $v"
+  done
+  if [ -n "$unset" ]; then
+    record "$1" "$2" "$3" skip "not set:$unset (no such listener)" 0
+    return 0
+  fi
+  run_test "$1" "$2" "$3" "$4" "$6"
 }
 
 # fail MESSAGE: print MESSAGE and return 1 (ends a test function under set -e).

@@ -147,6 +147,17 @@ func TestFreePort(t *testing.T) {
 	if err != nil || p <= 0 || p > 65535 {
 		t.Fatalf("port %q: %v", stdout.String(), err)
 	}
+	stdout.Reset()
+	if code := run([]string{"freeport", "-n", "3"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	ports := strings.Fields(stdout.String())
+	if len(ports) != 3 || ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
+		t.Fatalf("freeport -n 3 printed %q, want 3 distinct ports", stdout.String())
+	}
+	if code := run([]string{"freeport", "-n", "0"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("freeport -n 0: exit %d, want 2", code)
+	}
 }
 
 func TestUnknownSubcommand(t *testing.T) {

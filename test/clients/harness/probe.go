@@ -15,17 +15,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// cmdFreePort prints a port that was free on 127.0.0.1 a moment ago.
-func cmdFreePort(stdout io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+// cmdFreePort prints -n ports (one a line) that were free on 127.0.0.1 a
+// moment ago; they are held open together, so they are distinct.
+func cmdFreePort(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("freeport", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 1, "how many ports")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if err := ln.Close(); err != nil {
-		return err
+	if *n < 1 || *n > 100 {
+		return fmt.Errorf("freeport: -n must be 1 to 100, got %d", *n)
 	}
-	_, err = fmt.Fprintln(stdout, port)
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	var out strings.Builder
+	for range *n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+		fmt.Fprintln(&out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	_, err := io.WriteString(stdout, out.String())
 	return err
 }
 

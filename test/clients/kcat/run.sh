@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kcat (librdkafka) scenarios: the README quick start (keys, a tombstone with -Z),
-# metadata listing, every compression codec, an idempotent producer, and a
-# balanced (group) consumer. Topics are auto-created by the first produce, as in
-# the README. Run by scripts/test-clients.sh; results go to $SLUICE_RESULTS_DIR/kcat.jsonl.
+# metadata listing, every compression codec, an idempotent producer, a balanced
+# (group) consumer, and SASL/PLAIN over the SASL_SSL listener (and a wrong password,
+# refused). Topics are auto-created by the first produce, as in the README. Run by
+# scripts/test-clients.sh; results go to $SLUICE_RESULTS_DIR/kcat.jsonl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../lib.sh
@@ -95,6 +96,44 @@ t_readme_quickstart() {
   expect_eq "README quick start output" $'created topic '"$topic"$' (1 partitions)\n0 user-42=v1\n1 user-42=v2\n2 user-7=NULL' "$got"
 }
 
+# ---- security: the SASL_SSL listener ($SLUICE_SASL_SSL_BOOTSTRAP, CA in $SLUICE_CA_PEM) ----------
+
+# kcat_sasl_ssl PASSWORD ARGS...: kcat on the SASL_SSL listener as the PLAIN user with PASSWORD.
+kcat_sasl_ssl() {
+  local pass=$1
+  shift
+  timeout 60 kcat -b "$SLUICE_SASL_SSL_BOOTSTRAP" -X socket.timeout.ms=10000 -X security.protocol=SASL_SSL \
+    -X sasl.mechanisms=PLAIN -X sasl.username="$SLUICE_SASL_PLAIN_USER" -X sasl.password="$pass" \
+    -X ssl.ca.location="$SLUICE_CA_PEM" "$@"
+}
+
+t_sasl_plain_ssl() {
+  local t="$P-sasl-plain-ssl" want got md
+  want=$'k1:v1\nk2:v2\nk3:tls and sasl'
+  printf '%s\n' "$want" | kcat_sasl_ssl "$SLUICE_SASL_PLAIN_PASSWORD" -P -t "$t" -p 0 -K:
+  got=$(kcat_sasl_ssl "$SLUICE_SASL_PLAIN_PASSWORD" -C -t "$t" -p 0 -o beginning -c 3 -e -f '%k:%s\n')
+  expect_lines "records over SASL_SSL" "$want" "$got"
+  # The listener a client came through is the one Metadata advertises.
+  md=$(kcat_sasl_ssl "$SLUICE_SASL_PLAIN_PASSWORD" -L -J -t "$t")
+  echo "$md"
+  case "$md" in *"\"name\":\"$SLUICE_SASL_SSL_BOOTSTRAP\""*) ;;
+    *) fail "Metadata on the SASL_SSL listener does not advertise $SLUICE_SASL_SSL_BOOTSTRAP" ;; esac
+}
+
+t_sasl_wrong_password() {
+  local out start
+  start=$(now_ms)
+  if out=$(kcat_sasl_ssl "not-$SLUICE_SASL_PLAIN_PASSWORD" -L -m 3 2>&1); then
+    echo "$out"
+    fail "kcat -L with a wrong password succeeded"
+  fi
+  echo "$out"
+  case "$out" in *"SASL authentication error: Authentication failed"*) ;;
+    *) fail "kcat -L with a wrong password did not report the SASL authentication failure" ;; esac
+  # Refused at once (librdkafka reports every failed attempt), not left to time out at 60 s.
+  [ $(( $(now_ms) - start )) -lt 20000 ] || fail "kcat with a wrong password took $(( $(now_ms) - start )) ms to give up"
+}
+
 run_test kcat metadata metadata "Metadata" t_metadata
 run_test kcat readme-quickstart produce.tombstone "CreateTopics Produce Fetch ListOffsets" t_readme_quickstart
 run_test kcat quickstart-produce produce "Produce" t_quickstart_produce
@@ -107,5 +146,10 @@ run_test kcat lz4 compression.lz4 "Produce Fetch ListOffsets" t_lz4
 run_test kcat zstd compression.zstd "Produce Fetch ListOffsets" t_zstd
 run_test kcat idempotent-producer produce.idempotent "Produce Fetch ListOffsets InitProducerID" t_idempotent
 run_test kcat group-consumer group.classic "Produce Fetch FindCoordinator JoinGroup SyncGroup Heartbeat OffsetCommit OffsetFetch" t_group
+SASL_SSL_ENV="SLUICE_SASL_SSL_BOOTSTRAP SLUICE_CA_PEM SLUICE_SASL_PLAIN_USER SLUICE_SASL_PLAIN_PASSWORD"
+run_test_with_env kcat security-sasl-plain-ssl security.sasl-plain-ssl \
+  "SASLHandshake SASLAuthenticate Metadata Produce Fetch ListOffsets" "$SASL_SSL_ENV" t_sasl_plain_ssl
+run_test_with_env kcat security-wrong-password security.wrong-password \
+  "SASLHandshake SASLAuthenticate" "$SASL_SSL_ENV" t_sasl_wrong_password
 
 exit $SUITE_FAILED

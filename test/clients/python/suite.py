@@ -3,7 +3,9 @@ client id "python") and the pure-Python protocol implementations kafka-python
 ("kafka-python") and aiokafka ("aiokafka").
 
 Run by scripts/test-clients.sh with the environment it exports (SLUICE_BOOTSTRAP,
-SLUICE_APIS, SLUICE_RESULTS_DIR, SLUICE_RUN_ID). Each scenario is a function
+SLUICE_APIS, SLUICE_RESULTS_DIR, SLUICE_RUN_ID; for the security scenarios
+SLUICE_SASL_SSL_BOOTSTRAP, SLUICE_SASL_PLAINTEXT_BOOTSTRAP, SLUICE_CA_PEM,
+SLUICE_SASL_PLAIN_USER and SLUICE_SASL_PLAIN_PASSWORD, which skip when unset). Each scenario is a function
 registered with @scenario; it raises on any misbehaviour, or raises Skip when a
 known broker issue (see /work/notes/broker-bugs.md) keeps it from running.
 Results go to $SLUICE_RESULTS_DIR/<client>.jsonl, one JSON object per line. The
@@ -33,10 +35,14 @@ from confluent_kafka.admin import (
     ConfigEntry,
     ConfigResource,
     NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
 )
 
 import aiokafka
 import aiokafka.admin
+import aiokafka.helpers
 import kafka
 import kafka.admin
 import kafka.errors
@@ -136,7 +142,7 @@ def produce(topic, records, **conf):
     return offsets
 
 
-def read_from_beginning(topic, count):
+def read_from_beginning(topic, count, **conf):
     """Read count records of partition 0 from the log start without a group."""
     c = Consumer(
         {
@@ -144,6 +150,7 @@ def read_from_beginning(topic, count):
             "group.id": PREFIX + "-unused",  # required by the client; no group calls with assign()
             "enable.auto.commit": False,
             "enable.partition.eof": False,
+            **conf,
         }
     )
     try:
@@ -480,6 +487,105 @@ def transactions_send_offsets():
     check(out == [b"V0", b"V1", b"V2", b"V3", b"V4"], f"output: {out}")
 
 
+# ---- security: SASL_SSL and SASL_PLAINTEXT listeners ----------------------------------------
+
+SASL_SSL = os.environ.get("SLUICE_SASL_SSL_BOOTSTRAP", "")
+SASL_PLAINTEXT = os.environ.get("SLUICE_SASL_PLAINTEXT_BOOTSTRAP", "")
+CA_PEM = os.environ.get("SLUICE_CA_PEM", "")
+PLAIN_USER = os.environ.get("SLUICE_SASL_PLAIN_USER", "alice")
+PLAIN_PASSWORD = os.environ.get("SLUICE_SASL_PLAIN_PASSWORD", "alice-secret")
+SASL_APIS = ("SASLHandshake", "SASLAuthenticate")
+SCRAM_APIS = (*SASL_APIS, "AlterUserSCRAMCredentials", "DescribeUserSCRAMCredentials")
+SEC_PREFIX = PREFIX + "-sec"
+
+
+def need_env(**values):
+    """Skip unless every listener setting is given (an external broker may lack the listener)."""
+    missing = [name for name, v in values.items() if not v]
+    if missing:
+        raise Skip("not set: " + " ".join(missing) + " (no such listener)")
+
+
+def plain_ssl_conf(password=None):
+    need_env(SLUICE_SASL_SSL_BOOTSTRAP=SASL_SSL, SLUICE_CA_PEM=CA_PEM)
+    return {
+        "bootstrap.servers": SASL_SSL,
+        "security.protocol": "SASL_SSL",
+        "ssl.ca.location": CA_PEM,
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": PLAIN_USER,
+        "sasl.password": PLAIN_PASSWORD if password is None else password,
+    }
+
+
+def create_scram_user(user, password, mechanism, iterations=8192):
+    """Create a SCRAM credential through the PLAINTEXT listener and check DescribeUserScramCredentials lists it."""
+    futs = admin().alter_user_scram_credentials(
+        [UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, iterations), password.encode())],
+        request_timeout=TIMEOUT,
+    )
+    wait_future(futs[user])
+    desc = wait_future(admin().describe_user_scram_credentials([user], request_timeout=TIMEOUT)[user])
+    got = [(i.mechanism, i.iterations) for i in desc.scram_credential_infos]
+    check(got == [(mechanism, iterations)], f"described credentials of {user}: {got}")
+
+
+def round_trip(t, conf):
+    """Create t through the PLAINTEXT listener, produce three records and read them back with conf."""
+    create_topic(t)
+    records = [(b"k1", b"v1"), (b"k2", None), (b"k3", b"over " + conf["security.protocol"].encode())]
+    offsets = produce(t, records, **conf)
+    check(offsets == [0, 1, 2], f"offsets {offsets}")
+    got = read_from_beginning(t, 3, **conf)
+    check(got == [(i, k, v) for i, (k, v) in enumerate(records)], f"read {got}")
+
+
+@scenario("security.sasl-plain-ssl", *SASL_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets", "Metadata")
+def sasl_plain_ssl():
+    """PLAIN over SASL_SSL: produce and consume; Metadata advertises the SASL_SSL listener."""
+    conf = plain_ssl_conf()
+    round_trip(SEC_PREFIX + "-plain-ssl", conf)
+    md = AdminClient({**BASE, **conf}).list_topics(timeout=TIMEOUT)
+    brokers = [f"{b.host}:{b.port}" for b in md.brokers.values()]
+    check(brokers == [SASL_SSL], f"SASL_SSL listener advertises {brokers}, want [{SASL_SSL}]")
+
+
+@scenario("security.scram", *SCRAM_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets")
+def scram_sha256_sasl_plaintext():
+    """A SCRAM-SHA-256 user made with AlterUserScramCredentials logs in over SASL_PLAINTEXT."""
+    need_env(SLUICE_SASL_PLAINTEXT_BOOTSTRAP=SASL_PLAINTEXT)
+    user, password = SEC_PREFIX + "-scram256", "scram-256-secret"
+    create_scram_user(user, password, ScramMechanism.SCRAM_SHA_256)
+    conf = {
+        "bootstrap.servers": SASL_PLAINTEXT,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "SCRAM-SHA-256",
+        "sasl.username": user,
+        "sasl.password": password,
+    }
+    round_trip(SEC_PREFIX + "-scram256", conf)
+
+
+@scenario("security.wrong-password", *SASL_APIS, "Metadata")
+def sasl_wrong_password():
+    """A wrong PLAIN password over SASL_SSL is reported as an authentication error, not a hang."""
+    errors = []
+    conf = {**BASE, **plain_ssl_conf("not-" + PLAIN_PASSWORD), "error_cb": errors.append}
+    # Quiet: librdkafka logs every failed attempt, and retries every reconnect.backoff.ms.
+    a = AdminClient({**conf, "log_level": 0, "reconnect.backoff.ms": 500})
+    try:
+        a.list_topics(timeout=3)
+    except KafkaException:
+        pass
+    else:
+        raise AssertionError("metadata with a wrong password succeeded")
+    eventually("authentication error reported", lambda: a.poll(0.1) is not None and errors, timeout=10)
+    check(
+        any(e.code() == KafkaError._AUTHENTICATION and "Authentication failed" in e.str() for e in errors),
+        f"errors: {errors}",
+    )
+
+
 # ---- kafka-python (pure-Python protocol implementation) ------------------------------------
 
 KP_BASE = {"bootstrap_servers": BOOTSTRAP, "request_timeout_ms": int(TIMEOUT * 1000)}
@@ -515,7 +621,7 @@ def kp_topic_config(name):
 
 def kp_produce(topic, records, **conf):
     """Produce (key, value) pairs to partition 0 with KafkaProducer; return their offsets."""
-    p = kafka.KafkaProducer(**KP_BASE, linger_ms=5, **conf)
+    p = kafka.KafkaProducer(**{**KP_BASE, "linger_ms": 5, **conf})
     try:
         futs = [p.send(topic, key=k, value=v, partition=0) for k, v in records]
         p.flush(timeout=TIMEOUT)
@@ -524,9 +630,9 @@ def kp_produce(topic, records, **conf):
         p.close(timeout=TIMEOUT)
 
 
-def kp_read_from_beginning(topic, count):
+def kp_read_from_beginning(topic, count, **conf):
     """Read count records of partition 0 from the log start without a group."""
-    c = kafka.KafkaConsumer(**KP_BASE, group_id=None, enable_auto_commit=False)
+    c = kafka.KafkaConsumer(**{**KP_BASE, "group_id": None, "enable_auto_commit": False, **conf})
     try:
         tp = kafka.TopicPartition(topic, 0)
         c.assign([tp])
@@ -643,6 +749,26 @@ def kp_group_commit():
         c.close(autocommit=False)
 
 
+@scenario("security.sasl-plain-ssl", *SASL_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets", client="kafka-python")
+def kp_sasl_plain_ssl():
+    """kafka-python: PLAIN over SASL_SSL (CA from SLUICE_CA_PEM), produce and consume."""
+    need_env(SLUICE_SASL_SSL_BOOTSTRAP=SASL_SSL, SLUICE_CA_PEM=CA_PEM)
+    conf = dict(
+        bootstrap_servers=SASL_SSL,
+        security_protocol="SASL_SSL",
+        ssl_cafile=CA_PEM,
+        sasl_mechanism="PLAIN",
+        sasl_plain_username=PLAIN_USER,
+        sasl_plain_password=PLAIN_PASSWORD,
+    )
+    t = KP_PREFIX + "-plain-ssl"
+    kp_create_topic(t)
+    records = [(b"k1", b"v1"), (b"k2", b"v2")]
+    check(kp_produce(t, records, **conf) == [0, 1], "offsets")
+    got = kp_read_from_beginning(t, 2, **conf)
+    check(got == [(0, b"k1", b"v1"), (1, b"k2", b"v2")], f"read {got}")
+
+
 # ---- aiokafka (asyncio, pure-Python protocol implementation) --------------------------------
 
 AIO_PREFIX = PREFIX + "-aio"
@@ -741,6 +867,42 @@ def aio_group_commit():
             check(got[0][2] == b"after-commit", f"second member re-read {got[0]}, committed offsets ignored")
         finally:
             await c.stop()
+
+    run_async(run())
+
+
+@scenario("security.sasl-plain-ssl", *SASL_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets", client="aiokafka")
+def aio_sasl_plain_ssl():
+    """aiokafka: PLAIN over SASL_SSL (an SSLContext trusting SLUICE_CA_PEM), produce and consume."""
+    need_env(SLUICE_SASL_SSL_BOOTSTRAP=SASL_SSL, SLUICE_CA_PEM=CA_PEM)
+
+    async def run():
+        t = AIO_PREFIX + "-plain-ssl"
+        await aio_create_topic(t)
+        conf = dict(
+            bootstrap_servers=SASL_SSL,
+            request_timeout_ms=int(TIMEOUT * 1000),
+            security_protocol="SASL_SSL",
+            ssl_context=aiokafka.helpers.create_ssl_context(cafile=CA_PEM),
+            sasl_mechanism="PLAIN",
+            sasl_plain_username=PLAIN_USER,
+            sasl_plain_password=PLAIN_PASSWORD,
+        )
+        records = [(b"a", b"1"), (b"b", b"2")]
+        p = aiokafka.AIOKafkaProducer(**conf)
+        await p.start()
+        try:
+            offs = [(await p.send_and_wait(t, value=v, key=k, partition=0)).offset for k, v in records]
+        finally:
+            await p.stop()
+        check(offs == [0, 1], f"offsets {offs}")
+        c = aiokafka.AIOKafkaConsumer(t, auto_offset_reset="earliest", enable_auto_commit=False, **conf)
+        await c.start()
+        try:
+            got = await aio_poll(c, 2, TIMEOUT)
+        finally:
+            await c.stop()
+        check(got == [(0, b"a", b"1"), (1, b"b", b"2")], f"read {got}")
 
     run_async(run())
 

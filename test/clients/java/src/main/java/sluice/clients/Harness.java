@@ -36,6 +36,12 @@ public final class Harness {
     public static final String BOOTSTRAP = env("SLUICE_BOOTSTRAP", "127.0.0.1:9092");
     public static final String RUN_ID = env("SLUICE_RUN_ID", Long.toString(ProcessHandle.current().pid()));
     private static final Set<String> APIS = new HashSet<>(Arrays.asList(env("SLUICE_APIS", "").split(",")));
+    /** The security listeners and credentials (scripts/test-clients.sh); empty when the broker lacks them. */
+    public static final String SASL_SSL_BOOTSTRAP = env("SLUICE_SASL_SSL_BOOTSTRAP", "");
+    public static final String SASL_PLAINTEXT_BOOTSTRAP = env("SLUICE_SASL_PLAINTEXT_BOOTSTRAP", "");
+    public static final String CA_PEM = env("SLUICE_CA_PEM", "");
+    public static final String PLAIN_USER = env("SLUICE_SASL_PLAIN_USER", "alice");
+    public static final String PLAIN_PASSWORD = env("SLUICE_SASL_PLAIN_PASSWORD", "alice-secret");
 
     private final String client;
     private final List<Scenario> scenarios = new ArrayList<>();
@@ -140,6 +146,30 @@ public final class Harness {
             }
         }
         return b.append('"').toString();
+    }
+
+    /** Skips the scenario unless the SASL_SSL listener and its CA are given. */
+    public static void needSaslSsl() {
+        if (SASL_SSL_BOOTSTRAP.isEmpty() || CA_PEM.isEmpty()) {
+            throw new Skipped("not set: SLUICE_SASL_SSL_BOOTSTRAP or SLUICE_CA_PEM (no such listener)");
+        }
+    }
+
+    /**
+     * Client settings for the SASL_SSL listener (trust: the suite's CA as a PEM trust store) with a login
+     * module for mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512).
+     */
+    public static java.util.Map<String, Object> saslSsl(String mechanism, String user, String password) {
+        needSaslSsl();
+        String module = mechanism.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
+        return java.util.Map.of(
+                "bootstrap.servers", SASL_SSL_BOOTSTRAP,
+                "security.protocol", "SASL_SSL",
+                "sasl.mechanism", mechanism,
+                "sasl.jaas.config", module + " required username=\"" + user + "\" password=\"" + password + "\";",
+                "ssl.truststore.type", "PEM",
+                "ssl.truststore.location", CA_PEM);
     }
 
     public static void check(boolean cond, String message) {

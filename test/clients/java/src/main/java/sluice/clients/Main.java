@@ -86,6 +86,7 @@ public final class Main {
                 plus(GROUP, "JoinGroup", "SyncGroup", "Heartbeat", "ListGroups", "DescribeGroups"),
                 Main::listDescribeGroups);
         Transactions.register(h);
+        Security.register(h);
         boolean ok;
         try {
             ok = h.runAll(kafkaClientsVersion(), Set.of(args));

@@ -25,7 +25,8 @@ import sluice.clients.Harness;
 
 /**
  * Kafka's own command-line tools (the kafka-tools artifact) against Sluice: kafka-topics, kafka-configs,
- * kafka-consumer-groups, kafka-console-producer/-consumer and kafka-dump-log on a Sluice segment. Each
+ * kafka-consumer-groups, kafka-console-producer/-consumer, kafka-dump-log on a Sluice segment, and a SCRAM user
+ * made with kafka-configs logging in over the SASL_SSL listener (--command-config). Each
  * command is the tool's main class with the arguments its shell script would pass (see ToolRunner), all
  * in one JVM. Usage: java -cp ... sluice.clients.tools.Main [scenario...]; environment as for
  * sluice.clients.Main, plus SLUICE_CLIENTS_DATA_DIR (the broker's data directory, for kafka-dump-log).
@@ -82,6 +83,10 @@ public final class Main {
         h.add("kafka-transactions", "tools.transactions",
                 List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
                         "DescribeTransactions", "DescribeProducers"), Main::transactions);
+        h.add("kafka-configs-scram-sasl-ssl", "security.scram-tool",
+                List.of("SASLHandshake", "SASLAuthenticate", "AlterUserSCRAMCredentials", "DescribeUserSCRAMCredentials",
+                        "DescribeClientQuotas", "CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets"),
+                Main::scramUserOverSaslSsl);
         boolean ok;
         try {
             ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
@@ -596,5 +601,52 @@ public final class Main {
                 return false;
             }
         });
+    }
+
+    // ---- security: kafka-configs SCRAM users, then the tools over SASL_SSL -------------------------
+
+    private static void scramUserOverSaslSsl() throws Exception {
+        Harness.needSaslSsl();
+        String user = PREFIX + "-scram-user";
+        String password = "tool-secret";
+        // kafka-configs through the PLAINTEXT listener, as an operator creates the first SCRAM users.
+        contains(configs("--alter", "--add-config", "SCRAM-SHA-256=[iterations=8192,password=" + password + "]",
+                "--entity-type", "users", "--entity-name", user).ok(), "Completed updating config for user " + user);
+        contains(configs("--describe", "--entity-type", "users", "--entity-name", user).ok(),
+                "SCRAM credential configs for user-principal '" + user + "' are SCRAM-SHA-256=iterations=8192");
+
+        File props = File.createTempFile("sluice-scram-client", ".properties");
+        try {
+            java.nio.file.Files.writeString(props.toPath(), String.join("\n",
+                    "security.protocol=SASL_SSL",
+                    "sasl.mechanism=SCRAM-SHA-256",
+                    "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
+                            + user + "\" password=\"" + password + "\";",
+                    "ssl.truststore.type=PEM",
+                    "ssl.truststore.location=" + Harness.CA_PEM, ""));
+            String ssl = Harness.SASL_SSL_BOOTSTRAP;
+            String cfg = props.getAbsolutePath();
+            String t = PREFIX + "-scram-console";
+            contains(ToolRunner.run("kafka-topics", TOPICS, "--bootstrap-server", ssl, "--command-config", cfg,
+                    "--create", "--topic", t, "--partitions", "1").ok(), "Created topic " + t + ".");
+            ToolRunner.runWithInput("kafka-console-producer", PRODUCER, "a:1\nb:2\n", "--bootstrap-server", ssl,
+                    "--command-config", cfg, "--topic", t, "--reader-property", "parse.key=true",
+                    "--reader-property", "key.separator=:").ok();
+            ToolRunner.Result c = ToolRunner.run("kafka-console-consumer", CONSUMER, "--bootstrap-server", ssl,
+                    "--command-config", cfg, "--topic", t, "--from-beginning", "--max-messages", "2", "--timeout-ms",
+                    String.valueOf(TIMEOUT_MS), "--formatter-property", "print.key=true",
+                    "--formatter-property", "key.separator=|").ok();
+            List<String> lines = c.out().lines().filter(l -> !l.isBlank()).toList();
+            check(lines.equals(List.of("a|1", "b|2")), "console consumer over SASL_SSL printed " + lines + " (" + c + ")");
+            // A wrong password in the same client config is refused.
+            java.nio.file.Files.writeString(props.toPath(),
+                    java.nio.file.Files.readString(props.toPath()).replace(password, "not-" + password));
+            ToolRunner.Result bad = ToolRunner.run("kafka-topics", TOPICS, "--bootstrap-server", ssl,
+                    "--command-config", cfg, "--list");
+            check(bad.status() != 0 && (bad.out() + bad.err()).contains("SaslAuthenticationException"),
+                    "kafka-topics --list with a wrong SCRAM password: " + bad);
+        } finally {
+            java.nio.file.Files.deleteIfExists(props.toPath());
+        }
     }
 }
