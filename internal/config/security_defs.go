@@ -23,26 +23,32 @@ const (
 var securityDefs = []Def{
 	// --- TLS -----------------------------------------------------------------
 	bdef("ssl.keystore.type", String, ptr("JKS"), vInFold("JKS", "PKCS12", "PEM"), "",
-		`Format of the key store: PEM or PKCS12 (JKS key stores are rejected at start-up with an error; convert them with `+
-			"`keytool -importkeystore -deststoretype PKCS12`"+`). Kafka's default is JKS, so set it whenever a key store is configured.`),
+		`Format of the key store: JKS (Kafka's default), PKCS12 or PEM. As in Java, JKS and PKCS12 each read both formats `+
+			`(the file's magic number decides). A JKS store's first private-key entry by alias is used, so keep one key entry in it. `+
+			`JCEKS stores are rejected at start-up (convert them with `+"`keytool -importkeystore -deststoretype PKCS12`"+`).`),
 	bdef("ssl.keystore.location", String, nil, rule{}, "",
 		`Key store file with the listener's private key and certificate chain. For PEM: one file holding the private key `+
 			`(PKCS#8, PKCS#1 or SEC 1; encrypted PKCS#8 needs ssl.key.password) and the certificates, leaf first.`),
 	sensitive(bdef("ssl.keystore.password", Password, nil, rule{}, "",
-		`Password of the key store file (PKCS12). Not used for PEM files (Kafka rejects it there too).`)),
+		`Password of the key store file (JKS or PKCS12; required for them, and checked against the store's integrity check). `+
+			`Not used for PEM files (Kafka rejects it there too).`)),
 	sensitive(bdef("ssl.key.password", Password, nil, rule{}, "",
-		`Password of the private key: for an encrypted PEM key (ssl.keystore.key or a PEM key store file).`)),
+		`Password of the private key: of the private-key entry of a JKS key store (unset: the key store password, as in `+
+			`Java), or of an encrypted PEM key (ssl.keystore.key or a PEM key store file).`)),
 	sensitive(bdef("ssl.keystore.certificate.chain", Password, nil, rule{}, "",
 		`Certificate chain in PEM form, leaf first, given inline instead of ssl.keystore.location (needs ssl.keystore.type=PEM `+
 			`and ssl.keystore.key).`)),
 	sensitive(bdef("ssl.keystore.key", Password, nil, rule{}, "",
 		`Private key in PEM form (PKCS#8; encrypted PKCS#8 with ssl.key.password), given inline instead of ssl.keystore.location.`)),
 	bdef("ssl.truststore.type", String, ptr("JKS"), vInFold("JKS", "PKCS12", "PEM"), "",
-		`Format of the trust store: PEM or PKCS12 (JKS is rejected at start-up with an error).`),
+		`Format of the trust store: JKS (Kafka's default), PKCS12 or PEM; JKS and PKCS12 each read both formats. A JKS trust `+
+			`store's trusted-certificate entries are trusted, and so is the first certificate of each private-key entry, as `+
+			`Java's trust manager does. JCEKS is rejected at start-up.`),
 	bdef("ssl.truststore.location", String, nil, rule{}, "",
 		`Trust store file: the certificate authorities client certificates are verified against (ssl.client.auth).`),
 	sensitive(bdef("ssl.truststore.password", Password, nil, rule{}, "",
-		`Password of the trust store file (PKCS12; optional, as in Kafka).`)),
+		`Password of the trust store file (JKS or PKCS12; optional, as in Kafka: without it a JKS store's integrity check `+
+			`is skipped).`)),
 	sensitive(bdef("ssl.truststore.certificates", Password, nil, rule{}, "",
 		`Trusted certificates in PEM form, given inline instead of ssl.truststore.location (needs ssl.truststore.type=PEM).`)),
 	bdef("ssl.client.auth", String, ptr("none"), vIn("required", "requested", "none"), "",

@@ -16,12 +16,6 @@ import (
 	"github.com/sluice-broker/sluice/internal/config"
 )
 
-// jksMagic starts every JKS (and JCEKS: 0xCECECECE) key store file.
-var (
-	jksMagic   = []byte{0xFE, 0xED, 0xFE, 0xED}
-	jceksMagic = []byte{0xCE, 0xCE, 0xCE, 0xCE}
-)
-
 // ServerTLS builds the TLS server configuration of listener from the ssl.*
 // configs, each read with Kafka's listener prefix rule
 // (listener.name.<listener>.ssl.* first). Errors name the config at fault;
@@ -119,11 +113,11 @@ func loadKeyStore(cfg *config.Broker, listener string) (tls.Certificate, error) 
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("%s: %w", name("ssl.keystore.location"), err)
 	}
-	if err := checkNotJKS(data, loc); err != nil {
-		return tls.Certificate{}, fmt.Errorf("%s: %w", name("ssl.keystore.location"), err)
-	}
 	switch typ {
 	case "PEM":
+		if err := checkNotJavaStore(data, loc, name("ssl.keystore.type")); err != nil {
+			return tls.Certificate{}, fmt.Errorf("%s %s: %w", name("ssl.keystore.location"), loc, err)
+		}
 		if get("ssl.keystore.password") != "" {
 			return tls.Certificate{}, fmt.Errorf("%s must not be set for a PEM key store (use ssl.key.password for an encrypted key)",
 				name("ssl.keystore.password"))
@@ -134,15 +128,21 @@ func loadKeyStore(cfg *config.Broker, listener string) (tls.Certificate, error) 
 		}
 		return c, nil
 	case "PKCS12", "JKS":
-		// Kafka's JKS default reads PKCS12 files too (Java's key store
-		// compatibility mode), so a PKCS12 file under the default type works.
+		// As in Java (key store compatibility mode), either type reads both
+		// formats: the file's magic number decides.
 		if looksPEM(data) {
 			return tls.Certificate{}, fmt.Errorf("%s %s is a PEM file: set %s=PEM", name("ssl.keystore.location"), loc, name("ssl.keystore.type"))
 		}
 		pw := get("ssl.keystore.password")
 		if pw == "" {
-			return tls.Certificate{}, fmt.Errorf("%s is set but %s is not (a PKCS12 key store needs its password)",
-				name("ssl.keystore.location"), name("ssl.keystore.password"))
+			return tls.Certificate{}, fmt.Errorf("%s is set but %s is not (a %s key store needs its password)",
+				name("ssl.keystore.location"), name("ssl.keystore.password"), typ)
+		}
+		if err := checkReadableStore(data, loc, typ); err != nil {
+			return tls.Certificate{}, fmt.Errorf("%s %s: %w", name("ssl.keystore.location"), loc, err)
+		}
+		if isJKS(data) {
+			return jksKeyPair(data, loc, pw, get("ssl.key.password"), name)
 		}
 		k, leaf, cas, err := pkcs12.DecodeChain(data, pw)
 		if err != nil {
@@ -161,7 +161,7 @@ func loadKeyStore(cfg *config.Broker, listener string) (tls.Certificate, error) 
 		}
 		return c, nil
 	}
-	return tls.Certificate{}, fmt.Errorf("%s=%s is not supported (PEM or PKCS12)", name("ssl.keystore.type"), typ)
+	return tls.Certificate{}, fmt.Errorf("%s=%s is not supported (JKS, PKCS12 or PEM)", name("ssl.keystore.type"), typ)
 }
 
 // loadTrustStore reads the listener's trusted certificates; nil without a
@@ -190,11 +190,11 @@ func loadTrustStore(cfg *config.Broker, listener string) (*x509.CertPool, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name("ssl.truststore.location"), err)
 		}
-		if err := checkNotJKS(data, loc); err != nil {
-			return nil, fmt.Errorf("%s: %w", name("ssl.truststore.location"), err)
-		}
 		switch typ {
 		case "PEM":
+			if err := checkNotJavaStore(data, loc, name("ssl.truststore.type")); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", name("ssl.truststore.location"), loc, err)
+			}
 			if certs, err = pemCertificates(data); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", name("ssl.truststore.location"), loc, err)
 			}
@@ -202,11 +202,19 @@ func loadTrustStore(cfg *config.Broker, listener string) (*x509.CertPool, error)
 			if looksPEM(data) {
 				return nil, fmt.Errorf("%s %s is a PEM file: set %s=PEM", name("ssl.truststore.location"), loc, name("ssl.truststore.type"))
 			}
-			if certs, err = pkcs12Certificates(data, get("ssl.truststore.password")); err != nil {
+			if err := checkReadableStore(data, loc, typ); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", name("ssl.truststore.location"), loc, err)
+			}
+			if isJKS(data) {
+				certs, err = jksTrustedCertificates(data, get("ssl.truststore.password"), name)
+			} else {
+				certs, err = pkcs12Certificates(data, get("ssl.truststore.password"))
+			}
+			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", name("ssl.truststore.location"), loc, err)
 			}
 		default:
-			return nil, fmt.Errorf("%s=%s is not supported (PEM or PKCS12)", name("ssl.truststore.type"), typ)
+			return nil, fmt.Errorf("%s=%s is not supported (JKS, PKCS12 or PEM)", name("ssl.truststore.type"), typ)
 		}
 	default:
 		return nil, nil
@@ -255,13 +263,36 @@ func pkcs12Certificates(data []byte, password string) ([]*x509.Certificate, erro
 
 func looksPEM(data []byte) bool { return bytes.Contains(data, []byte("-----BEGIN ")) }
 
-func checkNotJKS(data []byte, loc string) error {
-	if bytes.HasPrefix(data, jksMagic) || bytes.HasPrefix(data, jceksMagic) {
-		return fmt.Errorf("%s is a Java JKS/JCEKS key store, which Sluice cannot read: convert it with "+
-			"keytool -importkeystore -srckeystore %s -destkeystore store.p12 -deststoretype PKCS12, "+
-			"and set ssl.keystore.type (or ssl.truststore.type) to PKCS12, or use PEM", loc, loc)
+// checkNotJavaStore refuses a JKS or JCEKS file under type PEM, naming the
+// type config to change.
+func checkNotJavaStore(data []byte, loc, typeConfig string) error {
+	switch {
+	case isJKS(data):
+		return fmt.Errorf("this is a Java JKS key store, not PEM: set %s=JKS", typeConfig)
+	case isJCEKS(data):
+		return errors.New("this is a Java JCEKS key store, which Sluice cannot read: " + jceksAdvice(loc))
 	}
 	return nil
+}
+
+func jceksAdvice(loc string) string {
+	return "convert it with keytool -importkeystore -srcstoretype JCEKS -srckeystore " + loc +
+		" -deststoretype PKCS12 -destkeystore store.p12 and set the type to PKCS12 (or use a JKS or PEM store)"
+}
+
+// checkReadableStore refuses, under type JKS or PKCS12, a file that is
+// neither JKS nor PKCS12 (DER, starting with a SEQUENCE), naming its format
+// where it is known.
+func checkReadableStore(data []byte, loc, typ string) error {
+	switch {
+	case isJKS(data):
+		return nil
+	case isJCEKS(data):
+		return errors.New("this is a Java JCEKS key store (magic 0xCECECECE), which Sluice cannot read: " + jceksAdvice(loc))
+	case len(data) > 0 && data[0] == 0x30:
+		return nil
+	}
+	return fmt.Errorf("neither a JKS (magic 0xFEEDFEED) nor a PKCS12 file, which type %s reads", typ)
 }
 
 // pemKeyPair reads a PEM key store: certificates (leaf first) and one
