@@ -8,7 +8,9 @@
 // atomically and fsynced before the answer, so credentials survive a
 // restart. Kafka's checks, per user (results in request order; Kafka's
 // order is unspecified):
-//   - empty name → UNACCEPTABLE_CREDENTIAL (93); unknown mechanism →
+//   - empty name → UNACCEPTABLE_CREDENTIAL (93) (so is a name that is not
+//     valid UTF-8, which Kafka would have decoded with replacement
+//     characters); unknown mechanism →
 //     UNSUPPORTED_SASL_MECHANISM (33);
 //   - iterations below 4096 or above 16384 → UNACCEPTABLE_CREDENTIAL;
 //   - a user named twice in one request (deletions and upsertions
@@ -22,6 +24,7 @@ package broker
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -126,6 +129,11 @@ func (b *Broker) handleAlterUserSCRAMCredentials(_ context.Context, r *wire.Requ
 func checkScramUserMechanism(user string, mech int8) (security.ScramMechanism, *scramAlterResult) {
 	if user == "" {
 		return security.ScramMechanism{}, &scramAlterResult{code: kerr.UnacceptableCredential.Code, msg: "Username must not be empty"}
+	}
+	if !utf8.ValidString(user) {
+		// The credential file is JSON: such a name would not survive a
+		// restart intact. (Kafka decodes names as UTF-8 with replacement.)
+		return security.ScramMechanism{}, &scramAlterResult{code: kerr.UnacceptableCredential.Code, msg: "Username must be valid UTF-8"}
 	}
 	m, ok := security.ScramMechanismByType(mech)
 	if !ok {

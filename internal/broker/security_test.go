@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"errors"
 	"log/slog"
 	"net"
@@ -241,6 +242,16 @@ func TestSASLPlain(t *testing.T) {
 	mr.Version = 1
 	rc.recv(mr)
 
+	// Before authentication, frames are bounded by
+	// sasl.server.max.receive.size (Kafka's default: 512 KiB), announced
+	// size alone: nothing is read or allocated.
+	rc = dialRaw(t, sb.addrOf("SASL_PLAINTEXT"))
+	rc.nc.Write(binary.BigEndian.AppendUint32(nil, 524289))
+	rc.expectClosed()
+	if !strings.Contains(sb.logs.text(), "size=524289 sasl.server.max.receive.size=524288") {
+		t.Errorf("oversized pre-authentication frame not logged with its bound:\n%s", sb.logs.text())
+	}
+
 	// SaslHandshake on a PLAINTEXT listener: ILLEGAL_SASL_STATE, stays open.
 	rc = dialRaw(t, sb.addrOf("PLAINTEXT"))
 	rc.send(hs, 1)
@@ -296,6 +307,7 @@ func TestSCRAMCredentials(t *testing.T) {
 	}
 	req.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{
 		up("few", 1, 100), up("many", 1, 20000), up("", 1, 4096), up("twice", 1, 4096), up("twice", 2, 4096), up("mech", 3, 4096),
+		up("bad\xffutf8", 1, 4096),
 	}
 	resp, err := req.RequestWith(ctx, sb.clientOn("PLAINTEXT"))
 	if err != nil {
@@ -303,7 +315,7 @@ func TestSCRAMCredentials(t *testing.T) {
 	}
 	want := map[string]*kerr.Error{"nobody": kerr.ResourceNotFound, "few": kerr.UnacceptableCredential,
 		"many": kerr.UnacceptableCredential, "": kerr.UnacceptableCredential, "twice": kerr.DuplicateResource,
-		"mech": kerr.UnsupportedSaslMechanism}
+		"mech": kerr.UnsupportedSaslMechanism, "bad\xffutf8": kerr.UnacceptableCredential}
 	if len(resp.Results) != len(want) {
 		t.Fatalf("results: %+v", resp.Results)
 	}

@@ -1,7 +1,7 @@
 // Package security owns Sluice's listener security: parsing Kafka's
 // listeners / advertised.listeners / listener.security.protocol.map into
 // listeners, building the TLS server configuration of a listener from the
-// ssl.* configs (PEM and PKCS12 key and trust stores, client
+// ssl.* configs (JKS, PKCS12 and PEM key and trust stores, client
 // authentication, protocol versions, cipher suites), and the server side of
 // the SASL mechanisms PLAIN (users from a JAAS PlainLoginModule config) and
 // SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802 / RFC 7677, credentials in a

@@ -41,7 +41,8 @@ func (l Listener) SASL() bool { return l.Protocol == SASLPlaintext || l.Protocol
 // listener.security.protocol.map as Kafka does: each listener is
 // NAME://host:port (an entry without "NAME://" is a PLAINTEXT listener, as
 // Sluice has always accepted); names are case-insensitive and must be
-// unique, as must non-zero ports; every name needs a protocol in the map;
+// unique, as must non-zero ports (except that, as in Kafka, an IPv4 and an
+// IPv6 address may share one); every name needs a protocol in the map;
 // an advertised listener must name a listener. Listeners named in
 // controller.listener.names are KRaft controller listeners: Sluice has no
 // controller quorum, so they are left out (Kafka's stock combined-mode
@@ -68,7 +69,7 @@ func ParseListeners(cfg *config.Broker) ([]Listener, error) {
 	}
 	out := make([]Listener, 0, len(lst))
 	names := map[string]bool{}
-	ports := map[string]string{}
+	ports := map[string][]listenerEntry{}
 	for _, e := range lst {
 		if names[e.name] {
 			return nil, fmt.Errorf("listeners: listener name %s appears more than once", e.name)
@@ -83,10 +84,11 @@ func ParseListeners(cfg *config.Broker) ([]Listener, error) {
 				"(add %s:PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", e.name, e.name)
 		}
 		_, port, _ := net.SplitHostPort(e.addr)
-		if other, dup := ports[port]; dup && port != "0" {
-			return nil, fmt.Errorf("listeners: listeners %s and %s both use port %s", other, e.name, port)
+		if others := ports[port]; len(others) > 0 && port != "0" && !(len(others) == 1 && ipv4AndIPv6(others[0], e)) {
+			return nil, fmt.Errorf("listeners: listeners %s and %s both use port %s (only an IPv4 and an IPv6 address may share a port)",
+				others[0].name, e.name, port)
 		}
-		ports[port] = e.name
+		ports[port] = append(ports[port], e)
 		out = append(out, Listener{Name: e.name, Protocol: proto, Bind: e.addr})
 	}
 	if len(out) == 0 {
@@ -121,6 +123,24 @@ func ParseListeners(cfg *config.Broker) ([]Listener, error) {
 		}
 	}
 	return out, nil
+}
+
+// ipv4AndIPv6 reports whether one of a and b binds an IPv4 address and
+// the other an IPv6 one: Kafka lets such a pair share a port (KIP-797).
+func ipv4AndIPv6(a, b listenerEntry) bool {
+	v := func(e listenerEntry) int {
+		host, _, _ := net.SplitHostPort(e.addr)
+		ip := net.ParseIP(host)
+		switch {
+		case ip == nil:
+			return 0
+		case ip.To4() != nil:
+			return 4
+		}
+		return 6
+	}
+	va, vb := v(a), v(b)
+	return va != 0 && vb != 0 && va != vb
 }
 
 func indexOf(ls []Listener, name string) int {

@@ -29,6 +29,10 @@ func TestParseListeners(t *testing.T) {
 			"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"}, []Listener{
 			{Name: "PLAINTEXT", Protocol: Plaintext, Bind: ":9092", Advertise: "localhost:9092"}}},
 		{map[string]string{"listeners": "127.0.0.1:0"}, []Listener{{Name: "PLAINTEXT", Protocol: Plaintext, Bind: "127.0.0.1:0"}}},
+		// KIP-797: an IPv4 and an IPv6 listener may share a port.
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092"}, []Listener{
+			{Name: "PLAINTEXT", Protocol: Plaintext, Bind: "127.0.0.1:9092"},
+			{Name: "SSL", Protocol: SSL, Bind: "[::1]:9092"}}},
 	}
 	for _, tc := range cases {
 		got, err := ParseListeners(brokerConfig(t, tc.props))
@@ -43,6 +47,9 @@ func TestParseListeners(t *testing.T) {
 		{map[string]string{"listeners": "INTERNAL://:9094"}, "no security protocol"},
 		{map[string]string{"listeners": "PLAINTEXT://:9092,plaintext://:9093"}, "more than once"},
 		{map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9092"}, "both use port 9092"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://10.0.0.1:9092"}, "both use port 9092"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,SSL://[::1]:9092,SASL_SSL://[::2]:9092"}, "both use port 9092"},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092,SSL://[::1]:9092"}, "both use port 9092"},
 		{map[string]string{"listeners": "PLAINTEXT://nohostport"}, "missing port"},
 		{map[string]string{"listeners": "PLAINTEXT://:99999"}, "port"},
 		{map[string]string{"advertised.listeners": "SSL://h:1"}, "not a listener"},

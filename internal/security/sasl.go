@@ -105,7 +105,12 @@ func ListenerSASL(cfg *config.Broker, listener string) (*SASLConfig, error) {
 	return sc, nil
 }
 
+// plainUsers reads the user_<name> options of the PlainLoginModule. As in
+// Kafka, a listener's JAAS config holds exactly one login module.
 func plainUsers(mods []LoginModule) (map[string]string, error) {
+	if len(mods) != 1 {
+		return nil, fmt.Errorf("the JAAS config contains %d login modules, should be 1 (%s)", len(mods), PlainLoginModule)
+	}
 	for _, m := range mods {
 		if m.Class != PlainLoginModule {
 			continue

@@ -2,7 +2,11 @@ package security
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -34,6 +38,51 @@ func TestParseJAAS(t *testing.T) {
 		if _, err := ParseJAAS(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+// TestParseJAASKafkaTokens checks the tokeniser rules of Kafka's JaasConfig:
+// single quotes, comments, Java escapes, control characters as spaces.
+func TestParseJAASKafkaTokens(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want map[string]string
+	}{
+		{`x.Y required user_a='a-secret' user_b="b'q";`, map[string]string{"user_a": "a-secret", "user_b": "b'q"}},
+		{"x.Y required /* the users */ user_a=\"p\" // admin\n user_b=\"q\"; // end", map[string]string{"user_a": "p", "user_b": "q"}},
+		{"x.Y required\r\n\tuser_a=\"p\"\x00;", map[string]string{"user_a": "p"}},
+		{`x.Y required a="t\tn\nq\"b\\o\101\0x\477";`, map[string]string{"a": "t\tn\nq\"b\\oA\x00x\x277"}},
+		{`x.Y required a='it\'s' b="";`, map[string]string{"a": "it's", "b": ""}},
+		{`x.Y required "quoted key"=v;`, map[string]string{"quoted key": "v"}},
+		// '/' starts a comment even inside an unquoted word, up to the end
+		// of the line (the "; b=q" is part of it).
+		{`x.Y required a=p/comment ; b=q` + "\n;", map[string]string{"a": "p"}},
+		{`x.Y REQUIRED a=é;`, map[string]string{"a": "é"}},
+	} {
+		mods, err := ParseJAAS(tc.text)
+		if err != nil || len(mods) != 1 {
+			t.Errorf("%q: %v %+v", tc.text, err, mods)
+			continue
+		}
+		if !reflect.DeepEqual(mods[0].Options, tc.want) || mods[0].Class != "x.Y" || mods[0].Flag != "required" {
+			t.Errorf("%q: got %+v, want options %q", tc.text, mods[0], tc.want)
+		}
+	}
+	for _, bad := range []string{
+		"x.Y required a=\"line\nbreak\";", `x.Y required a="ends in \`, `x.Y required a='open;`,
+		`x.Y required /* never closed; `, `x.Y required a=/*c*/;`, `x.Y required =v;`,
+	} {
+		if mods, err := ParseJAAS(bad); err == nil {
+			t.Errorf("%q parsed: %+v", bad, mods)
+		}
+	}
+	// Kafka rejects a listener JAAS config with more than one login module.
+	_, err := ListenerSASL(brokerConfig(t, map[string]string{
+		"sasl.enabled.mechanisms": "PLAIN",
+		"sasl.jaas.config":        plainJAAS + ` other.Module optional;`,
+	}), "SASL_PLAINTEXT")
+	if err == nil || !strings.Contains(err.Error(), "2 login modules") {
+		t.Errorf("two login modules: %v", err)
 	}
 }
 
@@ -235,5 +284,132 @@ func TestScramStorePersists(t *testing.T) {
 	writeFile(t, dir, `{not json`)
 	if _, err := OpenScramStore(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupt file: %v", err)
+	}
+}
+
+// TestScramUnknownUser checks that an unknown user is answered like a
+// known one (a stable salt, Kafka's default iterations) and fails only at
+// the proof, with the message of a wrong password.
+func TestScramUnknownUser(t *testing.T) {
+	store, err := OpenScramStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &SASLConfig{Mechanisms: []string{MechScramSHA256}}
+	serverFirst := func(user string) (Session, string) {
+		s, _ := sc.NewSession(MechScramSHA256, store)
+		reply, done, err := s.Step([]byte("n,,n=" + user + ",r=clientnonce"))
+		if err != nil || done {
+			t.Fatalf("%s: client-first refused: %v", user, err)
+		}
+		return s, string(reply)
+	}
+	saltOf := func(sf string) string {
+		for _, a := range strings.Split(sf, ",") {
+			if v, ok := strings.CutPrefix(a, "s="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no salt in %q", sf)
+		return ""
+	}
+	s, sf := serverFirst("nobody")
+	if !strings.HasPrefix(sf, "r=clientnonce") || !strings.HasSuffix(sf, ",i=4096") {
+		t.Errorf("server-first %q", sf)
+	}
+	if _, sf2 := serverFirst("nobody"); saltOf(sf2) != saltOf(sf) {
+		t.Errorf("salt changed between probes: %q %q", sf, sf2)
+	}
+	if _, sf3 := serverFirst("somebody"); saltOf(sf3) == saltOf(sf) {
+		t.Errorf("two unknown users share a salt")
+	}
+	nonce := strings.TrimPrefix(strings.Split(sf, ",")[0], "r=")
+	_, _, err = s.Step([]byte("c=biws,r=" + nonce + ",p=" + base64.StdEncoding.EncodeToString(make([]byte, 32))))
+	var ae *AuthError
+	if !errors.As(err, &ae) || ae.Message != "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256" ||
+		!strings.Contains(ae.Detail, "no SCRAM-SHA-256 credential") {
+		t.Errorf("final: %v", err)
+	}
+}
+
+// TestScramReplay checks that a client-final message works once: neither
+// again on its session nor on another one.
+func TestScramReplay(t *testing.T) {
+	store, err := OpenScramStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := []byte("salt")
+	sp, _ := ScramSHA256.SaltedPassword("pw", salt, 4096)
+	if err := store.Apply([]ScramChange{{User: "alice", Mechanism: ScramSHA256, Credential: ScramSHA256.NewScramCredential(salt, sp, 4096)}}); err != nil {
+		t.Fatal(err)
+	}
+	sc := &SASLConfig{Mechanisms: []string{MechScramSHA256}}
+	client := scram.Auth{User: "alice", Pass: "pw"}.AsSha256Mechanism()
+	cs, first, _ := client.Authenticate(context.Background(), "b:1")
+	s, _ := sc.NewSession(MechScramSHA256, store)
+	sf, _, err := s.Step(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, final, err := cs.Challenge(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, done, err := s.Step(final); err != nil || !done {
+		t.Fatalf("final: %v %v", done, err)
+	}
+	if _, _, err := s.Step(final); err == nil {
+		t.Error("client-final accepted twice on one session")
+	}
+	s2, _ := sc.NewSession(MechScramSHA256, store)
+	if _, _, err := s2.Step(first); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s2.Step(final); err == nil {
+		t.Error("client-final of another session accepted")
+	}
+	// A nonce must be printable ASCII.
+	s3, _ := sc.NewSession(MechScramSHA256, store)
+	if _, _, err := s3.Step([]byte("n,,n=alice,r=ab\x01c")); err == nil {
+		t.Error("control character in the nonce accepted")
+	}
+}
+
+// TestScramStoreFileMode checks that the credential file is mode 0600 even
+// when a stale temporary file with a wider mode was left behind, and that
+// a symlink in its place is not written through.
+func TestScramStoreFileMode(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenScramStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ScramCredentialsFile+".tmp")
+	if err := os.WriteFile(tmp, []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, 0o644) // whatever the umask
+	c := ScramSHA256.NewScramCredential([]byte("salt"), []byte("sp"), 4096)
+	if err := s.Apply([]ScramChange{{User: "alice", Mechanism: ScramSHA256, Credential: c}}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, ScramCredentialsFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("credential file mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	if err := os.Symlink(victim, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply([]ScramChange{{User: "bob", Mechanism: ScramSHA256, Credential: c}}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("wrote through a symlink: %q", b)
+	}
+	if s2, err := OpenScramStore(dir); err != nil || len(s2.Users()) != 2 {
+		t.Fatalf("reopen: %v", err)
 	}
 }

@@ -111,6 +111,7 @@ type scramSession struct {
 	clientFirstBare string
 	serverFirst     string
 	cred            ScramCredential
+	unknown         bool // cred is made up: the user has none
 }
 
 func newScramSession(m ScramMechanism, store *ScramStore) *scramSession {
@@ -172,7 +173,7 @@ func (s *scramSession) clientFirst(msg string) ([]byte, error) {
 		return nil, s.fail("malformed user name")
 	}
 	clientNonce := attrs[1][2:]
-	if clientNonce == "" || strings.ContainsAny(clientNonce, ",") {
+	if !printableNonce(clientNonce) {
 		return nil, s.fail("malformed nonce")
 	}
 	for _, ext := range attrs[2:] {
@@ -188,7 +189,10 @@ func (s *scramSession) clientFirst(msg string) ([]byte, error) {
 	}
 	cred, ok := s.store.Lookup(user, s.m)
 	if !ok {
-		return nil, s.fail("no " + s.m.Name + " credential for user " + user)
+		// RFC 5802 §5.1: answer an unknown user as a known one (a stable
+		// made-up salt) and fail at the proof, so that a client cannot
+		// tell which users exist.
+		cred, s.unknown = unknownUserCredential(s.m, user), true
 	}
 	if cred.Iterations < ScramMinIterations {
 		return nil, s.fail(fmt.Sprintf("iterations %d below the minimum %d", cred.Iterations, ScramMinIterations))
@@ -226,7 +230,10 @@ func (s *scramSession) clientFinal(msg string) ([]byte, error) {
 	sig := s.m.hmac(s.cred.StoredKey, authMessage)
 	clientKey := make([]byte, len(proof))
 	subtle.XORBytes(clientKey, proof, sig)
-	if subtle.ConstantTimeCompare(s.m.digest(clientKey), s.cred.StoredKey) != 1 {
+	if subtle.ConstantTimeCompare(s.m.digest(clientKey), s.cred.StoredKey) != 1 || s.unknown {
+		if s.unknown {
+			return nil, s.fail("no " + s.m.Name + " credential for user " + s.user)
+		}
 		return nil, s.fail("invalid proof for user " + s.user)
 	}
 	serverSig := s.m.hmac(s.cred.ServerKey, authMessage)
@@ -256,4 +263,43 @@ func saslName(s string) (string, error) {
 		i += 2
 	}
 	return b.String(), nil
+}
+
+// printableNonce reports whether n is a SCRAM nonce: printable ASCII
+// without ',' (RFC 5802), at least one character.
+func printableNonce(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c < 0x21 || c > 0x7e || c == ',' {
+			return false
+		}
+	}
+	return true
+}
+
+// unknownSecret keys the made-up credentials of unknown users: stable for
+// the life of the process, so repeated probes of one name see one salt.
+var unknownSecret = func() []byte {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return b
+}()
+
+// unknownUserCredential is a credential that no password matches, with a
+// salt shaped like kafka-configs' (26 base-36 characters) and its default
+// 4096 iterations.
+func unknownUserCredential(m ScramMechanism, user string) ScramCredential {
+	mac := hmac.New(sha256.New, unknownSecret)
+	mac.Write([]byte(m.Name + "\x00" + user))
+	sum := mac.Sum(nil)
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	salt := make([]byte, 26)
+	for i := range salt {
+		salt[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	stored := make([]byte, m.hash().Size())
+	rand.Read(stored)
+	return ScramCredential{Salt: salt, StoredKey: stored, ServerKey: stored, Iterations: ScramMinIterations}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"unicode/utf8"
 )
 
 // ScramCredentialsFile is the file in the data directory holding the SCRAM
@@ -125,9 +126,15 @@ type ScramChange struct {
 
 // Apply makes every change durable, then visible: all of them or (on an
 // error writing the file) none. Deleting a missing credential is a no-op.
+// User names must be valid UTF-8 (the file is JSON).
 func (s *ScramStore) Apply(changes []ScramChange) error {
 	if len(changes) == 0 {
 		return nil
+	}
+	for _, c := range changes {
+		if !utf8.ValidString(c.User) {
+			return fmt.Errorf("security: SCRAM user name %q is not valid UTF-8", c.User)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,7 +170,13 @@ func (s *ScramStore) write(users map[string]map[string]ScramCredential) error {
 		return err
 	}
 	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	// A temporary file left by a crash (or made by someone else) is
+	// removed, not reused: O_EXCL makes the new one, mode 0600 whatever
+	// the old one's mode was, and never writes through a symlink.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("security: writing SCRAM credentials: %w", err)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("security: writing SCRAM credentials: %w", err)
 	}

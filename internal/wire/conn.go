@@ -210,8 +210,11 @@ func (c *conn) readFailed(err error) {
 	var fse *FrameSizeError
 	switch {
 	case errors.As(err, &fse):
-		c.log.Warn("closing connection: request frame too large",
-			"size", fse.Size, "socket.request.max.bytes", fse.Max)
+		bound := "socket.request.max.bytes"
+		if fse.Max < c.s.cfg.MaxRequestBytes {
+			bound = "sasl.server.max.receive.size" // before authentication
+		}
+		c.log.Warn("closing connection: request frame too large", "size", fse.Size, bound, fse.Max)
 		c.hardClose()
 	case errors.Is(err, errClosing):
 		// Graceful shutdown: answer what was read, then close.
@@ -291,7 +294,7 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 		return false
 	}
 	r := &Request{Header: hdr, Body: req, Size: len(frame), Received: received, Remote: c.st.Remote, Conn: c.st}
-	if c.s.d.Concurrent(key) {
+	if c.concurrent(key) {
 		c.inflight.Add(1)
 		go func() {
 			defer c.inflight.Done()
@@ -308,6 +311,17 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 		}
 	}
 	return true
+}
+
+// concurrent reports whether a request may run alongside its neighbours.
+// The SASL requests, and every request before authentication completes,
+// are barriers whatever the Dispatcher says: the next frame is read only
+// once the SASL phase has moved on, so it is judged by that phase.
+func (c *conn) concurrent(key int16) bool {
+	if key == saslHandshakeKey || key == saslAuthenticateKey || c.st.Phase() != SASLDone {
+		return false
+	}
+	return c.s.d.Concurrent(key)
 }
 
 // rawToken handles one bare SASL token frame (after a v0 SaslHandshake,

@@ -41,7 +41,9 @@ type Dispatcher interface {
 	// with neighbouring concurrent requests of the same connection. A
 	// non-concurrent request is a barrier: it starts after every earlier
 	// request of the connection has been handled, and later requests start
-	// after it has been handled.
+	// after it has been handled. SaslHandshake, SaslAuthenticate and every
+	// request read before SASL authentication completes are barriers
+	// whatever Concurrent says.
 	Concurrent(key int16) bool
 	// Handle serves one request. A nil response means "no response" (acks=0
 	// produce); a *Deferred response is finished later (see Deferred). An error closes the connection after logging it; prefer Kafka

@@ -303,3 +303,108 @@ func TestTLSListener(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// allConcurrent marks every key concurrent, SASL ones included: the wire
+// layer must still run the SASL exchange as barriers.
+type allConcurrent struct{ *saslDispatcher }
+
+func (allConcurrent) Concurrent(int16) bool { return true }
+
+// TestSASLGatePipelined sends whole exchanges in one write: frames after
+// the handshake are judged by the phase the handshake leaves, never by the
+// phase at the time they arrived, and nothing but ApiVersions, SaslHandshake
+// and SaslAuthenticate reaches the dispatcher before authentication.
+func TestSASLGatePipelined(t *testing.T) {
+	apiv := kmsg.NewPtrApiVersionsRequest()
+	apiv.Version = 3
+	apiv.ClientSoftwareName, apiv.ClientSoftwareVersion = "t", "1"
+	rawFrame := func(tok string) []byte {
+		return append(binary.BigEndian.AppendUint32(nil, uint32(len(tok))), tok...)
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for _, concurrent := range []bool{false, true} {
+		start := func(t *testing.T) (*saslDispatcher, string) {
+			d := &saslDispatcher{}
+			var disp Dispatcher = d
+			if concurrent {
+				disp = allConcurrent{d}
+			}
+			addr, _ := startListener(t, disp, &Listener{Name: "SASL_PLAINTEXT", Protocol: ProtocolSASLPlaintext, SASL: true, MaxPreAuthBytes: 1024})
+			return d, addr
+		}
+		name := "barriers"
+		if concurrent {
+			name = "all concurrent"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Run("v1 exchange in one write", func(t *testing.T) {
+				d, addr := start(t)
+				c := dial(t, addr)
+				c.nc.Write(cat(frameRequest(apiv, 1), frameRequest(handshakeReq(1, "TOY"), 2),
+					frameRequest(authReq("good"), 3), frameRequest(metadataReq(), 4)))
+				for corr := int32(1); corr <= 4; corr++ {
+					got, _, err := c.recv(0)
+					if err != nil || got != corr {
+						t.Fatalf("response %d: corr %d, %v", corr, got, err)
+					}
+				}
+				if p, _, _ := d.seen(); p != "User:bob" {
+					t.Fatalf("Metadata ran as %q", p)
+				}
+			})
+			t.Run("metadata right after the handshake", func(t *testing.T) {
+				d, addr := start(t)
+				c := dial(t, addr)
+				c.nc.Write(cat(frameRequest(handshakeReq(1, "TOY"), 1), frameRequest(metadataReq(), 2), frameRequest(authReq("good"), 3)))
+				for {
+					if _, _, err := c.recv(0); err != nil {
+						break
+					}
+				}
+				if p, _, _ := d.seen(); p != "" {
+					t.Fatalf("Metadata ran as %q", p)
+				}
+			})
+			t.Run("metadata after a failed authentication", func(t *testing.T) {
+				d, addr := start(t)
+				c := dial(t, addr)
+				c.nc.Write(cat(frameRequest(handshakeReq(1, "TOY"), 1), frameRequest(authReq("bad"), 2), frameRequest(metadataReq(), 3)))
+				for {
+					if _, _, err := c.recv(0); err != nil {
+						break
+					}
+				}
+				if p, _, _ := d.seen(); p != "" {
+					t.Fatalf("Metadata ran as %q", p)
+				}
+			})
+			t.Run("v0 raw token in one write", func(t *testing.T) {
+				d, addr := start(t)
+				c := dial(t, addr)
+				c.nc.Write(cat(frameRequest(handshakeReq(0, "TOY"), 1), rawFrame("bad"), frameRequest(metadataReq(), 2)))
+				for {
+					if _, _, err := c.recv(0); err != nil {
+						break
+					}
+				}
+				if p, _, _ := d.seen(); p != "" {
+					t.Fatalf("Metadata ran as %q after a bad raw token", p)
+				}
+				c = dial(t, addr)
+				c.nc.Write(cat(frameRequest(handshakeReq(0, "TOY"), 1), rawFrame("good"), frameRequest(metadataReq(), 2)))
+				if got, _, err := c.recv(0); err != nil || got != 1 {
+					t.Fatalf("handshake: %d %v", got, err)
+				}
+				if reply, err := ReadFrame(c.br, 1024); err != nil || string(reply) != "welcome" {
+					t.Fatalf("raw reply %q %v", reply, err)
+				}
+				if got, _, err := c.recv(0); err != nil || got != 2 {
+					t.Fatalf("metadata: %d %v", got, err)
+				}
+				if p, _, _ := d.seen(); p != "User:bob" {
+					t.Fatalf("Metadata ran as %q", p)
+				}
+			})
+		})
+	}
+}
