@@ -72,6 +72,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.get-offsets-delete-records", "kafka-get-offsets (earliest, latest, max timestamp) and kafka-delete-records"},
 	{"tools.dump-log", "kafka-dump-log on a Sluice segment (.log, .index, .timeindex)"},
 	{"tools.dump-log-offsets", "kafka-dump-log --offsets-decoder on __consumer_offsets"},
+	{"tools.dump-log-transactions", "kafka-dump-log --transaction-log-decoder on __transaction_state"},
 	{"tools.acls", "kafka-acls --list, --add: SECURITY_DISABLED (no authorizer), as Kafka without one"},
 	{"tools.reassign-partitions", "kafka-reassign-partitions --list, --execute with the current assignment"},
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},

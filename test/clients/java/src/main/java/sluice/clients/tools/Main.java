@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -19,8 +20,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringSerializer;
 import sluice.clients.Harness;
 
 /**
@@ -74,6 +79,9 @@ public final class Main {
         h.add("kafka-dump-log", "tools.dump-log", List.of("CreateTopics", "Produce"), Main::dumpLog);
         h.add("kafka-dump-log-offsets-decoder", "tools.dump-log-offsets",
                 List.of("CreateTopics", "Produce", "FindCoordinator", "OffsetCommit"), Main::dumpOffsetsLog);
+        h.add("kafka-dump-log-transaction-decoder", "tools.dump-log-transactions",
+                List.of("CreateTopics", "Produce", "FindCoordinator", "InitProducerID", "AddPartitionsToTxn", "EndTxn"),
+                Main::dumpTransactionLog);
         h.add("kafka-acls", "tools.acls", List.of("DescribeACLs", "CreateACLs"), Main::acls);
         h.add("kafka-reassign-partitions", "tools.reassign-partitions",
                 List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "ListPartitionReassignments",
@@ -595,6 +603,54 @@ public final class Main {
                 }
                 return r.out().lines().anyMatch(l -> l.contains("\"group\":\"" + g + "\"")
                         && l.contains("\"topic\":\"" + t + "\"") && l.contains("\"offset\":3"));
+            } catch (AssertionError e) {
+                throw e;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    /** Kafka's transaction-log decoder reads Sluice's __transaction_state records (Kafka's own formats). */
+    private static void dumpTransactionLog() throws Exception {
+        File data = dataDir();
+        String t = PREFIX + "-txn-dump";
+        String txnId = PREFIX + "-dumped-txn";
+        createTopic(t);
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) TIMEOUT_MS);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(t, 0, "k", "v"));
+            producer.commitTransaction();
+        }
+        eventually("kafka-dump-log --transaction-log-decoder shows " + txnId, TIMEOUT_MS, () -> {
+            File[] dirs = data.listFiles((x, name) -> name.startsWith("__transaction_state-"));
+            List<String> logs = new ArrayList<>();
+            for (File d : dirs == null ? new File[0] : dirs) {
+                for (File f : segmentFiles(d, ".log")) {
+                    if (f.length() > 0) {
+                        logs.add(f.getPath());
+                    }
+                }
+            }
+            if (logs.isEmpty()) {
+                return false;
+            }
+            try {
+                ToolRunner.Result r = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", logs),
+                        "--transaction-log-decoder");
+                if (r.status() != 0 || r.err().contains("Exception") || r.out().contains("Exception")) {
+                    throw new AssertionError("kafka-dump-log --transaction-log-decoder: " + r);
+                }
+                // The decoded key names the id; the decoded value carries the producer and the partitions.
+                return r.out().lines().anyMatch(l -> l.contains(txnId) && l.contains("producerId")
+                        && l.contains(t));
             } catch (AssertionError e) {
                 throw e;
             } catch (Exception e) {
