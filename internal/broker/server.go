@@ -384,11 +384,11 @@ func advertised(advertise, listenAddr string, bound net.Addr) (string, int32, er
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", 0, fmt.Errorf("sluice: advertise address %q: %w", addr, err)
+		return "", 0, fmt.Errorf("sluice: advertised address %q (--advertise or advertised.listeners): %w", addr, err)
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || p == 0 || host == "" {
-		return "", 0, fmt.Errorf("sluice: advertise address %q: need host:port with a port in 1-65535", addr)
+		return "", 0, fmt.Errorf("sluice: advertised address %q (--advertise or advertised.listeners): need host:port with a port in 1-65535", addr)
 	}
 	return host, int32(p), nil
 }

@@ -413,3 +413,49 @@ func TestScramStoreFileMode(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 }
+
+// librdkafka before 2.6.1 sends its client nonce twice in the client-final
+// message (r=<client nonce><client nonce + server nonce>); that form is
+// accepted, as Kafka 3.8.1-3.9 did, and any other prefix is not.
+func TestScramOldLibrdkafkaNonce(t *testing.T) {
+	store, err := OpenScramStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ScramSHA256
+	salt := []byte("salty")
+	sp, _ := m.SaltedPassword("pw", salt, 4096)
+	if err := store.Apply([]ScramChange{{User: "alice", Mechanism: m, Credential: m.NewScramCredential(salt, sp, 4096)}}); err != nil {
+		t.Fatal(err)
+	}
+	sc := &SASLConfig{Mechanisms: []string{MechScramSHA256}}
+	final := func(prefix string) error {
+		s, _ := sc.NewSession(MechScramSHA256, store)
+		const clientNonce = "fyko+d2lbbFgONRv9qkxdawL"
+		bare := "n=alice,r=" + clientNonce
+		sf, _, err := s.Step([]byte("n,," + bare))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := strings.TrimPrefix(strings.Split(string(sf), ",")[0], "r=")
+		withoutProof := "c=biws,r=" + prefix + full
+		authMessage := bare + "," + string(sf) + "," + withoutProof
+		clientKey := m.hmac(sp, "Client Key")
+		sig := m.hmac(m.digest(clientKey), authMessage)
+		proof := make([]byte, len(sig))
+		for i := range sig {
+			proof[i] = clientKey[i] ^ sig[i]
+		}
+		_, _, err = s.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)))
+		return err
+	}
+	if err := final(""); err != nil {
+		t.Fatalf("RFC 5802 nonce refused: %v", err)
+	}
+	if err := final("fyko+d2lbbFgONRv9qkxdawL"); err != nil {
+		t.Fatalf("the doubled client nonce of librdkafka < 2.6.1 refused: %v", err)
+	}
+	if err := final("somethingelse"); err == nil {
+		t.Fatal("a nonce with another prefix accepted")
+	}
+}

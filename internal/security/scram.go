@@ -108,6 +108,7 @@ type scramSession struct {
 	user            string
 	gs2Header       string
 	nonce           string // client nonce + server nonce
+	clientNonce     string
 	clientFirstBare string
 	serverFirst     string
 	cred            ScramCredential
@@ -200,6 +201,7 @@ func (s *scramSession) clientFirst(msg string) ([]byte, error) {
 	s.user, s.cred = user, cred
 	var nb [24]byte
 	rand.Read(nb[:])
+	s.clientNonce = clientNonce
 	s.nonce = clientNonce + base64.RawURLEncoding.EncodeToString(nb[:])
 	s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(cred.Salt) + ",i=" + strconv.Itoa(cred.Iterations)
 	return []byte(s.serverFirst), nil
@@ -219,7 +221,10 @@ func (s *scramSession) clientFinal(msg string) ([]byte, error) {
 	if err != nil || string(cb) != s.gs2Header {
 		return nil, s.fail("channel binding does not match the gs2 header")
 	}
-	if attrs[1][2:] != s.nonce {
+	if got := attrs[1][2:]; got != s.nonce && got != s.clientNonce+s.nonce {
+		// The second form is what librdkafka before 2.6.1 sends (the client
+		// nonce twice); Kafka 3.8.1-3.9 accepted it too, and Debian's kcat
+		// still links such a librdkafka. The server nonce is in both.
 		return nil, s.fail("invalid nonce in the client-final message")
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofB64)
