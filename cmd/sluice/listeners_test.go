@@ -114,6 +114,23 @@ listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.p
 	if err := carol(); err != nil {
 		t.Fatalf("SCRAM login: %v", err)
 	}
+	// The admin command logs in to the SASL_SSL listener with a Kafka client properties file.
+	caPEM := ca.WritePEM(t, dir, "ca.pem")
+	clientProps := filepath.Join(dir, "client.properties")
+	if err := os.WriteFile(clientProps, []byte("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"carol\" password=\"carol-secret\";\n"+
+		"ssl.truststore.type=PEM\nssl.truststore.location="+caPEM+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "topics", "create", "over-sasl", "--bootstrap", saslAddr, "--command-config", clientProps).CombinedOutput(); err != nil {
+		t.Fatalf("sluice topics create over SASL_SSL: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "topics", "list", "--bootstrap", saslAddr, "--command-config", clientProps).CombinedOutput(); err != nil || !strings.Contains(string(out), "over-sasl") {
+		t.Fatalf("sluice topics list over SASL_SSL: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "topics", "list", "--bootstrap", saslAddr).CombinedOutput(); err == nil {
+		t.Fatalf("sluice topics list without credentials on the SASL_SSL listener succeeded:\n%s", out)
+	}
 	if _, err := advertised(client(saslAddr, tlsOpt, kgo.SASL(plain.Auth{User: "alice", Pass: "bad"}.AsMechanism()))); err == nil {
 		t.Fatal("a wrong PLAIN password was accepted")
 	}

@@ -10,7 +10,8 @@ package main
 //	sluice topics delete NAME
 //
 // --bootstrap host:port (or SLUICE_BOOTSTRAP; default localhost:9092) picks
-// the broker.
+// the broker; --command-config FILE (or SLUICE_COMMAND_CONFIG) is a Kafka
+// client properties file for a TLS or SASL listener (client_config.go).
 
 import (
 	"context"
@@ -43,9 +44,9 @@ func (c configFlags) Set(v string) error {
 
 func topicsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	usage := func() {
-		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--replication-factor 1] [--config name=value ...] [--bootstrap host:port]")
-		fmt.Fprintln(stderr, "       sluice topics list [--bootstrap host:port]")
-		fmt.Fprintln(stderr, "       sluice topics describe|delete NAME [--bootstrap host:port]")
+		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--replication-factor 1] [--config name=value ...] [--bootstrap host:port] [--command-config FILE]")
+		fmt.Fprintln(stderr, "       sluice topics list [--bootstrap host:port] [--command-config FILE]")
+		fmt.Fprintln(stderr, "       sluice topics describe|delete NAME [--bootstrap host:port] [--command-config FILE]")
 	}
 	if len(args) == 0 {
 		usage()
@@ -63,6 +64,8 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		bootstrap = "localhost:9092"
 	}
 	fs.StringVar(&bootstrap, "bootstrap", bootstrap, "`host:port` of the broker [$SLUICE_BOOTSTRAP]")
+	commandConfig := fs.String("command-config", getenv("SLUICE_COMMAND_CONFIG"),
+		"Kafka client properties `file` for a TLS or SASL listener (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*) [$SLUICE_COMMAND_CONFIG]")
 	partitions := fs.Int("partitions", -1, "number of `partitions`; -1 takes the broker's num.partitions")
 	replication := fs.Int("replication-factor", -1, "replication `factor`: 1 (or -1, the broker default) on a single node")
 	configs := configFlags{}
@@ -91,7 +94,16 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		return 2
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	opts := []kgo.Opt{kgo.SeedBrokers(bootstrap)}
+	if *commandConfig != "" {
+		more, err := clientOptions(*commandConfig)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice topics: --command-config %v\n", err)
+			return 2
+		}
+		opts = append(opts, more...)
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice topics: %v\n", err)
 		return 1
