@@ -503,7 +503,14 @@ func TestTxnVerifyPartition(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", what, err, want)
 		}
 	}
-	check("no transaction", b.verifyTxnPartition(x.pid, x.epoch, "v", 0), kerr.InvalidTxnState)
+	verify := func(b *Broker, pid int64, epoch int16, topic string, partition int32) error {
+		release, err := b.beginTxnProduce(pid, epoch, topic, partition)
+		if release != nil {
+			release()
+		}
+		return err
+	}
+	check("no transaction", verify(b, x.pid, x.epoch, "v", 0), kerr.InvalidTxnState)
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.TransactionalID, req.ProducerID, req.ProducerEpoch = x.id, x.pid, x.epoch
 	rt := kmsg.NewAddPartitionsToTxnRequestTopic()
@@ -512,9 +519,9 @@ func TestTxnVerifyPartition(t *testing.T) {
 	if code := tb.request(req).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
-	check("added", b.verifyTxnPartition(x.pid, x.epoch, "v", 0), nil)
-	check("other partition", b.verifyTxnPartition(x.pid, x.epoch, "v", 1), kerr.InvalidTxnState)
-	check("unknown producer", b.verifyTxnPartition(x.pid+1000, 0, "v", 0), kerr.InvalidProducerIDMapping)
+	check("added", verify(b, x.pid, x.epoch, "v", 0), nil)
+	check("other partition", verify(b, x.pid, x.epoch, "v", 1), kerr.InvalidTxnState)
+	check("unknown producer", verify(b, x.pid+1000, 0, "v", 0), kerr.InvalidProducerIDMapping)
 	release, err := b.beginTxnProduce(x.pid, x.epoch, "v", 0)
 	check("begin produce", err, nil)
 	_, err = b.beginTxnProduce(x.pid, x.epoch, "v", 1)
@@ -532,7 +539,7 @@ func TestTxnVerifyPartition(t *testing.T) {
 	}
 
 	off := startTestBroker(t, testOptions{Props: map[string]string{"transaction.partition.verification.enable": "false"}})
-	check("disabled", off.broker().verifyTxnPartition(1, 0, "v", 0), nil)
+	check("disabled", verify(off.broker(), 1, 0, "v", 0), nil)
 }
 
 // kafka-transactions.sh abort: WriteTxnMarkers ends a hanging transaction on

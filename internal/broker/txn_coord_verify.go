@@ -1,8 +1,8 @@
 // Partition verification for transactional produce (Kafka's
 // transaction.partition.verification.enable, KIP-890 part 1): a
 // transactional batch may only be written to a partition its producer added
-// to its ongoing transaction with AddPartitionsToTxn. produce.go (the lead's)
-// calls verifyTxnPartition for each transactional batch before appending it.
+// to its ongoing transaction with AddPartitionsToTxn. produce.go calls
+// beginTxnProduce for each transactional batch before appending it.
 package broker
 
 import (
@@ -11,25 +11,12 @@ import (
 	"github.com/sluice-broker/sluice/internal/txn"
 )
 
-// verifyTxnPartition returns nil when producer pid/epoch may write a
-// transactional batch to topic/partition, else an *Error with Kafka's code:
-// INVALID_TXN_STATE (partition not added, or no transaction ongoing),
-// INVALID_PRODUCER_EPOCH, INVALID_PRODUCER_ID_MAPPING, or NOT_ENOUGH_REPLICAS
-// (retriable) while the transaction is being completed. With
-// transaction.partition.verification.enable=false it always returns nil.
-func (b *Broker) verifyTxnPartition(pid int64, epoch int16, topic string, partition int32) error {
-	if b.txns == nil {
-		return nil
-	}
-	code := b.txns.VerifyProduce(pid, epoch, txn.TopicPartition{Topic: topic, Partition: partition})
-	if code == 0 {
-		return nil
-	}
-	e := kerr.ErrorForCode(code).(*kerr.Error)
-	return errorf(e, "transactional produce to %s-%d by producer %d (epoch %d) refused: %s", topic, partition, pid, epoch, e.Message)
-}
-
-// beginTxnProduce is verifyTxnPartition for an append about to be made: on nil
+// beginTxnProduce admits a transactional append of producer pid/epoch to
+// topic/partition, or returns an *Error with Kafka's code: INVALID_TXN_STATE
+// (partition not added, or no transaction ongoing), INVALID_PRODUCER_EPOCH,
+// INVALID_PRODUCER_ID_MAPPING, or NOT_ENOUGH_REPLICAS (retriable) while the
+// transaction is being completed; with
+// transaction.partition.verification.enable=false it admits everything. On nil
 // error the caller appends and then calls release (always, whatever the append's
 // outcome). Until release the transaction's markers wait, so a batch verified
 // while its transaction was ongoing cannot land after the marker that ends it

@@ -69,7 +69,7 @@ type Config struct {
 	// 1 h).
 	ExpireInterval time.Duration
 	// NoProduceVerification is transaction.partition.verification.enable
-	// set to false: VerifyProduce accepts everything.
+	// set to false: BeginProduce admits everything.
 	NoProduceVerification bool
 }
 

@@ -363,20 +363,30 @@ func TestRecordFormat(t *testing.T) {
 	}
 }
 
+// verifyProduce is BeginProduce for a check alone: an admitted append is
+// released at once.
+func verifyProduce(c *Coordinator, pid int64, epoch int16, tp TopicPartition) int16 {
+	release, code := c.BeginProduce(pid, epoch, tp)
+	if release != nil {
+		release()
+	}
+	return code
+}
+
 func TestVerifyProduce(t *testing.T) {
 	e := newEnv(t)
 	pid, epoch := mustInit(t, e.c, "tx")
 	tp := TopicPartition{"a", 0}
-	wantCode(t, "no transaction", e.c.VerifyProduce(pid, epoch, tp), kerr.InvalidTxnState)
-	wantCode(t, "unknown pid", e.c.VerifyProduce(pid+1, 0, tp), kerr.InvalidProducerIDMapping)
+	wantCode(t, "no transaction", verifyProduce(e.c, pid, epoch, tp), kerr.InvalidTxnState)
+	wantCode(t, "unknown pid", verifyProduce(e.c, pid+1, 0, tp), kerr.InvalidProducerIDMapping)
 	wantCode(t, "add", e.c.AddPartitions("tx", pid, epoch, []TopicPartition{tp}), nil)
-	wantCode(t, "added", e.c.VerifyProduce(pid, epoch, tp), nil)
-	wantCode(t, "not added", e.c.VerifyProduce(pid, epoch, TopicPartition{"a", 1}), kerr.InvalidTxnState)
-	wantCode(t, "stale epoch", e.c.VerifyProduce(pid, epoch-1, tp), kerr.InvalidProducerEpoch)
+	wantCode(t, "added", verifyProduce(e.c, pid, epoch, tp), nil)
+	wantCode(t, "not added", verifyProduce(e.c, pid, epoch, TopicPartition{"a", 1}), kerr.InvalidTxnState)
+	wantCode(t, "stale epoch", verifyProduce(e.c, pid, epoch-1, tp), kerr.InvalidProducerEpoch)
 	// After a restart the producer id is known again.
 	e.c.Close()
 	c := e.start(t)
-	wantCode(t, "after restart", c.VerifyProduce(pid, epoch, tp), nil)
+	wantCode(t, "after restart", verifyProduce(c, pid, epoch, tp), nil)
 	// A rotated producer id maps to the transactional id; the old one no longer does.
 	wantCode(t, "commit", c.EndTxn("tx", pid, epoch, true), nil)
 	m, _ := c.lookup("tx")
@@ -385,6 +395,6 @@ func TestVerifyProduce(t *testing.T) {
 	m.mu.Unlock()
 	p2, e2 := mustInit(t, c, "tx")
 	wantCode(t, "add new", c.AddPartitions("tx", p2, e2, []TopicPartition{tp}), nil)
-	wantCode(t, "new pid", c.VerifyProduce(p2, e2, tp), nil)
-	wantCode(t, "old pid", c.VerifyProduce(pid, 32766, tp), kerr.InvalidProducerIDMapping)
+	wantCode(t, "new pid", verifyProduce(c, p2, e2, tp), nil)
+	wantCode(t, "old pid", verifyProduce(c, pid, 32766, tp), kerr.InvalidProducerIDMapping)
 }

@@ -101,27 +101,15 @@ func (c *Coordinator) Verify(id string, pid int64, epoch int16, tp TopicPartitio
 	return 0
 }
 
-// VerifyProduce checks a transactional produce of producer pid/epoch to tp
-// (Kafka's transaction.partition.verification.enable): tp must be part of
-// the producer's ongoing transaction. It answers 0, INVALID_TXN_STATE when
-// the partition was not added (or no transaction is ongoing),
-// INVALID_PRODUCER_EPOCH for another epoch, INVALID_PRODUCER_ID_MAPPING for
-// a producer id no transactional id holds, and NOT_ENOUGH_REPLICAS (which
-// clients retry) while the transaction completes or the coordinator loads,
-// as Kafka maps retriable coordinator errors for produce.
-func (c *Coordinator) VerifyProduce(pid int64, epoch int16, tp TopicPartition) int16 {
-	if c.cfg.NoProduceVerification {
-		return 0
-	}
-	m, code := c.verifyProduceLocked(pid, epoch, tp)
-	if code == 0 {
-		m.mu.Unlock()
-	}
-	return code
-}
-
-// verifyProduceLocked is VerifyProduce; on 0 it returns the id's metadata
-// with its mu held.
+// verifyProduceLocked checks a transactional produce of producer pid/epoch
+// to tp (Kafka's transaction.partition.verification.enable): tp must be part
+// of the producer's ongoing transaction. It answers 0 (returning the id's
+// metadata with its mu held), INVALID_TXN_STATE when the partition was not
+// added (or no transaction is ongoing), INVALID_PRODUCER_EPOCH for another
+// epoch, INVALID_PRODUCER_ID_MAPPING for a producer id no transactional id
+// holds, and NOT_ENOUGH_REPLICAS (which clients retry) while the transaction
+// completes or the coordinator loads, as Kafka maps retriable coordinator
+// errors for produce.
 func (c *Coordinator) verifyProduceLocked(pid int64, epoch int16, tp TopicPartition) (*txnMeta, int16) {
 	c.mu.Lock()
 	m, loading, closed := c.byPID[pid], c.loading, c.closed
@@ -157,8 +145,8 @@ func (c *Coordinator) verifyProduceLocked(pid int64, epoch int16, tp TopicPartit
 	return m, 0
 }
 
-// BeginProduce is VerifyProduce for a transactional append about to be
-// made: when the answer is 0 the append is admitted, and the transaction's
+// BeginProduce checks a transactional append about to be made (see
+// verifyProduceLocked for the answers): when the answer is 0 the append is admitted, and the transaction's
 // markers are not written until release is called (after the append), so a
 // batch verified while its transaction was Ongoing can never land after the
 // marker that ends it — which would open a transaction on the partition that
