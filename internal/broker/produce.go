@@ -68,7 +68,11 @@ func isInternalTopic(name string) bool {
 func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.ProduceRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	resp.Topics = make([]kmsg.ProduceResponseTopic, len(req.Topics))
-	var work []produceItem
+	n := 0
+	for _, rt := range req.Topics {
+		n += len(rt.Partitions)
+	}
+	work := make([]produceItem, 0, n)
 	for i, rt := range req.Topics {
 		st := &resp.Topics[i]
 		*st = kmsg.NewProduceResponseTopic()
