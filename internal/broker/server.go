@@ -254,15 +254,6 @@ func (s *Server) ListenerAddr(name string) net.Addr {
 	return nil
 }
 
-// Addrs returns the addresses of every Kafka listener.
-func (s *Server) Addrs() []net.Addr {
-	out := make([]net.Addr, len(s.lns))
-	for i, ln := range s.lns {
-		out[i] = ln.Addr()
-	}
-	return out
-}
-
 // MetricsAddr returns the metrics endpoint's address, or nil.
 func (s *Server) MetricsAddr() net.Addr {
 	if s.mln == nil {

@@ -92,10 +92,6 @@ func newConnState(l *Listener, remote net.Addr) *ConnState {
 	return st
 }
 
-// NewConnState returns the state of a fresh connection on l (for handler
-// tests that build Requests by hand).
-func NewConnState(l *Listener, remote net.Addr) *ConnState { return newConnState(l, remote) }
-
 // ListenerName returns the listener's name ("" for a nil state).
 func (s *ConnState) ListenerName() string {
 	if s == nil {
