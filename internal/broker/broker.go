@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/txn"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Broker is the state every handler works with. One Broker serves one data
@@ -62,7 +63,7 @@ type Broker struct {
 
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---
-	fs            log.FS              // the partition logs' filesystem (producer snapshots and ids)
+	fs            vfs.FS              // the partition logs' filesystem (producer snapshots and ids)
 	producers     producerStates      // idempotent-producer state per partition (init_producer_id.go)
 	producerIDs   *producer.IDs       // producer id allocator (init_producer_id.go)
 	fetchSessions *fetchsession.Cache // KIP-227 fetch sessions (fetch.go)

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/batch"
-	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Helpers shared by the data-path tests (produce, fetch, list offsets, ...).
@@ -122,14 +122,14 @@ func dpRaw(t *testing.T, tb *testBroker, req kmsg.Request, version int16) kmsg.R
 	return resp
 }
 
-// dpServer is a broker whose logs live on a log.MemFS (crash and fault
+// dpServer is a broker whose logs live on a vfs.MemFS (crash and fault
 // injection); topic metadata stays in the real dataDir.
 type dpServer struct {
 	srv  *Server
 	addr string
 }
 
-func dpStartServer(t *testing.T, dataDir string, fsys log.FS) *dpServer {
+func dpStartServer(t *testing.T, dataDir string, fsys vfs.FS) *dpServer {
 	t.Helper()
 	w := &testLogWriter{t: t}
 	t.Cleanup(w.done)

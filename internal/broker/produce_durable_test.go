@@ -9,16 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-broker/sluice/internal/vfs"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sluice-broker/sluice/internal/log"
 )
 
 // gateFS wraps an FS so that syncs of partition .log files can be held
 // (outside the inner FS's locks) and failed, and counts them.
 type gateFS struct {
-	log.FS
+	vfs.FS
 	mu    sync.Mutex
 	gate  chan struct{} // non-nil: .log syncs wait for it to close
 	held  chan struct{} // closed when a sync starts waiting on gate
@@ -26,7 +25,7 @@ type gateFS struct {
 	syncs atomic.Int32
 }
 
-func (g *gateFS) OpenFile(name string, flag int, perm os.FileMode) (log.File, error) {
+func (g *gateFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
 	f, err := g.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
@@ -35,7 +34,7 @@ func (g *gateFS) OpenFile(name string, flag int, perm os.FileMode) (log.File, er
 }
 
 type gateFile struct {
-	log.File
+	vfs.File
 	g *gateFS
 }
 
@@ -64,7 +63,7 @@ func durableBatch(t *testing.T) *kmsg.ProduceRequest {
 // appended while the first fsync is in progress, and answers keep their
 // order.
 func TestDurableProducePipelines(t *testing.T) {
-	g := &gateFS{FS: log.NewMemFS()}
+	g := &gateFS{FS: vfs.NewMemFS()}
 	s := dpStartServer(t, t.TempDir(), g)
 	defer s.srv.Close()
 	tb := s.tb(t)
@@ -108,7 +107,7 @@ func TestDurableProducePipelines(t *testing.T) {
 
 // A failed fsync answers KAFKA_STORAGE_ERROR, not success.
 func TestDurableProduceSyncFailure(t *testing.T) {
-	g := &gateFS{FS: log.NewMemFS()}
+	g := &gateFS{FS: vfs.NewMemFS()}
 	s := dpStartServer(t, t.TempDir(), g)
 	defer s.srv.Close()
 	tb := s.tb(t)

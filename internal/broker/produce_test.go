@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/batch"
-	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Every codec: an idempotent kgo producer (the default) writes, a kgo
@@ -310,7 +310,7 @@ func TestInitProducerIDTransactional(t *testing.T) {
 // after the restart, and the producer state is rebuilt from the log.
 func TestProduceCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
-	fsys := log.NewMemFS()
+	fsys := vfs.NewMemFS()
 	s := dpStartServer(t, dir, fsys)
 	tb := s.tb(t)
 	dpTopic(t, tb, "crash", 2, nil)
@@ -357,7 +357,7 @@ func TestProduceCrashRecovery(t *testing.T) {
 // An I/O failure under an append is KAFKA_STORAGE_ERROR, and nothing is
 // half-appended.
 func TestProduceStorageError(t *testing.T) {
-	fsys := log.NewMemFS()
+	fsys := vfs.NewMemFS()
 	s := dpStartServer(t, t.TempDir(), fsys)
 	defer s.srv.Close()
 	tb := s.tb(t)

@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/vfs"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// FS is the filesystem for the partition logs; nil means the OS.
-	FS log.FS
+	FS vfs.FS
 	// Version is reported in the startup log line.
 	Version string
 	// ShutdownTimeout bounds how long Close waits for in-flight requests.
@@ -107,7 +108,7 @@ func (s *Server) Start() (err error) {
 		o.Logger = slog.Default()
 	}
 	if o.FS == nil {
-		o.FS = log.OSFS()
+		o.FS = vfs.OS()
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 30 * time.Second
@@ -142,10 +143,10 @@ func (s *Server) Start() (err error) {
 	if s.lock, err = lockDataDir(dataDir); err != nil {
 		return err
 	}
-	if b.scram, err = security.OpenScramStore(dataDir); err != nil {
+	if b.scram, err = security.OpenScramStore(o.FS, dataDir); err != nil {
 		return err
 	}
-	if b.topics, err = topics.Open(dataDir, b.nodeID); err != nil {
+	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // benchLogMB returns the dirty log sizes to clean; SLUICE_BENCH_LOG_MB
@@ -53,7 +54,7 @@ func benchClean(b *testing.B, codec batch.Compression, mb int) {
 		cfg := log.DefaultConfig()
 		cfg.Compact, cfg.DeleteRetention = true, false
 		cfg.SegmentBytes = 64 << 20
-		m, err := log.OpenManager(log.OSFS(), dir, log.ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1,
+		m, err := log.OpenManager(vfs.OS(), dir, log.ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1,
 			ConfigFor: func(string, int32) log.Config { return cfg }})
 		if err != nil {
 			b.Fatal(err)
@@ -83,7 +84,7 @@ func benchClean(b *testing.B, codec batch.Compression, mb int) {
 			b.Fatal(err)
 		}
 		dirty = l.Size()
-		c, err := New(Options{FS: log.OSFS(), DataDir: dir, Manager: m, DedupeBufferSize: 16 << 20, Logger: quietLogger()})
+		c, err := New(Options{FS: vfs.OS(), DataDir: dir, Manager: m, DedupeBufferSize: 16 << 20, Logger: quietLogger()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // CheckpointFile is the data-dir file holding, per partition, the offset
@@ -21,8 +22,8 @@ import (
 // directory). A missing file means nothing was cleaned yet.
 const CheckpointFile = "cleaner-offset-checkpoint"
 
-func readCheckpoint(fsys log.FS, dir string) (map[log.TopicPartition]int64, error) {
-	data, err := log.ReadFile(fsys, filepath.Join(dir, CheckpointFile))
+func readCheckpoint(fsys vfs.FS, dir string) (map[log.TopicPartition]int64, error) {
+	data, err := vfs.ReadFile(fsys, filepath.Join(dir, CheckpointFile))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return map[log.TopicPartition]int64{}, nil
@@ -51,6 +52,6 @@ func formatCheckpoint(m map[log.TopicPartition]int64) []byte {
 	return log.FormatPartitionOffsets(m)
 }
 
-func writeCheckpoint(fsys log.FS, dir string, m map[log.TopicPartition]int64) error {
-	return log.WriteFileAtomic(fsys, filepath.Join(dir, CheckpointFile), formatCheckpoint(m))
+func writeCheckpoint(fsys vfs.FS, dir string, m map[log.TopicPartition]int64) error {
+	return vfs.WriteFileAtomic(fsys, filepath.Join(dir, CheckpointFile), formatCheckpoint(m), 0o644)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TopicConfig holds the per-topic compaction knobs (Kafka names in the
@@ -45,7 +46,7 @@ func FromTopic(t config.Topic) TopicConfig {
 type Options struct {
 	// FS and DataDir locate cleaner-offset-checkpoint; they must be the
 	// log manager's. Required.
-	FS      log.FS
+	FS      vfs.FS
 	DataDir string
 	// Manager lists the logs to clean. Required.
 	Manager *log.Manager

@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 type fakeClock struct {
@@ -37,7 +38,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // fake clock.
 type env struct {
 	t     testing.TB
-	fs    *log.MemFS
+	fs    *vfs.MemFS
 	clock *fakeClock
 	cfg   log.Config
 	tcfg  TopicConfig
@@ -60,7 +61,7 @@ func compactConfig() log.Config {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, fs: log.NewMemFS(), clock: newClock(), cfg: compactConfig(), tcfg: DefaultTopicConfig(), dedup: 1 << 20}
+	e := &env{t: t, fs: vfs.NewMemFS(), clock: newClock(), cfg: compactConfig(), tcfg: DefaultTopicConfig(), dedup: 1 << 20}
 	e.open()
 	return e
 }
@@ -90,7 +91,7 @@ func (e *env) open() {
 // crash simulates power loss and reopens everything.
 func (e *env) crash() {
 	e.t.Helper()
-	e.fs.Crash(log.CrashOptions{})
+	e.fs.Crash(vfs.CrashOptions{})
 	e.open()
 }
 

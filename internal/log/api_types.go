@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TopicPartition names one partition's directory, <topic>-<partition>.
@@ -56,9 +57,9 @@ type AppendResult struct {
 
 // FileRange is a byte range of a segment file holding whole batches. The
 // file stays open at least file.delete.delay.ms after its segment is deleted
-// (see Read). With OSFS, File is an *os.File (sendfile-able).
+// (see Read). With vfs.OS(), File is an *os.File (sendfile-able).
 type FileRange struct {
-	File File
+	File vfs.File
 	Pos  int64
 	Size int64
 }

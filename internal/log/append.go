@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Append validates and appends the v2 RecordBatches of one produce (the raw
@@ -470,7 +471,7 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 			}
 			paths = append(paths, p+deletedSuffix)
 		}
-		l.m.scheduleDelete(delay, []File{s.log, s.idx.f, s.tidx.f}, paths)
+		l.m.scheduleDelete(delay, []vfs.File{s.log, s.idx.f, s.tidx.f}, paths)
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		l.logger.Warn("cannot sync dir after deleting segments", "dir", l.dir, "err", err)

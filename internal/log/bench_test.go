@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
-// Benchmarks run on the real filesystem (OSFS) under b.TempDir(), or
+// Benchmarks run on the real filesystem (vfs.OS()) under b.TempDir(), or
 // $SLUICE_BENCH_DIR when set. Results and machine notes: docs/performance.md.
 
 func benchDir(b *testing.B) string {
@@ -26,7 +27,7 @@ func benchDir(b *testing.B) string {
 }
 
 func benchManager(b *testing.B, dir string) *Manager {
-	m, err := OpenManager(OSFS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	m, err := OpenManager(vfs.OS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

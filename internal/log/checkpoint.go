@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Checkpoint files use Apache Kafka's text format:
@@ -28,12 +29,11 @@ const (
 	logStartFile      = "log-start-offset-checkpoint"
 	leaderEpochFile   = "leader-epoch-checkpoint"
 	cleanShutdownFile = ".kafka_cleanshutdown"
-	tmpSuffix         = ".tmp"
 )
 
 // writeCheckpoint atomically replaces path with the given entry lines.
-func writeCheckpoint(fsys FS, path string, lines []string) error {
-	return WriteFileAtomic(fsys, path, formatCheckpoint(lines))
+func writeCheckpoint(fsys vfs.FS, path string, lines []string) error {
+	return vfs.WriteFileAtomic(fsys, path, formatCheckpoint(lines), 0o644)
 }
 
 // formatCheckpoint returns the checkpoint text holding the entry lines.
@@ -47,39 +47,10 @@ func formatCheckpoint(lines []string) []byte {
 	return b.Bytes()
 }
 
-// WriteFileAtomic replaces path with data so that after a crash either the
-// old or the new content is there, never a torn mix: it writes <path>.tmp,
-// fsyncs it, renames it over path and fsyncs the directory. On failure the
-// temporary file is removed and path is left as it was.
-func WriteFileAtomic(fsys FS, path string, data []byte) error {
-	tmp := path + tmpSuffix
-	f, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path)
-	}
-	if err == nil {
-		err = fsys.SyncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		_ = fsys.Remove(tmp)
-	}
-	return err
-}
-
 // readCheckpoint returns the entry lines, split into fields, each with
 // `fields` fields. A missing file is no entries; a malformed one an error.
-func readCheckpoint(fsys FS, path string, fields int) ([][]string, error) {
-	data, err := ReadFile(fsys, path)
+func readCheckpoint(fsys vfs.FS, path string, fields int) ([][]string, error) {
+	data, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil
@@ -119,36 +90,9 @@ func parseCheckpoint(data []byte, fields int) ([][]string, error) {
 	return out, nil
 }
 
-// maxSmallFile bounds what ReadFile reads: checkpoints, producer snapshots
-// and similar metadata are far smaller; a larger file is damage.
-const maxSmallFile = 64 << 20
-
-// ReadFile reads the whole of a small metadata file through fsys; a file
-// over 64 MiB is an error rather than a huge allocation.
-func ReadFile(fsys FS, path string) ([]byte, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxSmallFile {
-		return nil, fmt.Errorf("%s: %d bytes is too large", path, fi.Size())
-	}
-	buf := make([]byte, fi.Size())
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && n != len(buf) {
-		return nil, err
-	}
-	return buf, nil
-}
-
 // readPartitionOffsets reads a data-dir checkpoint into a map.
-func readPartitionOffsets(fsys FS, path string) (map[TopicPartition]int64, error) {
-	data, err := ReadFile(fsys, path)
+func readPartitionOffsets(fsys vfs.FS, path string) (map[TopicPartition]int64, error) {
+	data, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return map[TopicPartition]int64{}, nil
@@ -199,6 +143,6 @@ func FormatPartitionOffsets(m map[TopicPartition]int64) []byte {
 	return formatCheckpoint(lines)
 }
 
-func writePartitionOffsets(fsys FS, path string, m map[TopicPartition]int64) error {
-	return WriteFileAtomic(fsys, path, FormatPartitionOffsets(m))
+func writePartitionOffsets(fsys vfs.FS, path string, m map[TopicPartition]int64) error {
+	return vfs.WriteFileAtomic(fsys, path, FormatPartitionOffsets(m), 0o644)
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // The cleaner's seam (the cleaner itself lives elsewhere): read a
@@ -193,7 +194,7 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 	}
 	for i, w := range built {
 		if len(txnsFor[i]) > 0 {
-			if err := WriteFileAtomic(l.fs, txnIndexPath(w.s.prefix)+cleanedSuffix, encodeTxnIndex(txnsFor[i])); err != nil {
+			if err := vfs.WriteFileAtomic(l.fs, txnIndexPath(w.s.prefix)+cleanedSuffix, encodeTxnIndex(txnsFor[i]), 0o644); err != nil {
 				return storageErr("write cleaned txnindex", err)
 			}
 		}

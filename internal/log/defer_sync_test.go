@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // DeferSync: Append reports what must become durable instead of syncing;
@@ -46,7 +47,7 @@ func TestDeferSync(t *testing.T) {
 		t.Fatalf("retry of a durable batch: %+v %v (want no SyncOffset)", again, err)
 	}
 	// Crash: what WaitDurable covered survives.
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	if end := e.log().LogEndOffset(); end != 2 {
 		t.Fatalf("log end %d after a crash, want 2", end)
 	}

@@ -9,12 +9,12 @@
 // TxnGuard), the leader-epoch cache, crash recovery, and the data-dir-level
 // checkpoint files (recovery points, log start offsets, clean-shutdown
 // marker). Manager owns one data directory and runs the housekeeping.
-// Packages storing their own files in a data dir (compact, producer) use its
-// WriteFileAtomic, ReadFile and Parse/FormatPartitionOffsets rather than
-// their own copies.
+// Packages storing their own checkpoints in a data dir (compact) use its
+// Parse/FormatPartitionOffsets rather than their own copies.
 //
-// It reaches the disk only through the FS seam (fs.go), so tests can swap in
-// MemFS, which simulates crashes, torn writes, flipped bytes and a full disk.
+// It reaches the disk only through the FS seam (internal/vfs), so tests can
+// swap in vfs.MemFS, which simulates crashes, torn writes, flipped bytes and a
+// full disk, or vfs.Faulty, which fails chosen operations.
 //
 // It must not touch: topic metadata (names, ids, configs — the broker resolves
 // configs into a Config), producer state (internal/producer plugs in through

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // epochEntry says: records from StartOffset on were appended in Epoch.
@@ -23,7 +25,7 @@ type epochCache struct {
 
 func (c *epochCache) path(dir string) string { return filepath.Join(dir, leaderEpochFile) }
 
-func (c *epochCache) load(fsys FS, dir string) error {
+func (c *epochCache) load(fsys vfs.FS, dir string) error {
 	lines, err := readCheckpoint(fsys, c.path(dir), 2)
 	if err != nil {
 		return err
@@ -46,7 +48,7 @@ func (c *epochCache) load(fsys FS, dir string) error {
 	return nil
 }
 
-func (c *epochCache) store(fsys FS, dir string) error {
+func (c *epochCache) store(fsys vfs.FS, dir string) error {
 	c.mu.RLock()
 	lines := make([]string, len(c.entries))
 	for i, e := range c.entries {

@@ -1,5 +1,7 @@
 package log
 
+import "github.com/sluice-broker/sluice/internal/vfs"
+
 // Flushing. Two levels:
 //
 //   - durable (syncTo): the .log data below it is fsynced. flush.messages
@@ -37,7 +39,7 @@ func (l *Log) syncTo(offset int64) error {
 			continue
 		}
 		if s.dirty.Swap(false) {
-			if err := datasync(s.log); err != nil {
+			if err := vfs.Datasync(s.log); err != nil {
 				if l.retired(s) {
 					continue // deleted or replaced meanwhile; its file may be closed
 				}
@@ -91,7 +93,7 @@ func (l *Log) flushUpTo(offset int64) error {
 			break
 		}
 		if s.dirty.Swap(false) {
-			if err := datasync(s.log); err != nil {
+			if err := vfs.Datasync(s.log); err != nil {
 				if l.retired(s) {
 					continue // deleted or replaced meanwhile; its file may be closed
 				}

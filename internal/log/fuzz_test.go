@@ -3,6 +3,8 @@ package log
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // FuzzRecover feeds arbitrary bytes as a segment file (plus an index file
@@ -16,7 +18,7 @@ func FuzzRecover(f *testing.F) {
 		if len(seg) > 1<<20 || len(idx) > 1<<16 {
 			return
 		}
-		fs := NewMemFS()
+		fs := vfs.NewMemFS()
 		dir := "/data/t-0"
 		if err := fs.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

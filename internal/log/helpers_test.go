@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // fakeClock is a settable clock for ManagerOptions.Now.
@@ -37,7 +38,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 
 type env struct {
 	t     testing.TB
-	fs    *MemFS
+	fs    *vfs.MemFS
 	clock *fakeClock
 	m     *Manager
 	cfg   Config
@@ -45,7 +46,7 @@ type env struct {
 
 func newEnv(t testing.TB, cfg Config) *env {
 	t.Helper()
-	e := &env{t: t, fs: NewMemFS(), clock: newClock(), cfg: cfg}
+	e := &env{t: t, fs: vfs.NewMemFS(), clock: newClock(), cfg: cfg}
 	e.open()
 	return e
 }
@@ -79,7 +80,7 @@ func (e *env) log() *Log {
 }
 
 // crash simulates power loss and reopens.
-func (e *env) crash(opts CrashOptions) {
+func (e *env) crash(opts vfs.CrashOptions) {
 	e.t.Helper()
 	e.fs.Crash(opts)
 	e.open()

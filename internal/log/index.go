@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Index files, exactly as Apache Kafka writes them (big-endian, no header):
@@ -27,7 +29,7 @@ const (
 // indexFile is an append-only sparse index of one segment. Appends come from
 // the log's append path (one writer); lookups from any reader.
 type indexFile struct {
-	f         File
+	f         vfs.File
 	entrySize int
 
 	mu          sync.RWMutex
@@ -37,7 +39,7 @@ type indexFile struct {
 	lastBuf     [timeIndexEntrySize]byte
 }
 
-func newIndexFile(f File, entrySize int, entries int, last []byte) *indexFile {
+func newIndexFile(f vfs.File, entrySize int, entries int, last []byte) *indexFile {
 	ix := &indexFile{f: f, entrySize: entrySize, fileEntries: entries}
 	if last != nil {
 		ix.last = ix.lastBuf[:entrySize]
@@ -226,7 +228,7 @@ func timeEntryKey(e []byte) int64   { return int64(binary.BigEndian.Uint64(e[0:8
 // are sane (strictly increasing keys, trailing zero entries of a
 // preallocated file ignored) and the last sane entry. check validates one
 // entry beyond ordering; a false result ends the sane prefix.
-func loadIndexEntries(f File, entrySize int, key func([]byte) int64, check func([]byte) bool) (n int, last []byte, complete bool, err error) {
+func loadIndexEntries(f vfs.File, entrySize int, key func([]byte) int64, check func([]byte) bool) (n int, last []byte, complete bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, nil, false, err
@@ -276,7 +278,7 @@ func isZero(b []byte) bool {
 	return true
 }
 
-func allZero(f File, from, to int64) bool {
+func allZero(f vfs.File, from, to int64) bool {
 	buf := make([]byte, 4096)
 	for from < to {
 		n := min(int64(len(buf)), to-from)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Log is one partition's log. All methods are safe for concurrent use.
@@ -15,7 +17,7 @@ import (
 // and on atomically published end offsets, so they never block appends.
 type Log struct {
 	m         *Manager
-	fs        FS
+	fs        vfs.FS
 	dir       string
 	topic     string
 	partition int32

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // ManagerOptions configure a Manager. Zero values pick the defaults.
@@ -38,7 +40,7 @@ type ManagerOptions struct {
 // log-start-offset-checkpoint) and the clean-shutdown marker
 // (.kafka_cleanshutdown), and the background housekeeping.
 type Manager struct {
-	fs     FS
+	fs     vfs.FS
 	dir    string
 	opts   ManagerOptions
 	logger *slog.Logger
@@ -59,13 +61,13 @@ type Manager struct {
 
 type pendingDelete struct {
 	deadlineMs int64
-	files      []File
+	files      []vfs.File
 	paths      []string
 }
 
 // OpenManager opens dataDir, loading (and, after a crash, recovering) every
 // partition directory in it, and starts the housekeeping goroutine.
-func OpenManager(fsys FS, dataDir string, opts ManagerOptions) (*Manager, error) {
+func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -329,9 +331,9 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	}
 	// The data is gone from the directory; fetch responses already holding
 	// ranges of it read the unlinked files until file.delete.delay.ms.
-	var files []File
+	var files []vfs.File
 	for _, s := range l.segments() {
-		for _, f := range []File{s.log, s.idxFile(), s.tidxFile()} {
+		for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
 			if f != nil {
 				files = append(files, f)
 			}
@@ -342,7 +344,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 }
 
 // removeDir removes a flat directory and its files.
-func removeDir(fsys FS, dir string) error {
+func removeDir(fsys vfs.FS, dir string) error {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -392,7 +394,7 @@ func (m *Manager) Close() error {
 		firstErr = err
 	}
 	if firstErr == nil {
-		firstErr = WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`))
+		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
 	}
 	m.closeLogs()
 	return firstErr
@@ -459,7 +461,7 @@ func mapsEqual(a, b map[TopicPartition]int64) bool {
 
 // scheduleDelete keeps files open (readable by in-flight fetches) until
 // file.delete.delay.ms has passed, then closes and removes them.
-func (m *Manager) scheduleDelete(delayMs int64, files []File, paths []string) {
+func (m *Manager) scheduleDelete(delayMs int64, files []vfs.File, paths []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.deletes = append(m.deletes, pendingDelete{deadlineMs: m.now().UnixMilli() + delayMs, files: files, paths: paths})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TestPropertyCrashRecovery drives a log with random appends, rolls,
@@ -117,7 +118,7 @@ func runProperty(t *testing.T, seed uint64) {
 		case k < 88:
 			e.m.RunHousekeeping()
 		case k < 94: // power loss
-			e.crash(CrashOptions{Rand: rng, TornTail: rng.IntN(2) == 0, Garble: rng.IntN(2) == 0})
+			e.crash(vfs.CrashOptions{Rand: rng, TornTail: rng.IntN(2) == 0, Garble: rng.IntN(2) == 0})
 			l = e.log()
 			check("crash")
 			modelLEO = l.LogEndOffset()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // loadParams are the manager's inputs for opening one partition directory.
@@ -196,7 +197,7 @@ func (l *Log) cleanupTempFiles() error {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, tmpSuffix):
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, vfs.TmpSuffix):
 			_ = l.fs.Remove(filepath.Join(l.dir, name))
 		case strings.HasSuffix(name, cleanedSuffix):
 			if b, ok := parseBase(strings.TrimSuffix(name, cleanedSuffix)); ok && b < minCleaned {
@@ -281,7 +282,7 @@ func (l *Log) completeSwap(base int64) error {
 
 // scanValid walks f's batches from the start, validating each, and returns
 // the next offset after the last valid one and the valid size.
-func scanValid(f File, base int64) (next, size int64, err error) {
+func scanValid(f vfs.File, base int64) (next, size int64, err error) {
 	var n int64
 	next = base
 	err = walkValid(f, base, false, func(pos int64, b []byte, h hdr) error {
@@ -339,7 +340,7 @@ func (l *Log) removeSegmentFiles(bases []int64) {
 
 // openSegment opens an existing segment's files (creating missing index
 // files empty); loadClean or recover fills in its state.
-func openSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, error) {
+func openSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, error) {
 	prefix := filepath.Join(dir, segmentName(base))
 	log, idx, tidx, err := openFiles(fsys, prefix, os.O_RDWR, "")
 	if err != nil {
@@ -357,7 +358,7 @@ func openSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, error)
 // must still roll, and so become compactable, on time): the max timestamp of
 // its first batch, as Kafka measures the roll, or the file's modification
 // time if that is missing or in the future; now for an empty segment.
-func segmentStartMs(f File, nowMs int64) int64 {
+func segmentStartMs(f vfs.File, nowMs int64) int64 {
 	var h [batch.HeaderSize]byte
 	if _, err := f.ReadAt(h[:], 0); err == nil {
 		if hd, err := batch.ParseHeader(h[:]); err == nil && hd.MaxTimestamp > 0 && hd.MaxTimestamp <= nowMs {
@@ -514,7 +515,7 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 // With dense set (logs that are not compacted) every batch must start right
 // after its predecessor: baseOffset is not covered by the CRC, so a garbled
 // torn tail could otherwise pass as a batch with a bogus offset.
-func walkValid(f File, base int64, dense bool, fn func(pos int64, b []byte, h hdr) error) error {
+func walkValid(f vfs.File, base int64, dense bool, fn func(pos int64, b []byte, h hdr) error) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err

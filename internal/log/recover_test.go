@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func TestCleanShutdownMarker(t *testing.T) {
@@ -26,7 +27,7 @@ func TestCleanShutdownMarker(t *testing.T) {
 		t.Fatalf("no clean-shutdown marker: %v", err)
 	}
 	// Everything was flushed: a power loss now loses nothing.
-	e.fs.Crash(CrashOptions{})
+	e.fs.Crash(vfs.CrashOptions{})
 	e.open()
 	if _, err := e.fs.Stat(marker); err == nil {
 		t.Fatal("marker still present after open")
@@ -54,7 +55,7 @@ func TestRecoveryTornAndGarbledTail(t *testing.T) {
 		for i := 0; i < 5; i++ {
 			mustAppend(t, l, mkBatch(t, 2, 300, int64(i)))
 		}
-		e.crash(CrashOptions{Rand: rand.New(rand.NewPCG(seed, 1)), TornTail: true, Garble: seed%2 == 0})
+		e.crash(vfs.CrashOptions{Rand: rand.New(rand.NewPCG(seed, 1)), TornTail: true, Garble: seed%2 == 0})
 		l = e.log()
 		if l.LogEndOffset() < synced {
 			t.Fatalf("seed %d: lost synced data: leo %d < %d", seed, l.LogEndOffset(), synced)
@@ -148,7 +149,7 @@ func TestENOSPC(t *testing.T) {
 	l := e.log()
 	mustAppend(t, l, mkBatch(t, 2, 100, 1))
 	before, _ := l.ReadBytes(0, 1<<20)
-	used := e.fs.used()
+	used := e.fs.Used()
 	e.fs.SetSpaceLimit(used + 150)
 	_, err := l.Append(mkBatch(t, 2, 100, 1), AppendOptions{})
 	if KafkaCode(err) != CodeKafkaStorageError || !errors.Is(err, syscall.ENOSPC) {
@@ -234,7 +235,7 @@ func TestGroupCommitDurability(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	l = e.log()
 	hs := readAll(t, l, 0)
 	if len(hs) != 400 || len(acked) != 400 {
@@ -255,7 +256,7 @@ func TestUnsyncedLostOnPowerLossButNotOnProcessCrash(t *testing.T) {
 	}
 	l = e.log()
 	mustAppend(t, l, mkBatch(t, 1, 100, 1))
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	// Recovery on open flushed the 5; the 6th was never synced.
 	if got := e.log().LogEndOffset(); got != 5 {
 		t.Fatalf("leo after power loss %d, want 5", got)
@@ -277,7 +278,7 @@ func TestFlushMs(t *testing.T) {
 	if l.RecoveryPoint() != 1 {
 		t.Fatalf("recovery point %d after flush.ms", l.RecoveryPoint())
 	}
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	if e.log().LogEndOffset() != 1 {
 		t.Fatal("flushed data lost")
 	}

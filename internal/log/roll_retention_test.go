@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func TestRollOnSegmentBytes(t *testing.T) {
@@ -223,7 +225,7 @@ func TestTruncatePrefix(t *testing.T) {
 		t.Fatalf("beyond HW: %v", err)
 	}
 	// Checkpointed immediately: survives a crash without a clean shutdown.
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	if got := e.log().LogStartOffset(); got != 21 {
 		t.Fatalf("start after crash %d", got)
 	}

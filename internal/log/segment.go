@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // File name suffixes, as Apache Kafka names them.
@@ -31,7 +32,7 @@ func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
 type segment struct {
 	base   int64
 	prefix string // dir/<20-digit base>, no suffix
-	log    File
+	log    vfs.File
 	idx    *indexFile // .index
 	tidx   *indexFile // .timeindex
 
@@ -59,9 +60,9 @@ func newSegmentStruct(base int64, prefix string, nowMs int64) *segment {
 	return s
 }
 
-func openFiles(fsys FS, prefix string, flag int, suffix string) (log, idx, tidx File, err error) {
+func openFiles(fsys vfs.FS, prefix string, flag int, suffix string) (log, idx, tidx vfs.File, err error) {
 	closeAll := func() {
-		for _, f := range []File{log, idx, tidx} {
+		for _, f := range []vfs.File{log, idx, tidx} {
 			if f != nil {
 				_ = f.Close()
 			}
@@ -83,7 +84,7 @@ func openFiles(fsys FS, prefix string, flag int, suffix string) (log, idx, tidx 
 
 // createSegment makes a new empty segment and makes its files and their
 // directory entries durable.
-func createSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, error) {
+func createSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, error) {
 	prefix := filepath.Join(dir, segmentName(base))
 	log, idx, tidx, err := openFiles(fsys, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, "")
 	if err != nil {
@@ -96,7 +97,7 @@ func createSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, erro
 	if rerr := fsys.Remove(txnIndexPath(prefix)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		err = rerr
 	}
-	for _, f := range []File{log, idx, tidx} {
+	for _, f := range []vfs.File{log, idx, tidx} {
 		if err != nil {
 			break
 		}
@@ -118,21 +119,21 @@ func createSegment(fsys FS, dir string, base int64, nowMs int64) (*segment, erro
 }
 
 func (s *segment) close() {
-	for _, f := range []File{s.log, s.idxFile(), s.tidxFile()} {
+	for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
 		if f != nil {
 			_ = f.Close()
 		}
 	}
 }
 
-func (s *segment) idxFile() File {
+func (s *segment) idxFile() vfs.File {
 	if s.idx == nil {
 		return nil
 	}
 	return s.idx.f
 }
 
-func (s *segment) tidxFile() File {
+func (s *segment) tidxFile() vfs.File {
 	if s.tidx == nil {
 		return nil
 	}
@@ -206,7 +207,7 @@ type hdr struct {
 // readHdr reads the header of the batch at pos. It checks only what it
 // needs to walk batches (magic and length); ok=false means no sane batch
 // starts at pos (or the file ends within the header).
-func readHdr(f File, pos, limit int64, buf *[batch.HeaderSize]byte) (hdr, bool, error) {
+func readHdr(f vfs.File, pos, limit int64, buf *[batch.HeaderSize]byte) (hdr, bool, error) {
 	if limit-pos < batch.HeaderSize {
 		return hdr{}, false, nil
 	}

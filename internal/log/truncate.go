@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TruncateTo removes every record at or after offset (suffix truncation,
@@ -60,7 +61,7 @@ func (l *Log) TruncateTo(offset int64) error {
 // LogStartOffset, LogEndOffset, Dir) but must not call what takes the
 // lock. When it succeeds, ProducerGuardTruncator.Truncated is not called.
 type ProducerGuardRebuilder interface {
-	RebuildTruncated(fsys FS, l *Log) error
+	RebuildTruncated(fsys vfs.FS, l *Log) error
 }
 
 func (l *Log) truncateLocked(offset int64) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func TestTruncateToAndLeaderEpochs(t *testing.T) {
@@ -65,7 +66,7 @@ func TestTruncateToAndLeaderEpochs(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	l = e.log()
 	if l.LogEndOffset() != 32 {
 		t.Fatalf("leo after crash %d", l.LogEndOffset())
@@ -243,7 +244,7 @@ func TestReplaceSegmentsAndSwapRecovery(t *testing.T) {
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	hs2 := readAllMode(t, e.log(), 0, false)
 	if len(hs2) != len(hs) {
 		t.Fatalf("after crash %d batches, before %d", len(hs2), len(hs))
@@ -278,14 +279,14 @@ func TestReplaceSegmentsAndSwapRecovery(t *testing.T) {
 	}
 	mk(cleanedSuffix)
 	before := len(readAllMode(t, l, 0, false))
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	if got := len(readAllMode(t, e.log(), 0, false)); got != before {
 		t.Fatalf("rolled-back swap changed the log: %d vs %d", got, before)
 	}
 	l = e.log()
 	segs = l.Segments()
 	mk(swapSuffix)
-	e.crash(CrashOptions{})
+	e.crash(vfs.CrashOptions{})
 	if got := len(readAllMode(t, e.log(), 0, false)); got >= before {
 		t.Fatalf("completed swap did not replace the segment: %d vs %d", got, before)
 	}
@@ -293,7 +294,7 @@ func TestReplaceSegmentsAndSwapRecovery(t *testing.T) {
 
 func TestOSFS(t *testing.T) {
 	dir := t.TempDir()
-	m, err := OpenManager(OSFS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	m, err := OpenManager(vfs.OS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +320,7 @@ func TestOSFS(t *testing.T) {
 			t.Errorf("missing %s: %v", f, err)
 		}
 	}
-	m, err = OpenManager(OSFS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: time.Millisecond})
+	m, err = OpenManager(vfs.OS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

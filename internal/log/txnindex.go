@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // The aborted-transaction index, Kafka's .txnindex: one file per segment,
@@ -102,8 +104,8 @@ func (s *segment) setAbortedTxns(ts []AbortedTxn) {
 // loadTxnIndex reads the segment's .txnindex, if any, keeping the entries
 // that lie in the segment below next; a file it cannot fully trust is
 // rewritten with what it kept.
-func (s *segment) loadTxnIndex(fsys FS, next int64) error {
-	data, err := ReadFile(fsys, txnIndexPath(s.prefix))
+func (s *segment) loadTxnIndex(fsys vfs.FS, next int64) error {
+	data, err := vfs.ReadFile(fsys, txnIndexPath(s.prefix))
 	if errors.Is(err, os.ErrNotExist) {
 		s.setAbortedTxns(nil)
 		return nil
@@ -127,7 +129,7 @@ func (s *segment) loadTxnIndex(fsys FS, next int64) error {
 
 // writeTxnIndex replaces the segment's .txnindex with ts (removing it when
 // ts is empty), durably.
-func (s *segment) writeTxnIndex(fsys FS, ts []AbortedTxn) error {
+func (s *segment) writeTxnIndex(fsys vfs.FS, ts []AbortedTxn) error {
 	path := txnIndexPath(s.prefix)
 	if len(ts) == 0 {
 		if err := fsys.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -135,11 +137,11 @@ func (s *segment) writeTxnIndex(fsys FS, ts []AbortedTxn) error {
 		}
 		return nil
 	}
-	return WriteFileAtomic(fsys, path, encodeTxnIndex(ts))
+	return vfs.WriteFileAtomic(fsys, path, encodeTxnIndex(ts), 0o644)
 }
 
 // truncateTxnIndex drops the entries whose marker is at or after next.
-func (s *segment) truncateTxnIndex(fsys FS, next int64) error {
+func (s *segment) truncateTxnIndex(fsys vfs.FS, next int64) error {
 	ts := s.abortedTxns()
 	n := len(ts)
 	for n > 0 && ts[n-1].LastOffset >= next {
@@ -156,7 +158,7 @@ func (s *segment) truncateTxnIndex(fsys FS, next int64) error {
 // appendAbortedTxn adds t (whose marker is in s, after every entry there)
 // to the segment's index: appended to the file and fsynced (the file and,
 // when new, its directory entry) before it is published.
-func (s *segment) appendAbortedTxn(fsys FS, dir string, t AbortedTxn) error {
+func (s *segment) appendAbortedTxn(fsys vfs.FS, dir string, t AbortedTxn) error {
 	ts := s.abortedTxns()
 	if n := len(ts); n > 0 && ts[n-1].LastOffset >= t.LastOffset {
 		return fmt.Errorf("aborted transaction at %d not after %d", t.LastOffset, ts[n-1].LastOffset)

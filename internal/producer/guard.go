@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Guard adapts a partition's State to the partition log's producer-guard
@@ -89,7 +90,7 @@ func (g *Guard) Truncated(logStartOffset, logEndOffset int64) {
 // RebuildTruncated implements log.ProducerGuardRebuilder: after a suffix
 // truncation the state is rebuilt from the log (State.RebuildTruncated);
 // Truncated is then not called.
-func (g *Guard) RebuildTruncated(fsys log.FS, l *log.Log) error {
+func (g *Guard) RebuildTruncated(fsys vfs.FS, l *log.Log) error {
 	return g.State.RebuildTruncated(fsys, l)
 }
 

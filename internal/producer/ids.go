@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // IDFileName is the data-dir file holding the producer-id high-water mark.
@@ -31,7 +31,7 @@ const DefaultIDBlockSize = 1000
 // that has not been reserved.
 type IDs struct {
 	mu       sync.Mutex
-	fs       log.FS
+	fs       vfs.FS
 	path     string
 	block    int64
 	next     int64 // next id to hand out
@@ -41,12 +41,12 @@ type IDs struct {
 // OpenIDs opens (or creates) the allocator persisted in dataDir. block <= 0
 // means DefaultIDBlockSize. A file that cannot be parsed is an error rather
 // than a reason to start over (that could reuse ids).
-func OpenIDs(fsys log.FS, dataDir string, block int64) (*IDs, error) {
+func OpenIDs(fsys vfs.FS, dataDir string, block int64) (*IDs, error) {
 	if block <= 0 {
 		block = DefaultIDBlockSize
 	}
 	a := &IDs{fs: fsys, path: filepath.Join(dataDir, IDFileName), block: block}
-	data, err := log.ReadFile(fsys, a.path)
+	data, err := vfs.ReadFile(fsys, a.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return a, nil
@@ -89,7 +89,7 @@ func (a *IDs) Next() (int64, error) {
 		}
 		end := a.next + a.block
 		content := []byte("1\n" + strconv.FormatInt(end, 10) + "\n")
-		if err := log.WriteFileAtomic(a.fs, a.path, content); err != nil {
+		if err := vfs.WriteFileAtomic(a.fs, a.path, content, 0o644); err != nil {
 			return 0, fmt.Errorf("producer ids: reserving block: %w", err)
 		}
 		a.reserved = end

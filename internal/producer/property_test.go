@@ -1,11 +1,11 @@
 package producer
 
 import (
-	"github.com/sluice-broker/sluice/internal/log"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TestIdempotenceProperty drives the state with simulated idempotent
@@ -123,14 +123,14 @@ func runIdempotenceModel(t *testing.T, seed uint64, snapshots bool) {
 			c.epoch++
 			c.nextSeq, c.batches, c.lowUnack = 0, nil, 0
 		case r < 94 && snapshots:
-			if err := s.WriteSnapshot(log.OSFS(), dir, leo); err != nil {
+			if err := s.WriteSnapshot(vfs.OS(), dir, leo); err != nil {
 				t.Fatal(err)
 			}
 			snapshotAt = leo
 		case r < 97:
 			// Restart: rebuild from the newest snapshot (if any) plus replay.
 			s = NewState()
-			from, err := s.LoadSnapshot(log.OSFS(), dir, 0, leo, 0, 0)
+			from, err := s.LoadSnapshot(vfs.OS(), dir, 0, leo, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package producer
 import (
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Rebuild brings s up to date with the partition log l after it was opened:
@@ -11,7 +12,7 @@ import (
 // the log takes appends. Without snapshots the whole log is scanned (headers
 // only, plus the transaction markers, whose aborted transactions are put
 // back into the log's aborted-transaction index if a crash lost them).
-func (s *State) Rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64) error {
+func (s *State) Rebuild(fsys vfs.FS, l *log.Log, nowMs, expirationMs int64) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	return s.rebuild(fsys, l, nowMs, expirationMs, true)
@@ -26,7 +27,7 @@ func (s *State) Rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64) erro
 // and the window holds the batches that are left. The aborted-transaction
 // index needs no restore (the log trimmed it with the segment). Snapshots
 // are held off meanwhile, so none is written from the state before.
-func (s *State) RebuildTruncated(fsys log.FS, l *log.Log) error {
+func (s *State) RebuildTruncated(fsys vfs.FS, l *log.Log) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	ns := NewState()
@@ -43,7 +44,7 @@ func (s *State) RebuildTruncated(fsys log.FS, l *log.Log) error {
 
 // rebuild is Rebuild; restore puts lost index entries back (it takes the
 // log's append lock, so not for a rebuild under it).
-func (s *State) rebuild(fsys log.FS, l *log.Log, nowMs, expirationMs int64, restore bool) error {
+func (s *State) rebuild(fsys vfs.FS, l *log.Log, nowMs, expirationMs int64, restore bool) error {
 	from, err := s.LoadSnapshot(fsys, l.Dir(), l.LogStartOffset(), l.LogEndOffset(), nowMs, expirationMs)
 	if err != nil {
 		return err

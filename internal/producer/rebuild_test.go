@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func idempotentBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
@@ -29,7 +30,7 @@ func idempotentBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []b
 func TestRebuildFromLog(t *testing.T) {
 	for _, withSnapshot := range []bool{false, true} {
 		dir := t.TempDir()
-		fsys := log.OSFS()
+		fsys := vfs.OS()
 		states := map[string]*State{}
 		open := func() (*log.Manager, *log.Log, *State) {
 			st := NewState()

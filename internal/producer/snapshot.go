@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Snapshot files use Kafka's producer-snapshot layout, version 1, so Kafka's
@@ -136,7 +136,7 @@ func decodeSnapshot(b []byte) (map[int64]*entry, error) {
 // durably (temporary file, fsync, rename, fsync of the directory) and removes
 // all but the newest few snapshots. offset is the log end offset the state
 // corresponds to: everything before it has been applied.
-func (s *State) WriteSnapshot(fsys log.FS, dir string, offset int64) error {
+func (s *State) WriteSnapshot(fsys vfs.FS, dir string, offset int64) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	data, end := s.encodeSnapshot()
@@ -157,7 +157,7 @@ func (s *State) WriteSnapshot(fsys log.FS, dir string, offset int64) error {
 // since the last snapshot; it may run while the log takes appends. It
 // reports whether a snapshot was written. Periodic snapshots bound how much
 // of the log a rebuild after a crash has to scan.
-func (s *State) SnapshotIfChanged(fsys log.FS, dir string) (bool, error) {
+func (s *State) SnapshotIfChanged(fsys vfs.FS, dir string) (bool, error) {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
@@ -176,9 +176,9 @@ func (s *State) SnapshotIfChanged(fsys log.FS, dir string) (bool, error) {
 	return true, nil
 }
 
-func (s *State) writeSnapshot(fsys log.FS, dir string, offset int64, data []byte) error {
+func (s *State) writeSnapshot(fsys vfs.FS, dir string, offset int64, data []byte) error {
 	final := filepath.Join(dir, SnapshotName(offset))
-	if err := log.WriteFileAtomic(fsys, final, data); err != nil {
+	if err := vfs.WriteFileAtomic(fsys, final, data, 0o644); err != nil {
 		return fmt.Errorf("producer snapshot %s: %w", final, err)
 	}
 	offsets, err := listSnapshots(fsys, dir)
@@ -200,7 +200,7 @@ func (s *State) writeSnapshot(fsys log.FS, dir string, offset int64, data []byte
 // deleted. Without a usable snapshot it returns logStartOffset and leaves s
 // empty. Producers whose last timestamp is expirationMs or more before nowMs
 // are not loaded (expirationMs <= 0 keeps all).
-func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffset, nowMs, expirationMs int64) (int64, error) {
+func (s *State) LoadSnapshot(fsys vfs.FS, dir string, logStartOffset, logEndOffset, nowMs, expirationMs int64) (int64, error) {
 	offsets, err := listSnapshots(fsys, dir)
 	if err != nil {
 		return 0, err
@@ -215,7 +215,7 @@ func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffs
 			}
 			continue
 		}
-		data, err := log.ReadFile(fsys, path)
+		data, err := vfs.ReadFile(fsys, path)
 		if err != nil {
 			return 0, err
 		}
@@ -247,7 +247,7 @@ func (s *State) LoadSnapshot(fsys log.FS, dir string, logStartOffset, logEndOffs
 }
 
 // listSnapshots returns the offsets of dir's snapshot files, ascending.
-func listSnapshots(fsys log.FS, dir string) ([]int64, error) {
+func listSnapshots(fsys vfs.FS, dir string) ([]int64, error) {
 	des, err := fsys.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

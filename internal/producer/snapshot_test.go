@@ -1,11 +1,12 @@
 package producer
 
 import (
-	"github.com/sluice-broker/sluice/internal/log"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func TestSnapshotRoundTrip(t *testing.T) {
@@ -16,7 +17,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		appendTo(t, s, hdr(1, 3, i*2, 2), &leo)
 	}
 	appendTo(t, s, hdr(9, 0, 100, 4), &leo)
-	if err := s.WriteSnapshot(log.OSFS(), dir, leo); err != nil {
+	if err := s.WriteSnapshot(vfs.OS(), dir, leo); err != nil {
 		t.Fatal(err)
 	}
 	// The file has Kafka's size: 10-byte header + 46 bytes per producer.
@@ -25,7 +26,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("snapshot file: %v %v", fi, err)
 	}
 	r := NewState()
-	from, err := r.LoadSnapshot(log.OSFS(), dir, 0, leo, 0, 0)
+	from, err := r.LoadSnapshot(vfs.OS(), dir, 0, leo, 0, 0)
 	if err != nil || from != leo {
 		t.Fatalf("load: from=%d err=%v", from, err)
 	}
@@ -55,25 +56,25 @@ func TestSnapshotSelectionAndCorruption(t *testing.T) {
 	s := NewState()
 	var leo int64
 	appendTo(t, s, hdr(1, 0, 0, 1), &leo)
-	if err := s.WriteSnapshot(log.OSFS(), dir, 1); err != nil {
+	if err := s.WriteSnapshot(vfs.OS(), dir, 1); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, s, hdr(1, 0, 1, 1), &leo)
-	if err := s.WriteSnapshot(log.OSFS(), dir, 2); err != nil {
+	if err := s.WriteSnapshot(vfs.OS(), dir, 2); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, s, hdr(1, 0, 2, 1), &leo)
-	if err := s.WriteSnapshot(log.OSFS(), dir, 3); err != nil {
+	if err := s.WriteSnapshot(vfs.OS(), dir, 3); err != nil {
 		t.Fatal(err)
 	}
 	// Only the newest snapshotsKept remain.
-	offs, _ := listSnapshots(log.OSFS(), dir)
+	offs, _ := listSnapshots(vfs.OS(), dir)
 	if !slices.Equal(offs, []int64{2, 3}) {
 		t.Fatalf("kept %v", offs)
 	}
 	// Log truncated to 2: snapshot 3 is deleted, 2 is used.
 	r := NewState()
-	from, err := r.LoadSnapshot(log.OSFS(), dir, 0, 2, 0, 0)
+	from, err := r.LoadSnapshot(vfs.OS(), dir, 0, 2, 0, 0)
 	if err != nil || from != 2 {
 		t.Fatalf("from=%d err=%v", from, err)
 	}
@@ -85,7 +86,7 @@ func TestSnapshotSelectionAndCorruption(t *testing.T) {
 	data, _ := os.ReadFile(p)
 	data[len(data)-1] ^= 0xff
 	os.WriteFile(p, data, 0o644)
-	from, err = r.LoadSnapshot(log.OSFS(), dir, 0, 2, 0, 0)
+	from, err = r.LoadSnapshot(vfs.OS(), dir, 0, 2, 0, 0)
 	if err != nil || from != 0 || r.Len() != 0 {
 		t.Fatalf("corrupt: from=%d err=%v len=%d", from, err, r.Len())
 	}
@@ -106,9 +107,9 @@ func TestSnapshotExpiresOldProducers(t *testing.T) {
 	var leo int64
 	appendTo(t, s, hdr(1, 0, 0, 1), &leo)   // timestamp 1000
 	appendTo(t, s, hdr(2, 0, 500, 1), &leo) // timestamp 1500
-	s.WriteSnapshot(log.OSFS(), dir, leo)
+	s.WriteSnapshot(vfs.OS(), dir, leo)
 	r := NewState()
-	if _, err := r.LoadSnapshot(log.OSFS(), dir, 0, leo, 1400, 400); err != nil {
+	if _, err := r.LoadSnapshot(vfs.OS(), dir, 0, leo, 1400, 400); err != nil {
 		t.Fatal(err)
 	}
 	if p := r.Producers(); len(p) != 1 || p[0].ProducerID != 2 {
@@ -118,7 +119,7 @@ func TestSnapshotExpiresOldProducers(t *testing.T) {
 
 func TestIDsNeverReused(t *testing.T) {
 	dir := t.TempDir()
-	a, err := OpenIDs(log.OSFS(), dir, 10)
+	a, err := OpenIDs(vfs.OS(), dir, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestIDsNeverReused(t *testing.T) {
 		seen[id] = true
 	}
 	// "Restart": the rest of the reserved block is skipped.
-	b, err := OpenIDs(log.OSFS(), dir, 10)
+	b, err := OpenIDs(vfs.OS(), dir, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,14 +142,14 @@ func TestIDsNeverReused(t *testing.T) {
 	}
 	// A damaged file is an error, not a reset.
 	os.WriteFile(filepath.Join(dir, IDFileName), []byte("1\nbanana\n"), 0o644)
-	if _, err := OpenIDs(log.OSFS(), dir, 10); err == nil {
+	if _, err := OpenIDs(vfs.OS(), dir, 10); err == nil {
 		t.Fatal("garbage id file accepted")
 	}
 }
 
 func TestSnapshotIfChanged(t *testing.T) {
 	dir := t.TempDir()
-	fsys := log.OSFS()
+	fsys := vfs.OS()
 	s := NewState()
 	if ok, err := s.SnapshotIfChanged(fsys, dir); ok || err != nil {
 		t.Fatalf("empty state snapshotted: %v %v", ok, err)

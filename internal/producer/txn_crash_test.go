@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // txnModel recomputes, from the batches that survived in the log, what
@@ -118,12 +119,12 @@ func writeTxnWorkload(t *testing.T, e *txnEnv, r *rand.Rand, steps int, snapshot
 // and LSO agree with the batches that survived.
 func TestTxnCrashRecovery(t *testing.T) {
 	for seed := uint64(0); seed < 40; seed++ {
-		fs := log.NewMemFS()
+		fs := vfs.NewMemFS()
 		e := openTxnEnv(t, fs)
 		r := rand.New(rand.NewPCG(seed, 7))
 		writeTxnWorkload(t, e, r, 60, int(seed%3)*20-1)
 		checkTxnModel(t, e, "before crash")
-		fs.Crash(log.CrashOptions{Rand: r, TornTail: true, Garble: seed%2 == 1})
+		fs.Crash(vfs.CrashOptions{Rand: r, TornTail: true, Garble: seed%2 == 1})
 		e = openTxnEnv(t, fs)
 		checkTxnModel(t, e, "after crash")
 		// And it keeps working: the state accepts the next transaction.
@@ -138,7 +139,7 @@ func TestTxnCrashRecovery(t *testing.T) {
 // the process died): the log stops taking appends, and the rebuild after
 // the restart puts the entry back.
 func TestTxnIndexEntryRestoredAfterFailure(t *testing.T) {
-	fs := log.NewMemFS()
+	fs := vfs.NewMemFS()
 	e := openTxnEnv(t, fs)
 	e.append(txnBatch(t, 3, 0, 0, 2), log.AppendOptions{})
 	fs.SetFault(func(op, name string) error {
@@ -166,7 +167,7 @@ func TestTxnIndexEntryRestoredAfterFailure(t *testing.T) {
 
 // Retention and DeleteRecords: a segment's .txnindex goes with it.
 func TestTxnIndexRetiredWithSegment(t *testing.T) {
-	fs := log.NewMemFS()
+	fs := vfs.NewMemFS()
 	e := openTxnEnv(t, fs)
 	e.append(txnBatch(t, 3, 0, 0, 2), log.AppendOptions{})
 	e.mark(3, 0, batch.ControlAbort) // 2

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // Moving the log start offset (retention, DeleteRecords) never ends an
@@ -14,7 +15,7 @@ import (
 // them used to be dropped, exposing its remaining data to read_committed
 // readers and losing the abort's index entry.
 func TestTxnSurvivesLogStartMove(t *testing.T) {
-	e := openTxnEnv(t, log.NewMemFS())
+	e := openTxnEnv(t, vfs.NewMemFS())
 	e.append(coordBatch(t, 20, 0), log.AppendOptions{Coordinator: true}) // 0
 	e.append(idempotentBatch(t, 1, 0, 0, 2), log.AppendOptions{})        // 1-2
 	e.append(coordBatch(t, 20, 0), log.AppendOptions{Coordinator: true}) // 3
@@ -57,7 +58,7 @@ func TestTxnSurvivesLogStartMove(t *testing.T) {
 // describing batches that are gone (Kafka reloads its producer state on
 // truncation).
 func TestTxnTruncationReopensTransaction(t *testing.T) {
-	fs := log.NewMemFS()
+	fs := vfs.NewMemFS()
 	e := openTxnEnv(t, fs)
 	e.append(txnBatch(t, 10, 0, 0, 2), log.AppendOptions{}) // 0-1
 	e.mark(10, 0, batch.ControlCommit)                      // 2

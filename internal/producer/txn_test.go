@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
@@ -31,14 +32,14 @@ func marker(pid int64, epoch int16, typ batch.ControlType) []byte {
 // txnEnv is one partition log on a MemFS with a producer guard.
 type txnEnv struct {
 	t   *testing.T
-	fs  *log.MemFS
+	fs  *vfs.MemFS
 	m   *log.Manager
 	l   *log.Log
 	st  *State
 	dir string
 }
 
-func openTxnEnv(t *testing.T, fs *log.MemFS) *txnEnv {
+func openTxnEnv(t *testing.T, fs *vfs.MemFS) *txnEnv {
 	t.Helper()
 	e := &txnEnv{t: t, fs: fs, dir: "/data", st: NewState()}
 	m, err := log.OpenManager(fs, e.dir, log.ManagerOptions{
@@ -74,7 +75,7 @@ func (e *txnEnv) mark(pid int64, epoch int16, typ batch.ControlType) log.AppendR
 }
 
 func TestTxnLastStableOffsetAndAbortIndex(t *testing.T) {
-	e := openTxnEnv(t, log.NewMemFS())
+	e := openTxnEnv(t, vfs.NewMemFS())
 	e.append(idempotentBatch(t, 1, 0, 0, 2), log.AppendOptions{}) // 0-1, not transactional
 	if lso := e.l.LastStableOffset(); lso != 2 {
 		t.Fatalf("LSO without transactions = %d", lso)
@@ -136,7 +137,7 @@ func TestTxnLastStableOffsetAndAbortIndex(t *testing.T) {
 }
 
 func TestTxnFencing(t *testing.T) {
-	e := openTxnEnv(t, log.NewMemFS())
+	e := openTxnEnv(t, vfs.NewMemFS())
 	e.append(txnBatch(t, 10, 1, 0, 2), log.AppendOptions{})
 	// A non-transactional batch while the transaction is ongoing.
 	if _, err := e.l.Append(idempotentBatch(t, 10, 1, 2, 1), log.AppendOptions{}); log.KafkaCode(err) != CodeInvalidTxnState {
@@ -202,7 +203,7 @@ func coordBatch(t *testing.T, pid int64, epoch int16) []byte {
 }
 
 func TestTxnCoordinatorAppend(t *testing.T) {
-	e := openTxnEnv(t, log.NewMemFS())
+	e := openTxnEnv(t, vfs.NewMemFS())
 	// Without Coordinator, sequence -1 is refused.
 	if _, err := e.l.Append(coordBatch(t, 20, 0), log.AppendOptions{}); log.KafkaCode(err) != CodeInvalidRecord {
 		t.Fatalf("client batch with seq -1: %v", err)
@@ -226,7 +227,7 @@ func TestTxnCoordinatorAppend(t *testing.T) {
 // the replay of markers after it, and the .txnindex on disk.
 func TestTxnStateSurvivesRestart(t *testing.T) {
 	for _, withSnapshot := range []bool{false, true} {
-		fs := log.NewMemFS()
+		fs := vfs.NewMemFS()
 		e := openTxnEnv(t, fs)
 		e.append(txnBatch(t, 10, 0, 0, 2), log.AppendOptions{}) // 0-1
 		e.append(txnBatch(t, 11, 0, 0, 2), log.AppendOptions{}) // 2-3
@@ -263,7 +264,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 // returns belongs to a transaction whose marker was already in the log
 // (below the high watermark the read reported).
 func TestTxnReadCommittedRacingAppends(t *testing.T) {
-	e := openTxnEnv(t, log.NewMemFS())
+	e := openTxnEnv(t, vfs.NewMemFS())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

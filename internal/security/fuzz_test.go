@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // The fuzz targets below run their seeds (f.Add and testdata/fuzz) in
@@ -51,7 +53,7 @@ func FuzzScramSession(f *testing.F) {
 	f.Add([]byte("n,,n=nobody,r=abc"), []byte("c=biws,r=%NONCE%,p="))
 	f.Add([]byte("p=tls-unique,,n=alice,r=abc"), []byte(""))
 	f.Add([]byte("n,,n=al=ice,r=x"), []byte(",p=,p="))
-	store, err := OpenScramStore(f.TempDir())
+	store, err := OpenScramStore(vfs.OS(), f.TempDir())
 	if err != nil {
 		f.Fatal(err)
 	}

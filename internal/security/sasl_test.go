@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-broker/sluice/internal/vfs"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -172,7 +173,7 @@ func TestPlainSession(t *testing.T) {
 }
 
 func TestScramSession(t *testing.T) {
-	store, err := OpenScramStore(t.TempDir())
+	store, err := OpenScramStore(vfs.OS(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestScramSession(t *testing.T) {
 
 func TestScramStorePersists(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenScramStore(dir)
+	s, err := OpenScramStore(vfs.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestScramStorePersists(t *testing.T) {
 		{User: "bob", Mechanism: ScramSHA512, Credential: ScramSHA512.NewScramCredential([]byte("s"), []byte("p"), 5000)}}); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := OpenScramStore(dir)
+	s2, err := OpenScramStore(vfs.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestScramStorePersists(t *testing.T) {
 	if err := s2.Apply([]ScramChange{{User: "bob", Mechanism: ScramSHA512, Delete: true}}); err != nil {
 		t.Fatal(err)
 	}
-	s3, _ := OpenScramStore(dir)
+	s3, _ := OpenScramStore(vfs.OS(), dir)
 	if u := s3.Users(); len(u) != 1 || u[0] != "alice" {
 		t.Fatalf("users after delete: %v", u)
 	}
@@ -278,11 +279,11 @@ func TestScramStorePersists(t *testing.T) {
 		t.Fatal("salted password stored")
 	}
 	writeFile(t, dir, `{"version":1,"users":{"x":{"SCRAM-SHA-256":{"salt":"","stored_key":"AAAA","iterations":1}}}}`)
-	if _, err := OpenScramStore(dir); err == nil || !strings.Contains(err.Error(), "bad SCRAM-SHA-256 credential") {
+	if _, err := OpenScramStore(vfs.OS(), dir); err == nil || !strings.Contains(err.Error(), "bad SCRAM-SHA-256 credential") {
 		t.Fatalf("corrupt file: %v", err)
 	}
 	writeFile(t, dir, `{not json`)
-	if _, err := OpenScramStore(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
+	if _, err := OpenScramStore(vfs.OS(), dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupt file: %v", err)
 	}
 }
@@ -291,7 +292,7 @@ func TestScramStorePersists(t *testing.T) {
 // known one (a stable salt, Kafka's default iterations) and fails only at
 // the proof, with the message of a wrong password.
 func TestScramUnknownUser(t *testing.T) {
-	store, err := OpenScramStore(t.TempDir())
+	store, err := OpenScramStore(vfs.OS(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +336,7 @@ func TestScramUnknownUser(t *testing.T) {
 // TestScramReplay checks that a client-final message works once: neither
 // again on its session nor on another one.
 func TestScramReplay(t *testing.T) {
-	store, err := OpenScramStore(t.TempDir())
+	store, err := OpenScramStore(vfs.OS(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func TestScramReplay(t *testing.T) {
 // a symlink in its place is not written through.
 func TestScramStoreFileMode(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenScramStore(dir)
+	s, err := OpenScramStore(vfs.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +410,7 @@ func TestScramStoreFileMode(t *testing.T) {
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
 		t.Fatalf("wrote through a symlink: %q", b)
 	}
-	if s2, err := OpenScramStore(dir); err != nil || len(s2.Users()) != 2 {
+	if s2, err := OpenScramStore(vfs.OS(), dir); err != nil || len(s2.Users()) != 2 {
 		t.Fatalf("reopen: %v", err)
 	}
 }
@@ -418,7 +419,7 @@ func TestScramStoreFileMode(t *testing.T) {
 // message (r=<client nonce><client nonce + server nonce>); that form is
 // accepted, as Kafka 3.8.1-3.9 did, and any other prefix is not.
 func TestScramOldLibrdkafkaNonce(t *testing.T) {
-	store, err := OpenScramStore(t.TempDir())
+	store, err := OpenScramStore(vfs.OS(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // ScramCredentialsFile is the file in the data directory holding the SCRAM
@@ -32,17 +34,18 @@ type scramFile struct {
 // user and mechanism. It is safe for concurrent use; a nil *ScramStore has
 // no credentials.
 type ScramStore struct {
+	fs   vfs.FS
 	path string
 
 	mu    sync.RWMutex
 	users map[string]map[string]ScramCredential // user → mechanism name → credential
 }
 
-// OpenScramStore reads the credentials kept in dir (none if the file does
-// not exist yet).
-func OpenScramStore(dir string) (*ScramStore, error) {
-	s := &ScramStore{path: filepath.Join(dir, ScramCredentialsFile), users: map[string]map[string]ScramCredential{}}
-	data, err := os.ReadFile(s.path)
+// OpenScramStore reads the credentials kept in dir on fsys (none if the file
+// does not exist yet).
+func OpenScramStore(fsys vfs.FS, dir string) (*ScramStore, error) {
+	s := &ScramStore{fs: fsys, path: filepath.Join(dir, ScramCredentialsFile), users: map[string]map[string]ScramCredential{}}
+	data, err := vfs.ReadFile(fsys, s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
@@ -155,56 +158,21 @@ func (s *ScramStore) Apply(changes []ScramChange) error {
 		}
 		next[c.User][c.Mechanism.Name] = c.Credential
 	}
-	if err := s.write(next); err != nil {
-		return err
-	}
-	// The new file is in place: it is the state now, even if syncing the
-	// directory fails (reported, the rename may not survive a power loss).
-	s.users = next
-	return syncDir(filepath.Dir(s.path))
-}
-
-func (s *ScramStore) write(users map[string]map[string]ScramCredential) error {
-	data, err := json.MarshalIndent(scramFile{Version: scramFileVersion, Users: users}, "", "  ")
+	data, err := json.MarshalIndent(scramFile{Version: scramFileVersion, Users: next}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := s.path + ".tmp"
-	// A temporary file left by a crash (or made by someone else) is
-	// removed, not reused: O_EXCL makes the new one, mode 0600 whatever
-	// the old one's mode was, and never writes through a symlink.
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("security: writing SCRAM credentials: %w", err)
-	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("security: writing SCRAM credentials: %w", err)
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
+	// Readable by its owner only; a leftover temporary file is removed,
+	// never reused or written through.
+	err = vfs.WriteFileAtomic(s.fs, s.path, append(data, '\n'), 0o600)
+	if err == nil || errors.Is(err, vfs.ErrNotDurable) {
+		// The new file is in place: it is the state now, even if syncing
+		// the directory failed (reported: the rename may not survive a
+		// power loss).
+		s.users = next
 	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("security: writing SCRAM credentials: %w", err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("security: syncing the data directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("security: syncing the data directory: %w", err)
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // MetaPropertiesFile is Kafka's data-directory identity file.
@@ -25,16 +26,16 @@ type Identity struct {
 // loadOrCreateIdentity reads meta.properties in dir, or creates it with a new
 // cluster id for nodeID. A node.id different from nodeID is an error, as in
 // Kafka (the directory belongs to another node).
-func loadOrCreateIdentity(dir string, nodeID int32) (Identity, error) {
+func loadOrCreateIdentity(fsys vfs.FS, dir string, nodeID int32) (Identity, error) {
 	path := filepath.Join(dir, MetaPropertiesFile)
-	data, err := os.ReadFile(path)
+	data, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		id := Identity{ClusterID: NewID().String(), NodeID: nodeID, DirectoryID: NewID()}
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "#\n#%s\n", time.Now().UTC().Format(time.UnixDate))
 		fmt.Fprintf(&b, "cluster.id=%s\ndirectory.id=%s\nnode.id=%d\nversion=1\n", id.ClusterID, id.DirectoryID, id.NodeID)
-		if err := writeFileAtomic(dir, MetaPropertiesFile, b.Bytes()); err != nil {
-			return Identity{}, err
+		if err := vfs.WriteFileAtomic(fsys, path, b.Bytes(), 0o644); err != nil {
+			return Identity{}, fmt.Errorf("topics: %w", err)
 		}
 		return id, nil
 	}
@@ -74,45 +75,4 @@ func loadOrCreateIdentity(dir string, nodeID int32) (Identity, error) {
 		}
 	}
 	return id, nil
-}
-
-// writeFileAtomic replaces dir/name with data durably: temp file, fsync,
-// rename, fsync of the directory.
-func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, name+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("topics: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("topics: writing %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("topics: syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("topics: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("topics: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("topics: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("topics: syncing directory %s: %w", dir, err)
-	}
-	return nil
 }

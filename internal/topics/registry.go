@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // TopicsFile is the name of the topic metadata file in the data directory.
@@ -53,6 +54,7 @@ type snapshot struct {
 
 // Registry is the set of topics, persisted in the data directory.
 type Registry struct {
+	fs      vfs.FS
 	dir     string
 	ident   Identity
 	existed bool
@@ -61,18 +63,18 @@ type Registry struct {
 	snap atomic.Pointer[snapshot]
 }
 
-// Open loads (or initialises) the metadata of the data directory dir.
-func Open(dir string, nodeID int32) (*Registry, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// Open loads (or initialises) the metadata of the data directory dir on fsys.
+func Open(fsys vfs.FS, dir string, nodeID int32) (*Registry, error) {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("topics: %w", err)
 	}
-	ident, err := loadOrCreateIdentity(dir, nodeID)
+	ident, err := loadOrCreateIdentity(fsys, dir, nodeID)
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{dir: dir, ident: ident}
+	r := &Registry{fs: fsys, dir: dir, ident: ident}
 	s := &snapshot{byName: map[string]*Topic{}, byID: map[ID]*Topic{}}
-	data, err := os.ReadFile(filepath.Join(dir, TopicsFile))
+	data, err := vfs.ReadFile(fsys, filepath.Join(dir, TopicsFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -83,7 +85,7 @@ func Open(dir string, nodeID int32) (*Registry, error) {
 			return nil, fmt.Errorf("topics: %s: %w", filepath.Join(dir, TopicsFile), err)
 		}
 	}
-	os.Remove(filepath.Join(dir, TopicsFile+".tmp")) // leftover of an interrupted write
+	fsys.Remove(filepath.Join(dir, TopicsFile+vfs.TmpSuffix)) // leftover of an interrupted write
 	r.snap.Store(s)
 	return r, nil
 }
@@ -255,7 +257,10 @@ func (r *Registry) persist(s *snapshot) error {
 	if err != nil {
 		return fmt.Errorf("topics: %w", err)
 	}
-	return writeFileAtomic(r.dir, TopicsFile, append(data, '\n'))
+	if err := vfs.WriteFileAtomic(r.fs, filepath.Join(r.dir, TopicsFile), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("topics: %w", err)
+	}
+	return nil
 }
 
 func decode(data []byte) (*snapshot, error) {

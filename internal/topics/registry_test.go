@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func TestValidateName(t *testing.T) {
@@ -46,7 +48,7 @@ func TestIDs(t *testing.T) {
 
 func TestRegistryPersists(t *testing.T) {
 	dir := t.TempDir()
-	r, err := Open(dir, 1)
+	r, err := Open(vfs.OS(), dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestRegistryPersists(t *testing.T) {
 		t.Fatalf("double delete: %v", err)
 	}
 
-	r2, err := Open(dir, 1)
+	r2, err := Open(vfs.OS(), dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +115,10 @@ func TestRegistryPersists(t *testing.T) {
 
 func TestRegistryRejectsBadState(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Open(dir, 1); err != nil {
+	if _, err := Open(vfs.OS(), dir, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir, 2); err == nil || !strings.Contains(err.Error(), "node.id") {
+	if _, err := Open(vfs.OS(), dir, 2); err == nil || !strings.Contains(err.Error(), "node.id") {
 		t.Fatalf("node id mismatch: %v", err)
 	}
 	for _, doc := range []string{
@@ -130,7 +132,7 @@ func TestRegistryRejectsBadState(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, TopicsFile), []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Open(dir, 1); err == nil {
+		if _, err := Open(vfs.OS(), dir, 1); err == nil {
 			t.Errorf("accepted %s", doc)
 		}
 	}

@@ -1,11 +1,17 @@
-package log
+// Package vfs is the filesystem seam under everything Sluice writes: partition
+// logs, checkpoints, topic metadata, SCRAM credentials, producer snapshots and
+// (later) the metadata quorum. OS is the real filesystem; MemFS is an in-memory
+// one that simulates what a power loss or a process crash leaves behind; Faulty
+// wraps any FS and fails chosen operations (the Nth write, every sync of a
+// path, ...). Callers never use package os for files they write.
+package vfs
 
 import (
 	"io"
 	"os"
 )
 
-// FS is the filesystem seam under the log. OSFS is the real one; MemFS is an
+// FS is the filesystem interface. OS is the real one; MemFS is an
 // in-memory one that can simulate crashes for tests. Paths use the host
 // separator ('/' for MemFS).
 type FS interface {
@@ -26,7 +32,7 @@ type FS interface {
 	SyncDir(name string) error
 }
 
-// File is an open file. OSFS returns *os.File, so a caller that wants
+// File is an open file. OS returns *os.File, so a caller that wants
 // sendfile can type-assert FileRange.File to *os.File.
 type File interface {
 	io.ReaderAt
@@ -44,8 +50,8 @@ type File interface {
 	Name() string
 }
 
-// OSFS returns the filesystem of the operating system.
-func OSFS() FS { return osFS{} }
+// OS returns the filesystem of the operating system.
+func OS() FS { return osFS{} }
 
 type osFS struct{}
 
@@ -82,11 +88,11 @@ type Datasyncer interface {
 	Datasync() error
 }
 
-// datasync makes f's data durable the cheapest safe way: fdatasync(2) for
+// Datasync makes f's data durable the cheapest safe way: fdatasync(2) for
 // an *os.File on Linux (the size of a file grown by appends is included),
 // the file's own Datasync if it has one, else Sync. Segment creation,
 // truncation and directory entries still use Sync / SyncDir.
-func datasync(f File) error {
+func Datasync(f File) error {
 	switch f := f.(type) {
 	case Datasyncer:
 		return f.Datasync()

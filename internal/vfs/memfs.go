@@ -1,4 +1,4 @@
-package log
+package vfs
 
 import (
 	"io"
@@ -174,6 +174,13 @@ func (m *MemFS) WriteFile(name string, data []byte) error {
 	n := &memNode{data: append([]byte(nil), data...), synced: append([]byte(nil), data...), mod: m.now()}
 	m.cur[p], m.dur[p] = n, n
 	return nil
+}
+
+// Used returns the total size of the live files.
+func (m *MemFS) Used() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used()
 }
 
 func (m *MemFS) used() int64 {
