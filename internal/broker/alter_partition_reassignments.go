@@ -69,9 +69,9 @@ func (b *Broker) reassignPartition(topic string, partition int32, replicas []int
 	sorted := slices.Clone(replicas)
 	slices.Sort(sorted)
 	for i, id := range sorted {
-		if id != b.nodeID {
+		if !b.isLiveBroker(id) {
 			return errorf(kerr.InvalidReplicaAssignment,
-				"The manual partition assignment includes broker %d, but no such broker is registered (this single-node cluster has only broker %d).", id, b.nodeID)
+				"The manual partition assignment includes broker %d, but no such broker is registered.", id)
 		}
 		if i > 0 && sorted[i-1] == id {
 			return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", id)

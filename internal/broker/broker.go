@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
@@ -13,6 +11,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/txn"
@@ -25,12 +24,16 @@ import (
 // Handlers are methods on *Broker (see doc.go). Fields are set before the
 // first request and never reassigned, so handlers read them without locks.
 type Broker struct {
-	cfg     *config.Broker   // static broker configuration (server.properties + defaults)
-	logs    *log.Manager     // partition logs of the data directory
-	topics  *topics.Registry // topic names, ids, partition counts, config overrides
-	metrics *metrics.Metrics // Prometheus collectors
-	logger  *slog.Logger     // the broker's logger; add request context with .With
-	dataDir string           // absolute data directory
+	cfg  *config.Broker // static broker configuration (server.properties + defaults)
+	logs *log.Manager   // partition logs of the data directory
+	// replicas holds the local partitions: role, epoch, in-sync set and
+	// high watermark over each log (partitions.go). Handlers reach data
+	// through it only.
+	replicas *replica.Manager
+	topics   *topics.Registry // topic names, ids, partition counts, config overrides
+	metrics  *metrics.Metrics // Prometheus collectors
+	logger   *slog.Logger     // the broker's logger; add request context with .With
+	dataDir  string           // absolute data directory
 
 	nodeID    int32
 	clusterID string
@@ -87,21 +90,6 @@ func (b *Broker) Config() *config.Broker { return b.cfg }
 // onClose registers fn to run at shutdown (after the network stopped, before
 // the logs are closed). Start hooks use it to flush their state.
 func (b *Broker) onClose(fn func() error) { b.closers = append(b.closers, fn) }
-
-// partitionLog returns the log of topic/partition, or UNKNOWN_TOPIC_OR_PARTITION
-// when the topic or the partition does not exist. Data-path handlers use it
-// for every partition of a request.
-func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.Topic, int16) {
-	t, ok := b.topics.Get(topic)
-	if !ok || partition < 0 || partition >= t.Partitions {
-		return nil, nil, kerr.UnknownTopicOrPartition.Code
-	}
-	l := b.logs.Get(topic, partition)
-	if l == nil {
-		return nil, nil, kerr.UnknownTopicOrPartition.Code
-	}
-	return l, t, 0
-}
 
 // topicSetting is a topic config whose broker-level synonym has the same
 // name (min.insync.replicas, compression.type): the topic's override, else

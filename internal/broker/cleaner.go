@@ -8,8 +8,6 @@ import (
 	"github.com/sluice-broker/sluice/internal/compact"
 )
 
-func init() { startHooks = append(startHooks, (*Broker).startCleaner) }
-
 func (b *Broker) startCleaner() error {
 	c, err := compact.New(compact.Options{
 		FS:               b.fs,

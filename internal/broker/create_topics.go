@@ -21,6 +21,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -147,18 +148,19 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 	return b.createTopic(name, partitions, plain, cfg)
 }
 
-// checkReplicas accepts a manual assignment only if it is exactly this node.
+// checkReplicas accepts a manual assignment of live brokers, each named
+// once. Until partitions replicate, it must be a single broker: this one.
 func (b *Broker) checkReplicas(replicas []int32) error {
-	if len(replicas) == 1 && replicas[0] == b.nodeID {
-		return nil
-	}
 	if len(replicas) == 0 {
 		return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
 	}
-	for _, r := range replicas {
-		if r != b.nodeID {
+	for i, r := range replicas {
+		if !b.isLiveBroker(r) {
 			return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", r)
 		}
+		if slices.Contains(replicas[:i], r) {
+			return &Error{Code: kerr.InvalidReplicaAssignment.Code, Msg: fmt.Sprintf("The manual partition assignment includes a duplicate replica: %v.", replicas)}
+		}
 	}
-	return &Error{Code: kerr.InvalidReplicaAssignment.Code, Msg: fmt.Sprintf("The manual partition assignment includes a duplicate replica: %v.", replicas)}
+	return nil
 }

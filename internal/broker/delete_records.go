@@ -45,30 +45,26 @@ func (b *Broker) handleDeleteRecords(_ context.Context, _ *wire.Request, req *km
 }
 
 func (b *Broker) deleteRecords(rp *kmsg.DeleteRecordsResponseTopicPartition, topic string, p kmsg.DeleteRecordsRequestTopicPartition) int16 {
-	l, _, code := b.partitionLog(topic, p.Partition)
+	part, _, code := b.partition(topic, p.Partition)
 	if code != 0 {
 		return code
 	}
-	if cfg := l.Config(); !cfg.DeleteRetention {
+	if c := part.CheckLeader(-1); c != 0 {
+		return c
+	}
+	if cfg := part.Config(); !cfg.DeleteRetention {
 		b.logger.Info("DeleteRecords refused on a topic without cleanup.policy=delete", "topic", topic, "partition", p.Partition)
 		return kerr.PolicyViolation.Code
 	}
-	offset := p.Offset
-	if offset == -1 {
-		offset = l.HighWatermark()
-	}
-	if offset < 0 || offset > l.HighWatermark() {
-		rp.LowWatermark = l.LogStartOffset()
-		return kerr.OffsetOutOfRange.Code
-	}
-	if err := l.TruncatePrefix(offset); err != nil {
+	start, err := part.DeleteRecords(p.Offset)
+	if err != nil {
 		code := errorCode(err)
-		if code != kerr.OffsetOutOfRange.Code {
-			b.logger.Error("DeleteRecords failed", "topic", topic, "partition", p.Partition, "offset", offset, "err", err)
+		if code != kerr.OffsetOutOfRange.Code && code != kerr.NotLeaderForPartition.Code {
+			b.logger.Error("DeleteRecords failed", "topic", topic, "partition", p.Partition, "offset", p.Offset, "err", err)
 		}
-		rp.LowWatermark = l.LogStartOffset()
+		rp.LowWatermark = part.LogStartOffset()
 		return code
 	}
-	rp.LowWatermark = l.LogStartOffset()
+	rp.LowWatermark = start
 	return 0
 }

@@ -25,11 +25,12 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *wire.Request, req *
 		return resp, nil
 	}
 	resp.ClusterID = b.clusterID
-	resp.ControllerID = b.nodeID
-	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID = b.nodeID
-	br.Host, br.Port = b.endpoint(r)
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
+	resp.ControllerID = b.controllerID()
+	for _, cb := range b.liveBrokers(r) {
+		br := kmsg.NewDescribeClusterResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = cb.id, cb.host, cb.port, cb.rack
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOps
 	} else {

@@ -99,8 +99,8 @@ func (b *Broker) checkBrokerResource(name string) error {
 	if err != nil {
 		return errorf(kerr.InvalidRequest, "Broker id must be an integer, but it is: %s", name)
 	}
-	if int32(id) != b.nodeID {
-		return errorf(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", b.nodeID, name)
+	if int32(id) != b.self() {
+		return errorf(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", b.self(), name)
 	}
 	return nil
 }

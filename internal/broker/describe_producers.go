@@ -59,7 +59,11 @@ func (b *Broker) handleDescribeProducers(_ context.Context, _ *wire.Request, req
 }
 
 func (b *Broker) describePartitionProducers(rp *kmsg.DescribeProducersResponseTopicPartition, topic string, partition int32) {
-	if _, _, code := b.partitionLog(topic, partition); code != 0 {
+	p, _, code := b.partition(topic, partition)
+	if code == 0 {
+		code = p.CheckLeader(-1)
+	}
+	if code != 0 {
 		rp.ErrorCode = code
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -84,15 +85,17 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Reques
 			limit--
 			rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 			rp.Partition = p
-			rp.LeaderID = b.nodeID
-			rp.LeaderEpoch = 0
-			rp.Replicas = []int32{b.nodeID}
-			rp.ISR = []int32{b.nodeID}
+			pi := b.partitionInfo(name, p)
+			rp.LeaderID, rp.LeaderEpoch = pi.Leader, pi.LeaderEpoch
+			rp.Replicas, rp.ISR = pi.Replicas, pi.ISR
+			if pi.Leader == replica.NoLeader {
+				rp.ErrorCode = kerr.LeaderNotAvailable.Code
+			}
 			// Nullable in the schema, but the Java admin client dereferences
 			// them: send empty lists, as Kafka does.
 			rp.EligibleLeaderReplicas = []int32{}
 			rp.LastKnownELR = []int32{}
-			rp.OfflineReplicas = []int32{}
+			rp.OfflineReplicas = pi.Offline
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

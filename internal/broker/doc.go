@@ -51,14 +51,21 @@
 //
 // # What a handler can reach
 //
-//   - b.partitionLog(topic, partition) → (*log.Log, *topics.Topic, errCode):
-//     the partition's log, or UNKNOWN_TOPIC_OR_PARTITION. b.topicByID(id) for
-//     topic-id requests. b.logs (*log.Manager) and b.topics
-//     (*topics.Registry) directly when needed; topics are immutable snapshots.
+//   - b.partition(topic, partition) → (*replica.Partition, *topics.Topic,
+//     errCode): the partition (or UNKNOWN_TOPIC_OR_PARTITION). Data reaches a
+//     handler only through it: p.CheckLeader(currentLeaderEpoch) answers
+//     NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH,
+//     p.AppendAsLeader, p.Read, p.HighWatermark (kept apart from the log end
+//     offset), p.State() (leader, epoch, replicas, in-sync set).
+//     b.topicByID(id) for topic-id requests; b.topics (*topics.Registry) for
+//     metadata, whose topics are immutable snapshots; b.logs (*log.Manager)
+//     only for creating and deleting logs (topic_admin.go, partitions.go).
 //   - b.cfg (*config.Broker): static broker config; b.logConfig(overrides)
 //     resolves a topic's effective log.Config.
-//   - b.nodeID, b.clusterID, b.endpoint(r) (the advertised address of the
-//     listener the request came through), b.logger (slog), b.metrics,
+//   - The cluster (cluster.go): b.liveBrokers(r), b.brokerByID(r, id),
+//     b.controllerID(), b.self() — never a node id constant. b.clusterID,
+//     b.endpoint(r) (the advertised address of the listener the request came
+//     through), b.logger (slog), b.metrics,
 //     b.dataDir. r.Conn (wire.ConnState): listener, security protocol,
 //     principal, TLS state (listeners.go, sasl_*.go).
 //   - Errors: errorCode(err) maps any error that has KafkaCode() (ours,
@@ -66,10 +73,11 @@
 //     errorMessage(err) gives the *string for error_message fields;
 //     errorf(kerr.X, ...) builds an *Error with a code and message.
 //   - Lifecycle: add state fields to Broker (marked section in broker.go);
-//     initialise them from a start hook (append to startHooks in init; runs
-//     after logs are open, before listeners accept) and flush them with
-//     b.onClose; change log.ManagerOptions (ProducerGuard factory) with
-//     managerOptionHooks.
+//     initialise them from a step of startServices (server.go: an explicit,
+//     ordered list run after the logs are open, before listeners accept) and
+//     flush them with b.onClose. Partition roles are events: b.replicas.Listen
+//     hears became-leader / became-follower / removed for each partition
+//     (coordinators load and unload their internal partitions on them).
 //
 // Tests: testutil_test.go has startTestBroker(t, testOptions{Props, DataDir,
 // MetricsListen, Quiet}) → an in-process server on 127.0.0.1:<free port>

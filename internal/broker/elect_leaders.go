@@ -93,9 +93,9 @@ func (b *Broker) electLeader(topic string, partition int32, electionType int8) k
 	case partition < 0 || partition >= t.Partitions:
 		rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("No such partition as %s-%d", topic, partition))
-	case b.logs.Get(topic, partition) == nil && electionType == electionPreferred:
+	case b.replicas.Get(topic, partition) == nil && electionType == electionPreferred:
 		rp.ErrorCode = kerr.PreferredLeaderNotAvailable.Code
-	case b.logs.Get(topic, partition) == nil:
+	case b.replicas.Get(topic, partition) == nil:
 		rp.ErrorCode = kerr.EligibleLeadersNotAvailable.Code
 	default:
 		rp.ErrorCode = kerr.ElectionNotNeeded.Code

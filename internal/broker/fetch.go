@@ -59,14 +59,12 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
-func init() {
-	register(kmsg.Fetch, (*Broker).handleFetch)
-	startHooks = append(startHooks, (*Broker).startFetchSessions)
-}
+func init() { register(kmsg.Fetch, (*Broker).handleFetch) }
 
 // defaultFetchMaxBytes is Kafka's fetch.max.bytes (55 MiB).
 const defaultFetchMaxBytes = 57671680
@@ -98,7 +96,7 @@ func (b *Broker) fetchMaxBytes() int32 {
 type fetchTarget struct {
 	topic   string
 	topicID [16]byte
-	l       *log.Log
+	p       *replica.Partition
 	errCode int16
 	res     log.ReadResult
 	err     error
@@ -161,8 +159,8 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 		if wait > 0 {
 			waits = make([]<-chan struct{}, 0, len(targets))
 			for i := range targets {
-				if targets[i].l != nil {
-					waits = append(waits, targets[i].l.Wait())
+				if targets[i].p != nil {
+					waits = append(waits, targets[i].p.Wait())
 				}
 			}
 		}
@@ -203,7 +201,7 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 		}
 		ft.topic = t.Name
 	}
-	l, t, code := b.partitionLog(ft.topic, p.Key.Partition)
+	part, t, code := b.partition(ft.topic, p.Key.Partition)
 	if code != 0 {
 		ft.errCode = code
 		return ft
@@ -212,7 +210,7 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 		ft.errCode = kerr.UnknownTopicID.Code // recreated under the same name
 		return ft
 	}
-	if c := checkLeaderEpoch(p.CurrentLeaderEpoch); c != 0 {
+	if c := part.CheckLeader(p.CurrentLeaderEpoch); c != 0 {
 		ft.errCode = c
 		return ft
 	}
@@ -221,21 +219,8 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 		ft.errCode = kerr.UnsupportedCompressionType.Code
 		return ft
 	}
-	ft.l = l
+	ft.p = part
 	return ft
-}
-
-// checkLeaderEpoch compares a client's current_leader_epoch with this
-// node's (always dataLeaderEpoch): -1 means "don't check".
-func checkLeaderEpoch(epoch int32) int16 {
-	switch {
-	case epoch < 0 || epoch == dataLeaderEpoch:
-		return 0
-	case epoch > dataLeaderEpoch:
-		return kerr.UnknownLeaderEpoch.Code
-	default:
-		return kerr.FencedLeaderEpoch.Code
-	}
 }
 
 // readFetchTargets reads every partition within the byte limits. It
@@ -248,20 +233,16 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 	minOne := true
 	for i := range targets {
 		ft := &targets[i]
-		if ft.l == nil {
+		if ft.p == nil {
 			failed = true
 			continue
 		}
 		p := fctx.Partitions[i]
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
-		if committed {
-			ft.res, ft.err = ft.l.ReadCommitted(p.FetchOffset, int(limit), minOne)
-			if ft.err == nil && ft.res.Size > 0 {
-				ft.aborted = ft.l.AbortedTxns(p.FetchOffset, ft.res.NextOffset)
-			}
-		} else {
-			ft.res, ft.err = ft.l.Read(p.FetchOffset, int(limit), minOne)
+		ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
+		if committed && ft.err == nil && ft.res.Size > 0 {
+			ft.aborted = ft.p.AbortedTxns(p.FetchOffset, ft.res.NextOffset)
 		}
 		if ft.err != nil {
 			failed = true

@@ -1,7 +1,9 @@
-// FindCoordinator (key 10), v0–v6: this single node coordinates every group (key type 0)
-// and every transactional id (key type 1); v4+ answers each of the batched coordinator
-// keys. An unknown key type gets INVALID_REQUEST. Differs from Kafka: there is no
-// COORDINATOR_NOT_AVAILABLE window, since __consumer_offsets is created at start-up.
+// FindCoordinator (key 10), v0–v6: the coordinator of a group (key type 0) is the leader
+// of its __consumer_offsets partition, that of a transactional id (key type 1) the leader
+// of its __transaction_state partition; v4+ answers each of the batched coordinator keys.
+// A partition without a live leader is COORDINATOR_NOT_AVAILABLE; an unknown key type
+// INVALID_REQUEST. On a single node __consumer_offsets is created at start-up, so there
+// is no COORDINATOR_NOT_AVAILABLE window for groups.
 package broker
 
 import (
@@ -10,13 +12,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.FindCoordinator, (*Broker).handleFindCoordinator) }
 
 func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
-	host, port := b.endpoint(r)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	code, msg := int16(0), (*string)(nil)
 	if req.CoordinatorType != 0 && req.CoordinatorType != 1 {
@@ -31,7 +34,11 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 				resp.ErrorCode = kerr.InvalidGroupID.Code
 				return resp, nil
 			}
-			resp.NodeID, resp.Host, resp.Port = b.nodeID, host, port
+			if cb, ok := b.coordinatorFor(r, req.CoordinatorType, req.CoordinatorKey); ok {
+				resp.NodeID, resp.Host, resp.Port = cb.id, cb.host, cb.port
+			} else {
+				resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
 		}
 		return resp, nil
 	}
@@ -45,9 +52,39 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
 		default:
-			c.NodeID, c.Host, c.Port = b.nodeID, host, port
+			if cb, ok := b.coordinatorFor(r, req.CoordinatorType, key); ok {
+				c.NodeID, c.Host, c.Port = cb.id, cb.host, cb.port
+			} else {
+				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			}
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return resp, nil
+}
+
+// coordinatorFor returns the broker coordinating key: the live leader of the
+// internal partition the key hashes to (groups: __consumer_offsets, keyType 0;
+// transactional ids: __transaction_state, keyType 1).
+func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clusterBroker, bool) {
+	var topic string
+	var p int32
+	switch keyType {
+	case 0:
+		topic, p = group.OffsetsTopic, group.PartitionFor(key, b.groups.Partitions())
+	case 1:
+		topic, p = txn.TransactionStateTopic, txn.PartitionFor(key, b.txns.Config().NumPartitions)
+	default:
+		return clusterBroker{}, false
+	}
+	part := b.replicas.Get(topic, p)
+	if part == nil {
+		if keyType == 1 {
+			// __transaction_state is created on first use; until then this
+			// broker answers for it, as Kafka's does while creating it.
+			return b.brokerByID(r, b.self())
+		}
+		return clusterBroker{}, false
+	}
+	return b.brokerByID(r, part.State().Leader)
 }

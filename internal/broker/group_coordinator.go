@@ -14,11 +14,10 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
-
-func init() { startHooks = append(startHooks, (*Broker).startGroupCoordinator) }
 
 func (b *Broker) startGroupCoordinator() error {
 	n, err := b.ensureOffsetsTopic()
@@ -50,6 +49,7 @@ func (b *Broker) startGroupCoordinator() error {
 	if err := b.groups.Start(); err != nil {
 		return err
 	}
+	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.groups.LoadPartition, b.groups.UnloadPartition))
 	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {
 		b.logger.Error("group: registering lag metrics", "err", err)
 	}
@@ -114,23 +114,23 @@ func (b *Broker) ensureOffsetsTopic() (int32, error) {
 type offsetsStorage struct{ b *Broker }
 
 func (s offsetsStorage) Append(p int32, batch []byte) error {
-	l := s.b.logs.Get(group.OffsetsTopic, p)
-	if l == nil {
+	part := s.b.replicas.Get(group.OffsetsTopic, p)
+	if part == nil {
 		return fmt.Errorf("%s-%d does not exist", group.OffsetsTopic, p)
 	}
 	// Every write here comes from a coordinator: group records, transactional offset
 	// commits of a producer (base sequence -1) and the transaction markers ending them.
-	_, err := l.Append(batch, log.AppendOptions{Coordinator: true, AllowControl: true})
+	_, err := part.AppendAsLeader(batch, log.AppendOptions{Coordinator: true, AllowControl: true}, 0)
 	return err
 }
 
 func (s offsetsStorage) Replay(p int32, fn func([]byte) error) error {
-	return replayLog(s.b.logs.Get(group.OffsetsTopic, p), fn)
+	return replayLog(s.b.replicas.Get(group.OffsetsTopic, p), fn)
 }
 
 // replayLog calls fn with the whole batches of l (nil: nothing), from the log start to
 // the end, in order.
-func replayLog(l *log.Log, fn func([]byte) error) error {
+func replayLog(l *replica.Partition, fn func([]byte) error) error {
 	if l == nil {
 		return nil
 	}
@@ -196,11 +196,11 @@ func (g groupTopics) AllTopics() []group.TopicInfo {
 }
 
 func (g groupTopics) EndOffset(topic string, p int32) (int64, bool) {
-	l := g.b.logs.Get(topic, p)
-	if l == nil {
+	part := g.b.replicas.Get(topic, p)
+	if part == nil {
 		return 0, false
 	}
-	return l.HighWatermark(), true
+	return part.HighWatermark(), true
 }
 
 // groupClient is the coordinator's view of who sent r.

@@ -40,11 +40,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
-func init() {
-	register(kmsg.InitProducerID, (*Broker).handleInitProducerID)
-	managerOptionHooks = append(managerOptionHooks, installProducerGuards)
-	startHooks = append(startHooks, (*Broker).startProducerState)
-}
+func init() { register(kmsg.InitProducerID, (*Broker).handleInitProducerID) }
 
 func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *kmsg.InitProducerIDRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)

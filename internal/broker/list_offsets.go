@@ -25,7 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -72,26 +72,28 @@ func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg
 }
 
 func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version int16, committed bool, topic string, p kmsg.ListOffsetsRequestTopicPartition) {
-	l, _, code := b.partitionLog(topic, p.Partition)
+	part, _, code := b.partition(topic, p.Partition)
 	if code != 0 {
 		rp.ErrorCode = code
 		return
 	}
+	current := int32(-1)
 	if version >= 4 {
-		if c := checkLeaderEpoch(p.CurrentLeaderEpoch); c != 0 {
-			rp.ErrorCode = c
-			return
-		}
+		current = p.CurrentLeaderEpoch
 	}
-	offset, ts, ok := lookupOffset(l, p.Timestamp, version, committed)
+	if c := part.CheckLeader(current); c != 0 {
+		rp.ErrorCode = c
+		return
+	}
+	offset, ts, ok := lookupOffset(part, p.Timestamp, version, committed)
 	if !ok {
 		return
 	}
-	rp.Offset, rp.Timestamp, rp.LeaderEpoch = offset, ts, dataLeaderEpoch
+	rp.Offset, rp.Timestamp, rp.LeaderEpoch = offset, ts, part.LeaderEpoch()
 }
 
 // lookupOffset resolves a ListOffsets timestamp on one log.
-func lookupOffset(l *log.Log, ts int64, version int16, committed bool) (offset, timestamp int64, ok bool) {
+func lookupOffset(l *replica.Partition, ts int64, version int16, committed bool) (offset, timestamp int64, ok bool) {
 	lastFetchable := l.HighWatermark()
 	if committed {
 		lastFetchable = l.LastStableOffset()

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -42,12 +43,13 @@ const (
 
 func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.MetadataRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID = b.nodeID
-	br.Host, br.Port = b.endpoint(r)
-	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	for _, cb := range b.liveBrokers(r) {
+		br := kmsg.NewMetadataResponseBroker()
+		br.NodeID, br.Host, br.Port, br.Rack = cb.id, cb.host, cb.port, cb.rack
+		resp.Brokers = append(resp.Brokers, br)
+	}
 	resp.ClusterID = &b.clusterID
-	resp.ControllerID = b.nodeID
+	resp.ControllerID = b.controllerID()
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOps
 	}
@@ -145,10 +147,12 @@ func (b *Broker) topicMetadata(req *kmsg.MetadataRequest, t *topics.Topic) kmsg.
 	for p := range mt.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = int32(p)
-		mp.Leader = b.nodeID
-		mp.LeaderEpoch = 0
-		mp.Replicas = []int32{b.nodeID}
-		mp.ISR = []int32{b.nodeID}
+		pi := b.partitionInfo(t.Name, int32(p))
+		mp.Leader, mp.LeaderEpoch = pi.Leader, pi.LeaderEpoch
+		mp.Replicas, mp.ISR, mp.OfflineReplicas = pi.Replicas, pi.ISR, pi.Offline
+		if pi.Leader == replica.NoLeader {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		mt.Partitions[p] = mp
 	}
 	return mt

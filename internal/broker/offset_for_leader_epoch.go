@@ -31,16 +31,14 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *wire.Request, 
 			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.LeaderEpoch, rp.EndOffset = -1, -1
-			l, _, code := b.partitionLog(t.Topic, p.Partition)
-			switch {
-			case code != 0:
+			part, _, code := b.partition(t.Topic, p.Partition)
+			if code == 0 {
+				code = part.CheckLeader(p.CurrentLeaderEpoch)
+			}
+			if code != 0 {
 				rp.ErrorCode = code
-			case checkLeaderEpoch(p.CurrentLeaderEpoch) != 0:
-				rp.ErrorCode = checkLeaderEpoch(p.CurrentLeaderEpoch)
-			case p.LeaderEpoch == dataLeaderEpoch:
-				rp.LeaderEpoch, rp.EndOffset = dataLeaderEpoch, l.LogEndOffset()
-			default:
-				rp.LeaderEpoch, rp.EndOffset = l.EndOffsetForLeaderEpoch(p.LeaderEpoch)
+			} else {
+				rp.LeaderEpoch, rp.EndOffset = part.EndOffsetForLeaderEpoch(p.LeaderEpoch)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

@@ -49,15 +49,12 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.Produce, (*Broker).handleProduce) }
-
-// dataLeaderEpoch is every partition's leader epoch on this single node
-// (Metadata reports 0 too).
-const dataLeaderEpoch int32 = 0
 
 // isInternalTopic reports Kafka's internal topics, which clients may not
 // produce to.
@@ -143,7 +140,7 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 // fsyncs running concurrently; a failure becomes the item's error.
 func waitDurable(items []*produceItem) {
 	if len(items) == 1 {
-		items[0].err = items[0].l.WaitDurable(items[0].syncTo)
+		items[0].err = items[0].p.WaitDurable(items[0].syncTo)
 		return
 	}
 	var wg sync.WaitGroup
@@ -151,7 +148,7 @@ func waitDurable(items []*produceItem) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			it.err = it.l.WaitDurable(it.syncTo)
+			it.err = it.p.WaitDurable(it.syncTo)
 		}()
 	}
 	wg.Wait()
@@ -193,9 +190,9 @@ type produceItem struct {
 	topic string
 	rp    kmsg.ProduceRequestTopicPartition
 	err   error
-	// l and syncTo: the records are appended but must be durable up to
+	// p and syncTo: the records are appended but must be durable up to
 	// syncTo (flush.messages) before the answer.
-	l      *log.Log
+	p      *replica.Partition
 	syncTo int64
 }
 
@@ -247,16 +244,13 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 	if isInternalTopic(topic) {
 		return errorf(kerr.InvalidTopicException, "cannot append to internal topic %s", topic)
 	}
-	l, t, code := b.partitionLog(topic, rp.Partition)
+	part, t, code := b.partition(topic, rp.Partition)
 	if code != 0 {
 		return &Error{Code: code}
 	}
+	requireISR := 0
 	if req.Acks == -1 {
-		if n := b.minInsyncReplicas(t); n > 1 {
-			// One node is one in-sync replica: acks=all can never be met, as
-			// on a Kafka cluster that lost all but one replica.
-			return errorf(kerr.NotEnoughReplicas, "min.insync.replicas=%d but this single-node broker has 1 in-sync replica", n)
-		}
+		requireISR = int(b.minInsyncReplicas(t))
 	}
 	h, err := singleBatch(rp.Records, req.Version)
 	if err != nil {
@@ -271,12 +265,12 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 		}
 	}
 	// acks=0 has no answer to hold back, so it waits for the fsync here.
-	res, err := l.Append(rp.Records, log.AppendOptions{LeaderEpoch: dataLeaderEpoch, DeferSync: req.Acks != 0})
+	res, err := part.AppendAsLeader(rp.Records, log.AppendOptions{DeferSync: req.Acks != 0}, requireISR)
 	release()
 	if err != nil {
 		return err
 	}
-	it.l, it.syncTo = l, res.SyncOffset
+	it.p, it.syncTo = part, res.SyncOffset
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.LogAppendTime
 	if res.Duplicate {

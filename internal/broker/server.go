@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -80,15 +81,6 @@ type Server struct {
 	serveWG   sync.WaitGroup
 }
 
-// startHooks run at the end of Start, after the logs are open and reconciled
-// and before the listeners accept. Data-path files register them in init
-// (producer state, fetch sessions); see doc.go.
-var startHooks []func(b *Broker) error
-
-// managerOptionHooks adjust the log.ManagerOptions before the log manager is
-// opened (for example to install a ProducerGuard factory).
-var managerOptionHooks []func(b *Broker, o *log.ManagerOptions)
-
 // NewServer returns a Server that Start will run with opts.
 func NewServer(opts Options) *Server {
 	return &Server{opts: opts}
@@ -123,8 +115,10 @@ func (s *Server) Start() (err error) {
 		logger:  o.Logger,
 		dataDir: dataDir,
 		nodeID:  o.Config.NodeID,
-		metrics: metrics.New(nil),
-		fs:      o.FS,
+		// The partition layer exists before any log is assigned to it.
+		replicas: replica.NewManager(o.Config.NodeID),
+		metrics:  metrics.New(nil),
+		fs:       o.FS,
 	}
 	s.broker = b
 	defer func() {
@@ -163,9 +157,7 @@ func (s *Server) Start() (err error) {
 			return log.DefaultConfig()
 		},
 	}
-	for _, h := range managerOptionHooks {
-		h(b, &mopts)
-	}
+	installProducerGuards(b, &mopts)
 	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {
 		return fmt.Errorf("sluice: opening logs in %s: %w", dataDir, err)
 	}
@@ -173,10 +165,8 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
-	for _, h := range startHooks {
-		if err = h(b); err != nil {
-			return err
-		}
+	if err = b.startServices(); err != nil {
+		return err
 	}
 
 	s.wire = wire.NewServer(dispatcher{b}, wire.Config{
@@ -383,4 +373,32 @@ func advertised(advertise, listenAddr string, bound net.Addr) (string, int32, er
 		return "", 0, fmt.Errorf("sluice: advertised address %q (--advertise or advertised.listeners): need host:port with a port in 1-65535", addr)
 	}
 	return host, int32(p), nil
+}
+
+// startServices starts what serves the logs, in this order, once the logs are
+// open and reconciled and before the listeners accept: producer state (it
+// rebuilds idempotence and transaction state, so it comes before any
+// append), the cleaner, fetch sessions, the group coordinator, the
+// transaction coordinator (it needs producer ids and the group coordinator
+// for transactional offsets), and last the partitions themselves: assigning
+// them to the partition layer makes this broker their leader, an event on
+// which each coordinator loads its internal partitions.
+func (b *Broker) startServices() error {
+	steps := []struct {
+		name  string
+		start func() error
+	}{
+		{"producer state", b.startProducerState},
+		{"log cleaner", b.startCleaner},
+		{"fetch sessions", b.startFetchSessions},
+		{"group coordinator", b.startGroupCoordinator},
+		{"transaction coordinator", b.startTxnCoordinator},
+		{"partitions", b.assignAll},
+	}
+	for _, s := range steps {
+		if err := s.start(); err != nil {
+			return fmt.Errorf("sluice: starting %s: %w", s.name, err)
+		}
+	}
+	return nil
 }

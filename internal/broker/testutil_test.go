@@ -17,7 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/security"
+	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -292,5 +294,15 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// partitionLog is white-box access to a partition's log for tests (handlers
+// go through b.partition).
+func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.Topic, int16) {
+	if _, t, code := b.partition(topic, partition); code != 0 {
+		return nil, nil, code
+	} else {
+		return b.logs.Get(topic, partition), t, 0
 	}
 }

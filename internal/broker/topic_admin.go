@@ -98,6 +98,9 @@ func (b *Broker) createTopic(name string, partitions int32, overrides map[string
 		b.logger.Error("create topic: writing metadata failed", "topic", name, "err", err)
 		return nil, &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
 	}
+	if err := b.assignPartitions(name, 0, partitions); err != nil {
+		return nil, &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
+	}
 	b.logger.Info("topic created", "topic", name, "topic_id", t.ID.String(), "partitions", partitions, "configs", overrides)
 	return t, nil
 }
@@ -122,6 +125,7 @@ func (b *Broker) deleteTopic(name string) error {
 		}
 		return &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
 	}
+	b.unassignPartitions(name, 0, t.Partitions)
 	for p := int32(0); p < t.Partitions; p++ {
 		if b.logs.Get(name, p) == nil {
 			continue
@@ -162,6 +166,9 @@ func (b *Broker) addPartitions(t *topics.Topic, count int32) error {
 		return nil
 	}); err != nil {
 		rollback()
+		return &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
+	}
+	if err := b.assignPartitions(t.Name, t.Partitions, count); err != nil {
 		return &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
 	}
 	b.logger.Info("partitions created", "topic", t.Name, "from", t.Partitions, "to", count)

@@ -27,8 +27,6 @@ import (
 	"github.com/sluice-broker/sluice/internal/txn"
 )
 
-func init() { startHooks = append(startHooks, (*Broker).startTxnCoordinator) }
-
 func (b *Broker) startTxnCoordinator() error {
 	if b.producerIDs == nil || b.groups == nil {
 		return errors.New("sluice: transaction coordinator started before producer ids or the group coordinator")
@@ -56,6 +54,7 @@ func (b *Broker) startTxnCoordinator() error {
 	if err := b.txns.Start(); err != nil {
 		return err
 	}
+	b.replicas.Listen(internalPartitionListener(txn.TransactionStateTopic, b.txns.LoadPartition, b.txns.UnloadPartition))
 	b.onClose(func() error { b.txns.Close(); return nil })
 	return nil
 }
@@ -114,21 +113,21 @@ func (b *Broker) ensureTxnStateTopic() (int32, error) {
 type txnStateStorage struct{ b *Broker }
 
 func (s txnStateStorage) Append(p int32, batch []byte) error {
-	l := s.b.logs.Get(txn.TransactionStateTopic, p)
-	if l == nil {
+	part := s.b.replicas.Get(txn.TransactionStateTopic, p)
+	if part == nil {
 		if _, err := s.b.ensureTxnStateTopic(); err != nil {
 			return err
 		}
-		if l = s.b.logs.Get(txn.TransactionStateTopic, p); l == nil {
+		if part = s.b.replicas.Get(txn.TransactionStateTopic, p); part == nil {
 			return fmt.Errorf("%s-%d does not exist", txn.TransactionStateTopic, p)
 		}
 	}
-	_, err := l.Append(batch, log.AppendOptions{Coordinator: true})
+	_, err := part.AppendAsLeader(batch, log.AppendOptions{Coordinator: true}, 0)
 	return err
 }
 
 func (s txnStateStorage) Replay(p int32, fn func([]byte) error) error {
-	return replayLog(s.b.logs.Get(txn.TransactionStateTopic, p), fn)
+	return replayLog(s.b.replicas.Get(txn.TransactionStateTopic, p), fn)
 }
 
 // txnMarkers is txn.Partitions over the partition logs and the group coordinator.
@@ -137,16 +136,16 @@ type txnMarkers struct{ b *Broker }
 func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
 	var err error
 	if tp.Topic == group.OffsetsTopic {
-		if _, _, code := t.b.partitionLog(tp.Topic, tp.Partition); code != 0 {
+		if _, _, code := t.b.partition(tp.Topic, tp.Partition); code != 0 {
 			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
 		}
 		err = t.b.groups.WriteTxnMarker(tp.Partition, m)
 	} else {
-		l, _, code := t.b.partitionLog(tp.Topic, tp.Partition)
+		part, _, code := t.b.partition(tp.Topic, tp.Partition)
 		if code != 0 {
 			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
 		}
-		_, err = l.Append(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true, LeaderEpoch: dataLeaderEpoch})
+		_, err = part.AppendAsLeader(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true}, 0)
 	}
 	if err == nil {
 		return nil
@@ -159,7 +158,7 @@ func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
 		}
 	}
 	if errors.Is(err, log.ErrClosed) {
-		if _, _, code := t.b.partitionLog(tp.Topic, tp.Partition); code != 0 {
+		if _, _, code := t.b.partition(tp.Topic, tp.Partition); code != 0 {
 			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
 		}
 	}

@@ -35,7 +35,7 @@ func txnDataBatch(t *testing.T, pid int64, epoch int16, seq int32, vals ...strin
 
 func txnAppend(t *testing.T, l *log.Log, b []byte, control bool) {
 	t.Helper()
-	if _, err := l.Append(b, log.AppendOptions{AllowControl: control, LeaderEpoch: dataLeaderEpoch}); err != nil {
+	if _, err := l.Append(b, log.AppendOptions{AllowControl: control, LeaderEpoch: 0}); err != nil {
 		t.Fatalf("append: %v", err)
 	}
 }
@@ -250,7 +250,7 @@ func TestTxnPartitionListOffsetsByTimestamp(t *testing.T) {
 		{listLatest, true, 1, true},
 		{listLatest, false, 2, true},
 	} {
-		off, _, ok := lookupOffset(l, c.ts, 9, c.committed)
+		off, _, ok := lookupOffset(tb.broker().replicas.Get("txl", 0), c.ts, 9, c.committed)
 		if ok != c.ok || (ok && off != c.want) {
 			t.Fatalf("ts %d committed=%v: %d %v, want %d %v", c.ts, c.committed, off, ok, c.want, c.ok)
 		}

@@ -27,7 +27,10 @@ type Coordinator struct {
 	// decided, by producer id then group (txn_offsets.go).
 	pendingTxn map[int64]map[string]map[topicPartition]committedOffset
 	// seq numbers offset commits in log order (committedOffset.seq).
-	seq         int64
+	seq int64
+	// loaded holds the __consumer_offsets partitions whose groups this
+	// coordinator has loaded (LoadPartition) and serves.
+	loaded      map[int32]bool
 	started     bool
 	closed      bool
 	expiryTimer Timer
@@ -61,6 +64,7 @@ func New(opts Options) *Coordinator {
 		topics: opts.Topics,
 		log:    opts.Logger,
 		groups: make(map[string]*group),
+		loaded: make(map[int32]bool),
 
 		pendingTxn: make(map[int64]map[string]map[topicPartition]committedOffset),
 	}
@@ -79,25 +83,68 @@ func New(opts Options) *Coordinator {
 // Config returns the effective configuration (defaults filled in).
 func (c *Coordinator) Config() Config { return c.cfg }
 
-// Start replays every __consumer_offsets partition from Storage, then arms the offset
-// expiry timer. Groups loaded with members are Stable and their members must heartbeat
-// within their session timeout, as after a coordinator fail-over in Kafka.
+// Start arms the offset expiry timer. The groups themselves are loaded one
+// __consumer_offsets partition at a time, by LoadPartition, when this broker
+// becomes that partition's leader.
 func (c *Coordinator) Start() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started {
 		return nil
 	}
-	if c.store != nil {
-		for p := int32(0); p < c.cfg.NumPartitions; p++ {
-			if err := c.replayPartition(p); err != nil {
-				return fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
-			}
-		}
-	}
 	c.started = true
 	c.scheduleExpiry()
 	return nil
+}
+
+// LoadPartition replays one __consumer_offsets partition from Storage (this
+// broker now leads it): its groups and committed offsets are served from now
+// on. Groups loaded with members are Stable and their members must heartbeat
+// within their session timeout, as after a coordinator fail-over in Kafka.
+// Loading a loaded partition does nothing.
+func (c *Coordinator) LoadPartition(p int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loaded[p] || c.closed {
+		return nil
+	}
+	if c.store != nil {
+		if err := c.replayPartition(p); err != nil {
+			return fmt.Errorf("group: loading %s-%d: %w", OffsetsTopic, p, err)
+		}
+	}
+	c.loaded[p] = true
+	return nil
+}
+
+// UnloadPartition forgets the groups of one __consumer_offsets partition
+// (its leadership moved away, or it is gone): their timers stop, pending
+// JoinGroup and SyncGroup calls are answered NOT_COORDINATOR, and their
+// state stays in the log for the next coordinator.
+func (c *Coordinator) UnloadPartition(p int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded[p] {
+		return
+	}
+	delete(c.loaded, p)
+	for id, g := range c.groups {
+		if PartitionFor(id, c.cfg.NumPartitions) != p {
+			continue
+		}
+		g.abandon()
+		delete(c.groups, id)
+		for _, byGroup := range c.pendingTxn {
+			delete(byGroup, id)
+		}
+	}
+}
+
+// Loaded reports whether partition p of __consumer_offsets is loaded here.
+func (c *Coordinator) Loaded(p int32) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.loaded[p]
 }
 
 // Close stops every timer and answers pending JoinGroup/SyncGroup calls with
@@ -111,20 +158,26 @@ func (c *Coordinator) Close() {
 	c.closed = true
 	stopTimer(c.expiryTimer)
 	for _, g := range c.groups {
-		g.stopTimers()
-		for _, m := range g.members {
-			if m.joinCB != nil {
-				m.joinCB(joinError(m.joinVersion, kerr.NotCoordinator.Code, m.id))
-				m.joinCB = nil
-			}
-			if m.syncCB != nil {
-				m.syncCB(syncError(m.syncVersion, kerr.NotCoordinator.Code))
-				m.syncCB = nil
-			}
+		g.abandon()
+	}
+}
+
+// abandon stops g's timers and answers its pending JoinGroup and SyncGroup
+// calls with NOT_COORDINATOR, as a Kafka coordinator that moves away does.
+func (g *group) abandon() {
+	g.stopTimers()
+	for _, m := range g.members {
+		if m.joinCB != nil {
+			m.joinCB(joinError(m.joinVersion, kerr.NotCoordinator.Code, m.id))
+			m.joinCB = nil
 		}
-		if g.consumer != nil {
-			g.consumer.stopTimers()
+		if m.syncCB != nil {
+			m.syncCB(syncError(m.syncVersion, kerr.NotCoordinator.Code))
+			m.syncCB = nil
 		}
+	}
+	if g.consumer != nil {
+		g.consumer.stopTimers()
 	}
 }
 

@@ -204,6 +204,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	if err := e.c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	e.loadAll()
 	t.Cleanup(e.c.Close)
 	return e
 }
@@ -219,6 +220,7 @@ func (e *env) restart(cfg Config) {
 	if err := e.c.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	e.loadAll()
 }
 
 type pendingJoin struct {
@@ -304,5 +306,16 @@ func mustCode(t *testing.T, what string, got, want int16) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("%s: error code %d, want %d", what, got, want)
+	}
+}
+
+// loadAll loads every __consumer_offsets partition, as a single broker leading
+// all of them does at start.
+func (e *env) loadAll() {
+	e.t.Helper()
+	for p := int32(0); p < e.c.Partitions(); p++ {
+		if err := e.c.LoadPartition(p); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 }

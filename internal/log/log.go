@@ -36,7 +36,12 @@ type Log struct {
 	// unflushedMsgs counts records appended since the last forced sync (mu).
 	unflushedMsgs int64
 
-	leo           atomic.Int64 // log end offset, published after the data is readable
+	leo atomic.Int64 // log end offset, published after the data is readable
+	// hw is the high watermark once replication sets it (SetHighWatermark);
+	// while hwFollowsEnd is set (a new log, or FollowLogEnd) it is the log
+	// end offset instead and hw is not read.
+	hw            atomic.Int64
+	hwFollowsEnd  atomic.Bool
 	logStart      atomic.Int64
 	recoveryPoint atomic.Int64 // everything below is durable, indexes included
 	durable       atomic.Int64 // everything below has durable .log data (acks)
@@ -83,10 +88,53 @@ func (l *Log) Partition() int32 { return l.partition }
 func (l *Log) Dir() string { return l.dir }
 
 // HighWatermark is the offset up to which records are visible to consumers.
-// Without replication it equals the log end offset: a record is visible as
-// soon as it is appended (durability is the flush policy's business, as in
-// Kafka).
-func (l *Log) HighWatermark() int64 { return l.leo.Load() }
+// It is kept apart from the log end offset: the partition layer sets it
+// (SetHighWatermark) once the in-sync replicas hold the records. A log
+// whose in-sync set is this replica alone follows its end instead
+// (FollowLogEnd, the state of a new log): a record is visible as soon as it
+// is appended, as in Kafka with one in-sync replica (durability is the flush
+// policy's business).
+func (l *Log) HighWatermark() int64 {
+	if l.hwFollowsEnd.Load() {
+		return l.leo.Load()
+	}
+	return min(l.hw.Load(), l.leo.Load())
+}
+
+// SetHighWatermark stores the high watermark the partition layer computed
+// (the minimum log end offset over the in-sync replicas). It is clamped to
+// [log start, log end] and never moves back: only a truncation lowers it.
+// The first call stops the high watermark from following the log end; the
+// value then starts where it was.
+func (l *Log) SetHighWatermark(offset int64) {
+	l.mu.Lock()
+	cur := l.HighWatermark()
+	if l.hwFollowsEnd.Load() {
+		l.hw.Store(cur)
+		l.hwFollowsEnd.Store(false)
+	}
+	offset = min(max(offset, l.logStart.Load()), l.leo.Load())
+	moved := offset > cur
+	if moved {
+		l.hw.Store(offset)
+	}
+	l.mu.Unlock()
+	if moved {
+		l.notify()
+	}
+}
+
+// FollowLogEnd makes the high watermark the log end offset from now on (the
+// in-sync set is this replica alone). The high watermark never moves back,
+// so records between the kept high watermark and the end become visible.
+func (l *Log) FollowLogEnd() {
+	l.mu.Lock()
+	was := l.hwFollowsEnd.Swap(true)
+	l.mu.Unlock()
+	if !was {
+		l.notify()
+	}
+}
 
 // LogEndOffset is the offset the next appended record gets.
 func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
@@ -159,7 +207,8 @@ func (l *Log) Segments() []SegmentInfo {
 	return out
 }
 
-// Wait returns a channel closed on the next append or truncation. Call it
+// Wait returns a channel closed on the next append, high-watermark move or
+// truncation. Call it
 // before checking for new data (then a change between the check and the
 // wait is not missed).
 func (l *Log) Wait() <-chan struct{} {

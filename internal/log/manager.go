@@ -178,6 +178,7 @@ func (m *Manager) newLog(tp TopicPartition, cfg Config) (*Log, error) {
 		logger:    m.logger.With("topic", tp.Topic, "partition", tp.Partition),
 		guard:     noopGuard{},
 	}
+	l.hwFollowsEnd.Store(true)
 	if err := l.SetConfig(cfg); err != nil {
 		return nil, err
 	}

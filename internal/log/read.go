@@ -41,14 +41,16 @@ func (l *Log) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadR
 func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool) (ReadResult, error) {
 	// The last stable offset is taken before the log end: it never
 	// exceeds the end loaded after it.
+	// The high watermark is loaded before the end, so it never exceeds it.
 	lso := l.LastStableOffset()
+	hw := max(l.HighWatermark(), lso)
 	leo := l.leo.Load()
 	start := l.logStart.Load()
-	res := ReadResult{HighWatermark: leo, LastStableOffset: lso, LogStartOffset: start, LogEndOffset: leo, NextOffset: offset}
+	res := ReadResult{HighWatermark: hw, LastStableOffset: lso, LogStartOffset: start, LogEndOffset: leo, NextOffset: offset}
 	if offset < start || offset > leo {
 		return res, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}
 	}
-	upper := leo // batches must end below it
+	upper := hw // batches must end below it: consumers see only what the in-sync replicas hold
 	if committed {
 		upper = lso
 	}

@@ -125,6 +125,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // publishEnd sets a lower log end offset after a truncation.
 func (l *Log) publishEnd(leo int64) {
 	l.leo.Store(leo)
+	if l.hw.Load() > leo {
+		l.hw.Store(leo)
+	}
 	if l.durable.Load() > leo {
 		l.durable.Store(leo)
 	}

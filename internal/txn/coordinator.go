@@ -157,6 +157,7 @@ type Coordinator struct {
 	txns    map[string]*txnMeta
 	byPID   map[int64]*txnMeta // current producer id → its transactional id
 	loading bool
+	loaded  map[int32]bool // __transaction_state partitions loaded here
 	closed  bool
 	stop    chan struct{}
 	done    chan struct{}
@@ -176,6 +177,7 @@ func New(opts Options) *Coordinator {
 		txns:    make(map[string]*txnMeta),
 		byPID:   make(map[int64]*txnMeta),
 		loading: true,
+		loaded:  make(map[int32]bool),
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -210,21 +212,44 @@ func PartitionFor(id string, n int32) int32 {
 	return h % n
 }
 
-// Start loads every __transaction_state partition, completes transactions
-// found in PrepareCommit or PrepareAbort (writing their markers again),
-// keeps Ongoing ones (their timeout still applies), and arms the periodic
-// sweeps.
+// Start ends the loading state and arms the periodic sweeps. Transaction
+// state is loaded one __transaction_state partition at a time, by
+// LoadPartition, when this broker becomes that partition's leader.
 func (c *Coordinator) Start() error {
+	c.mu.Lock()
+	c.loading = false
+	c.mu.Unlock()
+	if c.bg {
+		c.stop, c.done = make(chan struct{}), make(chan struct{})
+		go c.sweep()
+	}
+	return nil
+}
+
+// LoadPartition loads the transactional ids of one __transaction_state
+// partition (this broker now leads it), completes transactions found in
+// PrepareCommit or PrepareAbort (writing their markers again) and keeps
+// Ongoing ones (their timeout still applies). Loading a loaded partition
+// does nothing.
+func (c *Coordinator) LoadPartition(p int32) error {
+	c.mu.Lock()
+	done := c.loaded[p] || c.closed
+	c.mu.Unlock()
+	if done {
+		return nil
+	}
 	loaded := make(map[string]snapshot)
 	if c.store != nil {
-		for p := int32(0); p < c.cfg.NumPartitions; p++ {
-			if err := c.loadPartition(p, loaded); err != nil {
-				return fmt.Errorf("txn: loading %s-%d: %w", TransactionStateTopic, p, err)
-			}
+		if err := c.loadPartition(p, loaded); err != nil {
+			return fmt.Errorf("txn: loading %s-%d: %w", TransactionStateTopic, p, err)
 		}
 	}
 	var finish []*txnMeta
 	c.mu.Lock()
+	if c.loaded[p] {
+		c.mu.Unlock()
+		return nil
+	}
 	for id, s := range loaded {
 		m := &txnMeta{id: id, snapshot: s}
 		c.txns[id] = m
@@ -233,19 +258,37 @@ func (c *Coordinator) Start() error {
 			finish = append(finish, m)
 		}
 	}
-	c.loading = false
+	c.loaded[p] = true
 	c.mu.Unlock()
 	if len(loaded) > 0 {
-		c.log.Info("txn: loaded transaction state", "transactional_ids", len(loaded), "completing", len(finish))
+		c.log.Info("txn: loaded transaction state", "partition", p, "transactional_ids", len(loaded), "completing", len(finish))
 	}
 	for _, m := range finish {
 		c.complete(m, false)
 	}
-	if c.bg {
-		c.stop, c.done = make(chan struct{}), make(chan struct{})
-		go c.sweep()
-	}
 	return nil
+}
+
+// UnloadPartition forgets the transactional ids of one __transaction_state
+// partition (its leadership moved away, or it is gone); their state stays in
+// the log for the next coordinator.
+func (c *Coordinator) UnloadPartition(p int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded[p] {
+		return
+	}
+	delete(c.loaded, p)
+	for id := range c.txns {
+		if PartitionFor(id, c.cfg.NumPartitions) == p {
+			delete(c.txns, id)
+		}
+	}
+	for pid, m := range c.byPID {
+		if PartitionFor(m.id, c.cfg.NumPartitions) == p {
+			delete(c.byPID, pid)
+		}
+	}
 }
 
 func (c *Coordinator) loadPartition(p int32, into map[string]snapshot) error {

@@ -330,6 +330,7 @@ func TestLoadingAndClosed(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	loadAll(t, c)
 	c.Close()
 	if _, _, code := c.InitProducerID("x", 1000, -1, -1); code != kerr.NotCoordinator.Code {
 		t.Fatalf("closed: %v", kerr.ErrorForCode(code))

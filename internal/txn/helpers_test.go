@@ -145,8 +145,20 @@ func (e *env) start(t *testing.T) *Coordinator {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	loadAll(t, c)
 	t.Cleanup(c.Close)
 	return c
 }
 
 var errTest = errors.New("test failure")
+
+// loadAll loads every __transaction_state partition, as a single broker
+// leading all of them does at start.
+func loadAll(t testing.TB, c *Coordinator) {
+	t.Helper()
+	for p := int32(0); p < c.Config().NumPartitions; p++ {
+		if err := c.LoadPartition(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

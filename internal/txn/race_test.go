@@ -46,6 +46,7 @@ func TestEndTxnWaitsForMarkersWrittenBySweep(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	loadAll(t, c)
 	defer c.Close()
 	pid, epoch := mustInit(t, c, "tx")
 	tp := TopicPartition{"a", 0}
