@@ -33,8 +33,8 @@ import (
 // When flush.messages is reached, Append returns only after the data is
 // durable; concurrent appenders share one fsync (group commit).
 //
-// Append runs in stages, each a function of its own; stages 4 and 5 do not
-// care where the offsets came from:
+// Append runs in stages, each a function of its own (AppendAsFollower, the
+// follower's path, shares stages 4 and 5):
 //
 //  1. validateProduce: the batches on their own, no lock held;
 //  2. checkProducersLocked: the ProducerGuard's verdict (an idempotent
@@ -345,6 +345,13 @@ func (l *Log) indexLocked(cfg *Config, seg *segment, pos0 int64, records []byte)
 // watermark (Kafka's rule; see LastStableOffset). A marker's
 // aborted-transaction entry is written before either (txnindex.go); an
 // error writing it is returned (the data is published regardless).
+//
+// A batch after a marker that must see the marker applied — another
+// marker (whose last stable offset must not count the ended transaction)
+// or a batch of the marker's producer (whose transaction has ended) — has
+// the end published up to it first, then the marker applied: a follower's
+// append may hold many markers, and it then ends as the leader's appends
+// of those batches one by one did.
 func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker, end, next int64) error {
 	seg.size.Store(end)
 	seg.next.Store(next)
@@ -354,10 +361,6 @@ func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker
 	}
 	tg, _ := l.guard.(TxnGuard)
 	var txnErr error
-	type appliedMarker struct {
-		m   batch.Marker
-		off int64
-	}
 	var deferred []appliedMarker
 	applyDeferred := func() {
 		for _, d := range deferred {
@@ -366,15 +369,12 @@ func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker
 		deferred = deferred[:0]
 	}
 	mi := 0
+	prevEnd := int64(0) // one past the last offset of the batches before this one
 	for pos := 0; pos < len(records); {
 		h, _ := batch.ParseHeader(records[pos:])
-		for _, d := range deferred {
-			if h.ProducerID >= 0 && d.m.ProducerID == h.ProducerID {
-				// Another batch of that producer in the same append
-				// must see its transaction ended.
-				applyDeferred()
-				break
-			}
+		if len(deferred) > 0 && h.ProducerID >= 0 && mustSeeMarkers(h, deferred) {
+			l.leo.Store(prevEnd)
+			applyDeferred()
 		}
 		switch {
 		case h.IsControl():
@@ -392,11 +392,34 @@ func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker
 		case h.ProducerID >= 0:
 			l.guard.Appended(h)
 		}
+		prevEnd = h.LastOffset() + 1
 		pos += h.TotalSize()
 	}
 	l.leo.Store(next)
 	applyDeferred()
 	return txnErr
+}
+
+// mustSeeMarkers reports whether batch h (with a producer id) must see the
+// markers before it in the same append applied: it is a marker too, or a
+// batch of one of their producers.
+func mustSeeMarkers(h batch.Header, deferred []appliedMarker) bool {
+	if h.IsControl() {
+		return true
+	}
+	for _, d := range deferred {
+		if d.m.ProducerID == h.ProducerID {
+			return true
+		}
+	}
+	return false
+}
+
+// appliedMarker is a marker written at off, to apply to the TxnGuard once
+// the end is published past it.
+type appliedMarker struct {
+	m   batch.Marker
+	off int64
 }
 
 // finishLocked ends stage 5 and the append lock: a failed txnindex write
