@@ -55,6 +55,26 @@ type AppendResult struct {
 	Duplicate bool
 }
 
+// FollowerAppendOptions are the per-call inputs of AppendAsFollower.
+type FollowerAppendOptions struct {
+	// Now is the append time (segment.ms); zero means the manager's clock.
+	Now time.Time
+	// DeferSync is AppendOptions.DeferSync: when flush.messages asks for
+	// an fsync, AppendAsFollower reports the offset in
+	// FollowerAppendResult.SyncOffset instead of waiting for it.
+	DeferSync bool
+}
+
+// FollowerAppendResult is what AppendAsFollower did.
+type FollowerAppendResult struct {
+	FirstOffset    int64 // base offset of the first batch appended
+	LastOffset     int64 // last offset of the last batch; the log end offset is now LastOffset+1
+	LogStartOffset int64
+	// SyncOffset is set (> 0) by an append with DeferSync whose records
+	// are not durable yet: WaitDurable(SyncOffset) makes them so.
+	SyncOffset int64
+}
+
 // FileRange is a byte range of a segment file holding whole batches. The
 // file stays open at least file.delete.delay.ms after its segment is deleted
 // (see Read). With vfs.OS(), File is an *os.File (sendfile-able).
@@ -98,6 +118,14 @@ type BatchPosition struct {
 
 // ProducerGuard is the idempotence seam, implemented by internal/producer.
 // Both methods run under the log's append lock, in append order.
+//
+// A follower's batches (AppendAsFollower) are never Checked: the leader
+// judged them, and the follower only learns of them through Appended (and
+// TxnGuard's PendingCompletion and MarkerAppended for markers), as Kafka's
+// producer state does for AppendOrigin.REPLICATION. Appended must therefore
+// accept any header the leader wrote, so that the guard is up to date when
+// this replica becomes leader (a producer's retry is then recognised, its
+// transaction still open).
 type ProducerGuard interface {
 	// Check runs for every batch with a producer id (>= 0) before offsets are
 	// assigned; h.BaseOffset is still the client's. It returns dup=true with
@@ -107,7 +135,8 @@ type ProducerGuard interface {
 	// that fails the whole append.
 	Check(h batch.Header) (dup bool, baseOffset, lastOffset int64, err error)
 	// Appended runs for every batch with a producer id after it was written;
-	// h carries the assigned offsets.
+	// h carries the assigned offsets (a follower's: the leader's). It
+	// cannot refuse anything.
 	Appended(h batch.Header)
 }
 

@@ -32,17 +32,92 @@ import (
 //
 // When flush.messages is reached, Append returns only after the data is
 // durable; concurrent appenders share one fsync (group commit).
+//
+// Append runs in stages, each a function of its own (AppendAsFollower, the
+// follower's path, shares stages 4 and 5):
+//
+//  1. validateProduce: the batches on their own, no lock held;
+//  2. checkProducersLocked: the ProducerGuard's verdict (an idempotent
+//     retry ends the append here, answering with the original offsets);
+//  3. assignOffsets: baseOffset, partitionLeaderEpoch, LogAppendTime;
+//  4. writeLocked: roll if needed, one write to the active segment;
+//  5. indexLocked, publishLocked, finishLocked and syncPolicy: indexes,
+//     the leader-epoch cache, producer state, the new log end offset, the
+//     flush policy.
 func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 	res := AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
 	cfg := l.config()
 	nowMs := l.nowMs(opts.Now)
 
-	// Validation needs no lock.
+	// 1. Validation needs no lock. Room for one transaction marker (all a
+	// produce usually holds) is kept on the stack.
+	var markerBuf [1]batch.Marker
+	records, markers, count, err := validateProduce(records, markerBuf[:0], cfg, &opts, nowMs)
+	if err != nil {
+		return res, err
+	}
+
+	l.mu.Lock()
+	if err := l.appendableLocked(); err != nil {
+		l.mu.Unlock()
+		return res, err
+	}
+	// 2. Idempotence: a retried batch answers with its original offsets.
+	dup, base, last, err := l.checkProducersLocked(records, markers, opts.Coordinator)
+	if err != nil || dup {
+		l.mu.Unlock()
+		if err != nil {
+			return res, err
+		}
+		return l.answerDuplicate(cfg, opts.DeferSync, base, last, res)
+	}
+
+	// 3. Offsets, epoch and LogAppendTime are written into the batches.
+	leo := l.leo.Load()
+	logAppend := cfg.MessageTimestampType == batch.LogAppendTime
+	next := assignOffsets(records, leo, opts.LeaderEpoch, logAppend, nowMs)
+
+	// 4. One write to the active segment.
+	seg, pos0, err := l.writeLocked(cfg, nowMs, records, next-1)
+	if err != nil {
+		l.mu.Unlock()
+		return res, err
+	}
+
+	// 5. Indexes, leader epoch, producer state, the new end, flush policy.
+	end := l.indexLocked(cfg, seg, pos0, records)
+	epochChanged := l.epochs.assign(opts.LeaderEpoch, leo)
+	txnErr := l.publishLocked(seg, records, markers, end, next)
+	needSync, err := l.finishLocked(cfg, count, epochChanged, txnErr)
+	if err != nil {
+		return res, err
+	}
+
+	res.BaseOffset, res.LastOffset = leo, next-1
+	res.LogStartOffset = l.logStart.Load()
+	if logAppend {
+		res.LogAppendTime = nowMs
+	}
+	res.SyncOffset, err = l.syncPolicy(needSync, opts.DeferSync, next)
+	return res, err
+}
+
+// validateProduce is stage 1 of Append: every batch of a produce is checked
+// on its own (see Append), needing no lock. It returns the batches to
+// write (records, or a new buffer when a batch was re-encoded for
+// compression.type), their transaction markers in batch order (appended
+// to markers) and the number of offsets they cover (the sum of
+// lastOffsetDelta+1).
+//
+// The stages pass these as plain values, not in a struct: a struct would
+// make the escape analysis move Append's marker buffer to the heap.
+func validateProduce(records []byte, markers []batch.Marker, cfg *Config, opts *AppendOptions, nowMs int64) (
+	out []byte, _ []batch.Marker, count int64, err error) {
 	if len(records) == 0 {
-		return res, &AppendError{Code: CodeInvalidRecord, Batch: -1, Msg: "produce holds no record batch"}
+		return nil, nil, 0, &AppendError{Code: CodeInvalidRecord, Batch: -1, Msg: "produce holds no record batch"}
 	}
 	if int64(len(records)) > cfg.SegmentBytes {
-		return res, &AppendError{Code: CodeRecordListTooLarge, Batch: -1,
+		return nil, nil, 0, &AppendError{Code: CodeRecordListTooLarge, Batch: -1,
 			Msg: "produce larger than segment.bytes"}
 	}
 	vopts := batch.ValidateOptions{
@@ -52,173 +127,198 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		// A coordinator's batches are trusted and may carry sequence -1.
 		FromLog: opts.Coordinator,
 	}
-	var markers []batch.Marker // the transaction markers, in batch order
 	checkTs := cfg.MessageTimestampType == batch.CreateTime &&
 		(cfg.TimestampBeforeMaxMs != math.MaxInt64 || cfg.TimestampAfterMaxMs != math.MaxInt64)
 	// The latest timestamp is in the header; the earliest needs the records.
 	vopts.CheckRecords = checkTs && cfg.TimestampBeforeMaxMs != math.MaxInt64
-	var records64 int64
 	var splices []splice // batches re-encoded for compression.type; nil on the usual path
 	newSize := len(records)
 	nb := 0
 	for pos := 0; pos < len(records); nb++ {
 		b, err := nextBatch(records, pos)
 		if err != nil {
-			return res, batchErr(nb, err)
+			return nil, nil, 0, batchErr(nb, err)
 		}
 		if len(b) > cfg.MaxMessageBytes {
-			return res, &AppendError{Code: CodeMessageTooLarge, Batch: nb, Msg: "batch larger than max.message.bytes"}
+			return nil, nil, 0, &AppendError{Code: CodeMessageTooLarge, Batch: nb, Msg: "batch larger than max.message.bytes"}
 		}
 		var sum batch.Summary
 		if needsRecompress(b, cfg.Compression) {
 			var out []byte
 			if out, sum, err = recompress(b, cfg.Compression, cfg.CompressionLevel, vopts); err != nil {
-				return res, recompressErr(nb, err)
+				return nil, nil, 0, recompressErr(nb, err)
 			}
 			if len(out) > cfg.MaxMessageBytes {
-				return res, &AppendError{Code: CodeMessageTooLarge, Batch: nb,
+				return nil, nil, 0, &AppendError{Code: CodeMessageTooLarge, Batch: nb,
 					Msg: "batch larger than max.message.bytes once re-encoded with compression.type " + cfg.Compression.String()}
 			}
 			splices = append(splices, splice{from: pos, to: pos + len(b), data: out})
 			newSize += len(out) - len(b)
 		} else if sum, err = batch.Inspect(b, vopts); err != nil {
-			return res, batchErr(nb, err)
+			return nil, nil, 0, batchErr(nb, err)
 		}
 		if opts.Coordinator && !sum.Header.IsControl() &&
 			(sum.Header.RecordCount < 1 || sum.Header.LastOffsetDelta != sum.Header.RecordCount-1) {
-			return res, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "coordinator batch with inconsistent record count"}
+			return nil, nil, 0, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "coordinator batch with inconsistent record count"}
 		}
 		if sum.Header.IsControl() {
 			if !opts.AllowControl {
-				return res, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "clients are not allowed to write control batches"}
+				return nil, nil, 0, &AppendError{Code: CodeInvalidRecord, Batch: nb, Msg: "clients are not allowed to write control batches"}
 			}
 			m, err := batch.ParseMarker(b, vopts.MaxDecompressed)
 			if err != nil {
-				return res, batchErr(nb, err)
+				return nil, nil, 0, batchErr(nb, err)
 			}
 			markers = append(markers, m)
 		}
 		if checkTs && sum.Header.RecordCount > 0 {
 			if cfg.TimestampBeforeMaxMs != math.MaxInt64 && sum.MinTimestamp < nowMs-cfg.TimestampBeforeMaxMs {
-				return res, &AppendError{Code: CodeInvalidTimestamp, Batch: nb,
+				return nil, nil, 0, &AppendError{Code: CodeInvalidTimestamp, Batch: nb,
 					Msg: "record timestamp earlier than message.timestamp.before.max.ms allows"}
 			}
 			if cfg.TimestampAfterMaxMs != math.MaxInt64 && sum.MaxTimestamp > nowMs+cfg.TimestampAfterMaxMs {
-				return res, &AppendError{Code: CodeInvalidTimestamp, Batch: nb,
+				return nil, nil, 0, &AppendError{Code: CodeInvalidTimestamp, Batch: nb,
 					Msg: "record timestamp later than message.timestamp.after.max.ms allows"}
 			}
 		}
-		records64 += int64(sum.Header.LastOffsetDelta) + 1
+		count += int64(sum.Header.LastOffsetDelta) + 1
 		pos += len(b)
 	}
 	if splices != nil {
 		if int64(newSize) > cfg.SegmentBytes {
-			return res, &AppendError{Code: CodeRecordListTooLarge, Batch: -1,
+			return nil, nil, 0, &AppendError{Code: CodeRecordListTooLarge, Batch: -1,
 				Msg: "produce larger than segment.bytes once re-encoded with compression.type " + cfg.Compression.String()}
 		}
 		records = applySplices(records, splices, newSize)
 	}
+	return records, markers, count, nil
+}
 
-	l.mu.Lock()
+// appendableLocked reports why the log takes no append (closed, or failed
+// by an earlier I/O error), or nil.
+func (l *Log) appendableLocked() error {
 	if l.closed {
-		l.mu.Unlock()
-		return res, ErrClosed
+		return ErrClosed
 	}
 	if se := l.failed.Load(); se != nil {
-		l.mu.Unlock()
-		return res, se
+		return se
 	}
-	// Idempotence: a retried batch answers with its original offsets.
+	return nil
+}
+
+// checkProducersLocked is stage 2 of Append: the ProducerGuard judges every
+// batch with a producer id (h.BaseOffset is still the client's): data
+// batches by Check (CheckCoordinator for a coordinator's), markers by
+// CheckMarker. dup reports an idempotent retry with its original offsets;
+// an error refuses the whole append. Nothing changes yet.
+func (l *Log) checkProducersLocked(records []byte, markers []batch.Marker, coordinator bool) (dup bool, base, last int64, err error) {
+	if _, isNoop := l.guard.(noopGuard); isNoop {
+		return false, 0, 0, nil
+	}
 	tg, _ := l.guard.(TxnGuard)
-	if _, isNoop := l.guard.(noopGuard); !isNoop {
-		mi := 0
-		for pos := 0; pos < len(records); {
-			h, _ := batch.ParseHeader(records[pos:])
-			if h.ProducerID >= 0 {
-				var dup bool
-				var base, last int64
-				var err error
-				switch {
-				case h.IsControl():
-					if tg != nil {
-						err = tg.CheckMarker(markers[mi])
-					}
-				case opts.Coordinator:
-					if tg != nil {
-						err = tg.CheckCoordinator(h)
-					}
-				default:
-					dup, base, last, err = l.guard.Check(h)
+	mi := 0
+	for pos := 0; pos < len(records); {
+		h, _ := batch.ParseHeader(records[pos:])
+		if h.ProducerID >= 0 {
+			switch {
+			case h.IsControl():
+				if tg != nil {
+					err = tg.CheckMarker(markers[mi])
 				}
-				if err != nil {
-					l.mu.Unlock()
-					var ae *AppendError
-					if !errors.As(err, &ae) {
-						// Keep the guard's own Kafka code when it has one.
-						err = &AppendError{Code: KafkaCode(err), Batch: -1, Msg: err.Error(), Err: err}
-					}
-					return res, err
+			case coordinator:
+				if tg != nil {
+					err = tg.CheckCoordinator(h)
 				}
-				if dup {
-					l.mu.Unlock()
-					res.BaseOffset, res.LastOffset, res.Duplicate = base, last, true
-					res.LogStartOffset = l.logStart.Load()
-					// A retry answered while the original's fsync is
-					// still pending (its answer lost on another
-					// connection) must not be acknowledged earlier.
-					if cfg.FlushMessages != math.MaxInt64 && l.durable.Load() <= last {
-						if opts.DeferSync {
-							res.SyncOffset = last + 1
-						} else if err := l.syncTo(last + 1); err != nil {
-							return res, err
-						}
-					}
-					return res, nil
-				}
+			default:
+				dup, base, last, err = l.guard.Check(h)
 			}
-			if h.IsControl() {
-				mi++
+			if err != nil {
+				var ae *AppendError
+				if !errors.As(err, &ae) {
+					// Keep the guard's own Kafka code when it has one.
+					err = &AppendError{Code: KafkaCode(err), Batch: -1, Msg: err.Error(), Err: err}
+				}
+				return false, 0, 0, err
 			}
-			pos += h.TotalSize()
+			if dup {
+				return true, base, last, nil
+			}
+		}
+		if h.IsControl() {
+			mi++
+		}
+		pos += h.TotalSize()
+	}
+	return false, 0, 0, nil
+}
+
+// answerDuplicate completes an append the ProducerGuard recognised as a
+// retry of the batch at [base, last] (called without the append lock).
+func (l *Log) answerDuplicate(cfg *Config, deferSync bool, base, last int64, res AppendResult) (AppendResult, error) {
+	res.BaseOffset, res.LastOffset, res.Duplicate = base, last, true
+	res.LogStartOffset = l.logStart.Load()
+	// A retry answered while the original's fsync is still pending (its
+	// answer lost on another connection) must not be acknowledged earlier.
+	if cfg.FlushMessages != math.MaxInt64 && l.durable.Load() <= last {
+		if deferSync {
+			res.SyncOffset = last + 1
+		} else if err := l.syncTo(last + 1); err != nil {
+			return res, err
 		}
 	}
+	return res, nil
+}
 
-	leo := l.leo.Load()
-	if err := l.maybeRollLocked(cfg, nowMs, int64(len(records)), leo+records64-1); err != nil {
-		l.mu.Unlock()
-		return res, err
-	}
-	seg := l.active()
-	pos0 := seg.size.Load()
-
-	// Assign offsets in place.
-	next := leo
-	logAppend := cfg.MessageTimestampType == batch.LogAppendTime
+// assignOffsets is stage 3 of Append (the leader's; a follower keeps the
+// offsets it was given): each batch's baseOffset (from next on) and
+// partitionLeaderEpoch are rewritten in place, and with logAppend its
+// LogAppendTime (nowMs, with a new CRC). It returns the offset after the
+// last batch.
+func assignOffsets(records []byte, next int64, epoch int32, logAppend bool, nowMs int64) int64 {
 	for pos := 0; pos < len(records); {
 		b := records[pos:]
 		size := int(binary.BigEndian.Uint32(b[batch.OffLength:])) + 12
 		b = b[:size]
 		batch.SetBaseOffset(b, next)
-		batch.SetPartitionLeaderEpoch(b, opts.LeaderEpoch)
+		batch.SetPartitionLeaderEpoch(b, epoch)
 		if logAppend {
 			batch.SetLogAppendTime(b, nowMs)
 		}
 		next += int64(binary.BigEndian.Uint32(b[batch.OffLastOffsetDelta:])) + 1
 		pos += size
 	}
+	return next
+}
 
+// writeLocked is stage 4, shared by Append and AppendAsFollower: the
+// active segment is rolled if records (ending at offset lastOffset) do not
+// fit it or it is due by segment.ms, then records are written at its end in
+// one write. It returns the segment and the position written at. After a
+// failed write the segment is cut back to that position (if even that
+// fails, the log fails: the segment may hold garbage after its published
+// end).
+func (l *Log) writeLocked(cfg *Config, nowMs int64, records []byte, lastOffset int64) (*segment, int64, error) {
+	if err := l.maybeRollLocked(cfg, nowMs, int64(len(records)), lastOffset); err != nil {
+		return nil, 0, err
+	}
+	seg := l.active()
+	pos0 := seg.size.Load()
 	if _, err := seg.log.WriteAt(records, pos0); err != nil {
-		// Cut back whatever part landed; if even that fails, the segment
-		// may hold garbage after its published end: stop appending.
 		if terr := seg.log.Truncate(pos0); terr != nil {
 			l.fail("truncate after failed write", terr)
 		}
-		l.mu.Unlock()
 		l.logger.Error("append failed", "dir", l.dir, "err", err)
-		return res, storageErr("write", err)
+		return nil, 0, storageErr("write", err)
 	}
 	seg.dirty.Store(true)
+	return seg, pos0, nil
+}
 
+// indexLocked is the first part of stage 5: the segment's in-memory state
+// and indexes learn of each batch written at pos0 (as recovery rebuilds
+// them). It returns the segment's new size; a failed index write only
+// leaves the index sparser.
+func (l *Log) indexLocked(cfg *Config, seg *segment, pos0 int64, records []byte) int64 {
 	interval := int64(cfg.IndexIntervalBytes)
 	p := pos0
 	for pos := 0; pos < len(records); {
@@ -231,21 +331,36 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		p += size
 		pos += int(size)
 	}
-	epochChanged := l.epochs.assign(opts.LeaderEpoch, leo)
-	seg.size.Store(p)
-	seg.next.Store(next)
+	return p
+}
 
-	// The producer state learns of data batches before the new end is
-	// published, so a transaction's first batch is never readable while
-	// the last stable offset still lies past it; and of markers after it,
-	// so a transaction is never stable before its marker is below the
-	// high watermark (Kafka's rule; see LastStableOffset). A marker's
-	// aborted-transaction entry is written before either (txnindex.go).
-	var txnErr error
-	type appliedMarker struct {
-		m   batch.Marker
-		off int64
+// publishLocked makes the written batches part of the log: the segment's
+// size becomes end and its next offset next, the producer state learns of
+// every batch with a producer id, and the log end offset moves to next.
+//
+// The producer state learns of data batches before the new end is
+// published, so a transaction's first batch is never readable while the
+// last stable offset still lies past it; and of markers after it, so a
+// transaction is never stable before its marker is below the high
+// watermark (Kafka's rule; see LastStableOffset). A marker's
+// aborted-transaction entry is written before either (txnindex.go); an
+// error writing it is returned (the data is published regardless).
+//
+// A batch after a marker that must see the marker applied — another
+// marker (whose last stable offset must not count the ended transaction)
+// or a batch of the marker's producer (whose transaction has ended) — has
+// the end published up to it first, then the marker applied: a follower's
+// append may hold many markers, and it then ends as the leader's appends
+// of those batches one by one did.
+func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker, end, next int64) error {
+	seg.size.Store(end)
+	seg.next.Store(next)
+	if _, isNoop := l.guard.(noopGuard); isNoop {
+		l.leo.Store(next)
+		return nil
 	}
+	tg, _ := l.guard.(TxnGuard)
+	var txnErr error
 	var deferred []appliedMarker
 	applyDeferred := func() {
 		for _, d := range deferred {
@@ -253,50 +368,75 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 		}
 		deferred = deferred[:0]
 	}
-	if _, isNoop := l.guard.(noopGuard); !isNoop {
-		mi := 0
-		for pos := 0; pos < len(records); {
-			h, _ := batch.ParseHeader(records[pos:])
-			for _, d := range deferred {
-				if h.ProducerID >= 0 && d.m.ProducerID == h.ProducerID {
-					// Another batch of that producer in the same append
-					// must see its transaction ended.
-					applyDeferred()
-					break
-				}
-			}
-			switch {
-			case h.IsControl():
-				m := markers[mi]
-				mi++
-				if tg != nil && h.ProducerID >= 0 {
-					if txn, lso, ok := tg.PendingCompletion(m, h.BaseOffset); ok && txn.Aborted && txnErr == nil {
-						txnErr = seg.appendAbortedTxn(l.fs, l.dir, AbortedTxn{ProducerID: txn.ProducerID,
-							FirstOffset: txn.FirstOffset, LastOffset: txn.LastOffset, LastStableOffset: lso})
-					}
-					if txnErr == nil {
-						deferred = append(deferred, appliedMarker{m, h.BaseOffset})
-					}
-				}
-			case h.ProducerID >= 0:
-				l.guard.Appended(h)
-			}
-			pos += h.TotalSize()
+	mi := 0
+	prevEnd := int64(0) // one past the last offset of the batches before this one
+	for pos := 0; pos < len(records); {
+		h, _ := batch.ParseHeader(records[pos:])
+		if len(deferred) > 0 && h.ProducerID >= 0 && mustSeeMarkers(h, deferred) {
+			l.leo.Store(prevEnd)
+			applyDeferred()
 		}
+		switch {
+		case h.IsControl():
+			m := markers[mi]
+			mi++
+			if tg != nil && h.ProducerID >= 0 {
+				if txn, lso, ok := tg.PendingCompletion(m, h.BaseOffset); ok && txn.Aborted && txnErr == nil {
+					txnErr = seg.appendAbortedTxn(l.fs, l.dir, AbortedTxn{ProducerID: txn.ProducerID,
+						FirstOffset: txn.FirstOffset, LastOffset: txn.LastOffset, LastStableOffset: lso})
+				}
+				if txnErr == nil {
+					deferred = append(deferred, appliedMarker{m, h.BaseOffset})
+				}
+			}
+		case h.ProducerID >= 0:
+			l.guard.Appended(h)
+		}
+		prevEnd = h.LastOffset() + 1
+		pos += h.TotalSize()
 	}
 	l.leo.Store(next)
 	applyDeferred()
+	return txnErr
+}
+
+// mustSeeMarkers reports whether batch h (with a producer id) must see the
+// markers before it in the same append applied: it is a marker too, or a
+// batch of one of their producers.
+func mustSeeMarkers(h batch.Header, deferred []appliedMarker) bool {
+	if h.IsControl() {
+		return true
+	}
+	for _, d := range deferred {
+		if d.m.ProducerID == h.ProducerID {
+			return true
+		}
+	}
+	return false
+}
+
+// appliedMarker is a marker written at off, to apply to the TxnGuard once
+// the end is published past it.
+type appliedMarker struct {
+	m   batch.Marker
+	off int64
+}
+
+// finishLocked ends stage 5 and the append lock: a failed txnindex write
+// fails the log (the marker is written but its index entry may not be; a
+// restart rebuilds the entry from the marker); count more offsets count
+// towards flush.messages, and needSync reports that it asks for an fsync;
+// the leader-epoch-checkpoint is rewritten when the cache changed. Waiters
+// are woken.
+func (l *Log) finishLocked(cfg *Config, count int64, epochChanged bool, txnErr error) (needSync bool, err error) {
 	if txnErr != nil {
-		// The marker is written but its index entry may not be: stop
-		// appending; a restart rebuilds the entry from the marker.
 		se := l.fail("txnindex", txnErr)
 		l.mu.Unlock()
 		l.notify()
-		return res, se
+		return false, se
 	}
-	needSync := false
 	if cfg.FlushMessages != math.MaxInt64 {
-		l.unflushedMsgs += records64
+		l.unflushedMsgs += count
 		if l.unflushedMsgs >= cfg.FlushMessages {
 			l.unflushedMsgs = 0
 			needSync = true
@@ -308,25 +448,24 @@ func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
 	}
 	l.mu.Unlock()
 	l.notify()
-
-	res.BaseOffset, res.LastOffset = leo, next-1
-	res.LogStartOffset = l.logStart.Load()
-	if logAppend {
-		res.LogAppendTime = nowMs
-	}
 	if epochErr != nil {
 		l.logger.Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", epochErr)
 	}
-	if needSync {
-		if opts.DeferSync {
-			res.SyncOffset = next
-			return res, nil
-		}
-		if err := l.syncTo(next); err != nil {
-			return res, err
-		}
+	return needSync, nil
+}
+
+// syncPolicy applies flush.messages once the append lock is released: when
+// finishLocked asked for an fsync up to next, it is done now (group
+// commit), or with deferSync left to the caller, whose SyncOffset is then
+// next.
+func (l *Log) syncPolicy(needSync, deferSync bool, next int64) (syncOffset int64, err error) {
+	if !needSync {
+		return 0, nil
 	}
-	return res, nil
+	if deferSync {
+		return next, nil
+	}
+	return 0, l.syncTo(next)
 }
 
 // nextBatch returns the whole batch starting at pos (framing checks only).

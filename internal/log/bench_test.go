@@ -1,6 +1,7 @@
 package log
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -53,6 +54,29 @@ func BenchmarkAppend(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := l.Append(raw, AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAppendAsFollower: BenchmarkAppend's batches appended as a
+// follower gets them from its leader (offsets and epoch already set).
+func BenchmarkAppendAsFollower(b *testing.B) {
+	m := benchManager(b, benchDir(b))
+	defer m.Close()
+	l, err := m.Create("bench", 0, DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := batch16K(b)
+	batch.SetPartitionLeaderEpoch(raw, 3)
+	n := int64(binary.BigEndian.Uint32(raw[batch.OffLastOffsetDelta:])) + 1
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch.SetBaseOffset(raw, int64(i)*n) // as the leader assigned it
+		if _, err := l.AppendAsFollower(raw, FollowerAppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

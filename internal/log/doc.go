@@ -2,11 +2,13 @@
 // files of one <topic>-<partition> directory (.log, .index, .timeindex, in
 // Apache Kafka's on-disk format), appending validated v2 RecordBatches with
 // offsets assigned by rewriting their headers (re-encoding them first when
-// compression.type names a codec, recompress.go), reads returned as file ranges,
-// rolling, retention, flushing with group commit, suffix and prefix
-// truncation, the aborted-transaction index (.txnindex, txnindex.go) and
-// the last stable offset (from the producer guard's first unstable offset,
-// TxnGuard), the leader-epoch cache, crash recovery, and the data-dir-level
+// compression.type names a codec, recompress.go), the follower's append of
+// batches exactly as the leader wrote them (AppendAsFollower,
+// append_follower.go), reads returned as file ranges, rolling, retention,
+// flushing with group commit, suffix and prefix truncation, the
+// aborted-transaction index (.txnindex, txnindex.go) and the last stable
+// offset (from the producer guard's first unstable offset, TxnGuard), the
+// leader-epoch cache, crash recovery, and the data-dir-level
 // checkpoint files (recovery points, log start offsets, clean-shutdown
 // marker). Manager owns one data directory and runs the housekeeping.
 // Packages storing their own checkpoints in a data dir (compact) use its

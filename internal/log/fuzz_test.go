@@ -1,7 +1,9 @@
 package log
 
 import (
+	"bytes"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -65,4 +67,53 @@ func putBase(b []byte, off int64) {
 	for i := 0; i < 8; i++ {
 		b[i] = byte(off >> (56 - 8*i))
 	}
+}
+
+// FuzzAppendAsFollower feeds arbitrary bytes to a follower's append on a
+// log holding a batch: it must not panic; refused input changes nothing;
+// accepted input is stored verbatim, continues the log, and survives a
+// crash after a flush.
+func FuzzAppendAsFollower(f *testing.F) {
+	seg := validSegment(f, 4) // offsets 0..9
+	first := mkBatch(f, 1, 20, 0)
+	f.Add(seg[len(first):])
+	f.Add(seg[len(first) : len(first)+30])
+	f.Add(seg)
+	f.Fuzz(func(t *testing.T, records []byte) {
+		if len(records) > 1<<20 {
+			return
+		}
+		e := newEnv(t, DefaultConfig())
+		l := e.log()
+		if _, err := l.AppendAsFollower(seg[:len(first)], FollowerAppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		before := stateOf(t, e, l)
+		in := append([]byte(nil), records...)
+		r, err := l.AppendAsFollower(in, FollowerAppendOptions{})
+		if !bytes.Equal(in, records) {
+			t.Fatal("input modified")
+		}
+		if err != nil {
+			if KafkaCode(err) == CodeUnknownServerError {
+				t.Fatalf("error without a Kafka code: %v", err)
+			}
+			unchanged(t, "refused", before, e, l)
+			return
+		}
+		if r.FirstOffset != before.leo || l.LogEndOffset() != r.LastOffset+1 {
+			t.Fatalf("accepted at [%d, %d], end before %d, after %d", r.FirstOffset, r.LastOffset, before.leo, l.LogEndOffset())
+		}
+		want := append(slices.Clone(seg[:len(first)]), records...)
+		if got := allBytes(t, l); !bytes.Equal(got, want) {
+			t.Fatal("stored bytes differ from the input")
+		}
+		if err := l.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		e.crash(vfs.CrashOptions{})
+		if got := allBytes(t, e.log()); !bytes.Equal(got, want) {
+			t.Fatal("recovery changed an accepted follower append")
+		}
+	})
 }

@@ -12,6 +12,14 @@ import (
 // seam (log.ProducerGuard and log.ProducerGuardTruncator): the log calls
 // Check before assigning offsets to a batch with a producer id and Appended
 // after writing it, both under its append lock.
+//
+// On a follower (log.AppendAsFollower) only Appended, PendingCompletion and
+// MarkerAppended run: the leader judged the batches, and the state learns
+// them as they are, refusing nothing (Kafka's AppendOrigin.REPLICATION: an
+// older epoch, a sequence gap or a fenced coordinator epoch is taken as the
+// leader wrote it). The state is then the leader's, so that this replica,
+// once leader, answers a producer's retry with the original offsets and
+// keeps its transactions open.
 type Guard struct {
 	State *State
 }

@@ -112,7 +112,9 @@ func (s *State) Check(h batch.Header) (Duplicate, error) {
 
 // Appended records a batch the log has just written at baseOffset. h is the
 // header as stored (its MaxTimestamp is remembered for duplicate answers).
-// It is also how state is rebuilt from the log on open (see Replay).
+// It is also how state is rebuilt from the log on open (see Replay), and how
+// a follower learns the leader's batches, which were never Checked here:
+// it accepts any header.
 func (s *State) Appended(h batch.Header, baseOffset int64) {
 	if h.ProducerID < 0 || h.IsControl() {
 		return

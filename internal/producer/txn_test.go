@@ -41,6 +41,11 @@ type txnEnv struct {
 
 func openTxnEnv(t *testing.T, fs *vfs.MemFS) *txnEnv {
 	t.Helper()
+	return openTxnEnvCfg(t, fs, log.DefaultConfig())
+}
+
+func openTxnEnvCfg(t *testing.T, fs *vfs.MemFS, cfg log.Config) *txnEnv {
+	t.Helper()
 	e := &txnEnv{t: t, fs: fs, dir: "/data", st: NewState()}
 	m, err := log.OpenManager(fs, e.dir, log.ManagerOptions{
 		HousekeepingInterval: -1,
@@ -49,7 +54,7 @@ func openTxnEnv(t *testing.T, fs *vfs.MemFS) *txnEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := m.Open("t", 0, log.DefaultConfig())
+	l, err := m.Open("t", 0, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
