@@ -18,6 +18,7 @@ for tool in go java mvn; do
 	fi
 done
 mkdir -p bench/.cache/bin
-go build -o bench/.cache/bin/compare ./bench/cmd/compare
+# The harness is its own Go module (bench/go.mod); it builds cmd/sluice from the root module itself.
+go -C bench build -o .cache/bin/compare ./cmd/compare
 # exec, so that a signal reaches the harness itself, which stops the brokers.
 exec bench/.cache/bin/compare "$@"

@@ -36,6 +36,17 @@ import (
 // a PKCS#8 private key and check = SHA-1(password || plaintext).
 //
 // JCEKS (magic 0xCECECECE) uses another key protector and is refused.
+//
+// Why not a library: the maintained Go JKS reader,
+// github.com/pavlo-v-chernykh/keystore-go/v4 (v4.5.0, checked 2026-12),
+// reads these stores but (1) always verifies the integrity check, so a trust
+// store with no ssl.truststore.password, which Java and Kafka load without
+// the check, fails; (2) encodes a password as one byte per char, not Java's
+// UTF-16, so any non-ASCII password gives another digest and key than
+// keytool's; (3) returns the same untyped "got invalid digest" for a wrong
+// store and a wrong key password, which the errors below tell apart; and
+// (4) allocates every length read from the file before reading it (up to
+// 4 GiB for a damaged file). This reader has none of these limits.
 
 var (
 	jksMagic   = []byte{0xFE, 0xED, 0xFE, 0xED}

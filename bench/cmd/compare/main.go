@@ -5,9 +5,13 @@
 // writes medians and per-pair ratios to bench/results/latest.json, a Markdown
 // summary to bench/results/latest.md and an SVG chart of the ratios.
 //
-//	go run ./bench/cmd/compare --quick          # ~3 minutes, smoke numbers
-//	go run ./bench/cmd/compare                  # full run, ~15 minutes; updates docs/
-//	go run ./bench/cmd/compare --profile --targets sluice   # CPU profiles of Sluice
+//	go -C bench run ./cmd/compare --quick          # ~3 minutes, smoke numbers
+//	go -C bench run ./cmd/compare                  # full run, ~15 minutes; updates docs/
+//	go -C bench run ./cmd/compare --profile --targets sluice   # CPU profiles of Sluice
+//
+// It is its own Go module (bench/go.mod, with kfake and the harness's other
+// dependencies), so the Sluice module never requires them; hence `go -C bench`
+// from the repository root, or bench/run.sh.
 //
 // It owns bench/ only; it must not change the broker: a profile comes from
 // bench/cmd/sluice-profiled, a wrapper of the same broker.Server with pprof.
@@ -148,7 +152,8 @@ func render(o *options, path string, doc bool) error {
 	return writeResults(o, &rep, true)
 }
 
-// findRoot walks up from the working directory to this module's go.mod.
+// findRoot walks up from the working directory to the Sluice module's go.mod
+// (the repository root; the harness itself is the module in bench/).
 func findRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -208,11 +213,13 @@ func run(ctx context.Context, o *options) error {
 		var t *target
 		switch name {
 		case "sluice":
-			pkg, out := "./cmd/sluice", "sluice"
+			// cmd/sluice is in the Sluice module (the repository root);
+			// sluice-profiled, like kfake, is in the bench module (bench/).
+			dir, pkg, out := o.root, "./cmd/sluice", "sluice"
 			if o.profile {
-				pkg, out = "./bench/cmd/sluice-profiled", "sluice-profiled"
+				dir, pkg, out = filepath.Join(o.root, "bench"), "./cmd/sluice-profiled", "sluice-profiled"
 			}
-			bin, err := buildGo(o.root, binDir, pkg, out)
+			bin, err := buildGo(dir, binDir, pkg, out)
 			if err != nil {
 				return err
 			}
@@ -225,7 +232,7 @@ func run(ctx context.Context, o *options) error {
 				return err
 			}
 		case "kfake":
-			bin, err := buildGo(o.root, binDir, "./bench/cmd/kfake", "kfake")
+			bin, err := buildGo(filepath.Join(o.root, "bench"), binDir, "./cmd/kfake", "kfake")
 			if err != nil {
 				return err
 			}

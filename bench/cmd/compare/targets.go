@@ -143,11 +143,12 @@ func probe(ctx context.Context, addr string) error {
 	return nil
 }
 
-// buildGo builds a package of this module into binDir.
-func buildGo(root, binDir, pkg, out string) (string, error) {
+// buildGo builds package pkg of the module in dir (the repository root for
+// cmd/sluice, bench/ for the harness's own commands) into binDir.
+func buildGo(dir, binDir, pkg, out string) (string, error) {
 	path := filepath.Join(binDir, out)
 	cmd := exec.Command("go", "build", "-o", path, pkg)
-	cmd.Dir = root
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build %s: %w", pkg, err)
