@@ -19,5 +19,8 @@ go vet ./...
 echo "== go test"
 go test -count=1 -timeout 15m ./...
 
+echo "== fault checker (scripts/chaos.sh --quick; docs/reliability.md)"
+scripts/chaos.sh --quick
+
 echo "== client conformance"
 scripts/test-clients.sh

@@ -35,6 +35,10 @@ type Env struct {
 	Addrs      []string
 	Partitions int
 	Logf       func(format string, args ...any)
+	// WriterPause is the pause between one writer process's operations, and
+	// PollPause between a consumer's polls (rate limits: the history stays
+	// small enough to check, and the 2-core machine stays usable).
+	WriterPause, PollPause time.Duration
 
 	values atomic.Int64
 	procs  atomic.Int64
@@ -48,6 +52,17 @@ const (
 
 // Key names a partition in the history.
 func Key(topic string, p int32) string { return topic + "/" + strconv.Itoa(int(p)) }
+
+// wait pauses for d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
 
 // NextValue is a value never used before in this run.
 func (e *Env) NextValue() int64 { return e.values.Add(1) }
@@ -133,6 +148,7 @@ func (e *Env) AppendFranz(ctx context.Context, seed uint64) {
 			return
 		}
 		for ctx.Err() == nil {
+			wait(ctx, e.WriterPause)
 			n := 1 + rng.IntN(3)
 			var recs []*kgo.Record
 			var ms []history.Mop
@@ -193,6 +209,7 @@ func (e *Env) Txn(ctx context.Context, slot int, seed uint64) {
 			return
 		}
 		for ctx.Err() == nil {
+			wait(ctx, e.WriterPause)
 			if !e.oneTxn(cl, proc, rng) {
 				break
 			}
@@ -280,8 +297,9 @@ func (e *Env) Consumer(ctx context.Context, topic, iso string, seed uint64) {
 			e.Logf("consumer: %v", err)
 			return
 		}
-		polls := 20 + rng.IntN(80)
+		polls := 150 + rng.IntN(250)
 		for i := 0; i < polls && ctx.Err() == nil; i++ {
+			wait(ctx, e.PollPause)
 			e.Rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FPoll, Client: "franz-go", Isolation: iso})
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			fs := cl.PollFetches(pctx)

@@ -43,6 +43,7 @@ func (e *Env) AppendRdkafka(ctx context.Context, seed uint64) {
 			}
 		}()
 		for ctx.Err() == nil {
+			wait(ctx, e.WriterPause)
 			part := int32(rng.IntN(e.Partitions))
 			v := e.NextValue()
 			key := Key(topic, part)

@@ -46,6 +46,7 @@ type options struct {
 	dir        string
 	workloads  string
 	partitions int
+	rate       int
 	check      string
 }
 
@@ -67,6 +68,7 @@ func run() int {
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
 	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
+	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -213,7 +215,14 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf}
+	writers := 0
+	for w, n := range map[string]int{"append": 2, "txn": 2, "rdkafka": 1} {
+		if wl[w] {
+			writers += n
+		}
+	}
+	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
+		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
 	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
 	err = env.CreateTopics(ctx, int16(min(o.nodes, 3)))
 	cancel()
