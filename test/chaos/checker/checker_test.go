@@ -377,3 +377,17 @@ func TestAvailability(t *testing.T) {
 		t.Fatalf("faults %+v", res.Faults)
 	}
 }
+
+// Every anomaly Sabotage can plant into the clean history is named.
+func TestSabotagedHistoriesAreNamed(t *testing.T) {
+	lines, err := SabotageAll(clean().ops)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(Sabotages) {
+		t.Fatalf("%d lines for %d sabotages", len(lines), len(Sabotages))
+	}
+}

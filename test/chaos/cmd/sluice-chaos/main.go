@@ -82,6 +82,10 @@ func run() int {
 			return 2
 		}
 		res := checker.Check(ops)
+		if len(res.Anomalies) == 0 && !sabotageOK(ops) {
+			fmt.Print(res.Summary(10))
+			return 1
+		}
 		fmt.Print(res.Summary(10))
 		return exitCode(res)
 	}
@@ -303,6 +307,26 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	head := fmt.Sprintf("sluice-chaos seed %d, %d node(s), --time %v, faults %s, workloads %s\nhistory: %s\n",
 		o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, histPath)
 	_ = os.WriteFile(filepath.Join(o.dir, "summary.txt"), []byte(head+summary), 0o644)
-	fmt.Print(head + summary)
+	fmt.Print(head)
+	if len(res.Anomalies) == 0 && !sabotageOK(rec.Ops()) {
+		fmt.Print(summary)
+		return 1, nil
+	}
+	fmt.Print(summary)
 	return exitCode(res), nil
+}
+
+// sabotageOK plants each anomaly the checker can plant into a copy of a clean
+// real history and reports whether every one was named.
+func sabotageOK(ops []history.Op) bool {
+	lines, err := checker.SabotageAll(ops)
+	fmt.Println("checker self-test: anomalies planted into copies of this history:")
+	for _, l := range lines {
+		fmt.Println("  " + l)
+	}
+	if err != nil {
+		fmt.Println("checker self-test FAILED:", err)
+		return false
+	}
+	return true
 }
