@@ -94,6 +94,7 @@ type Fault struct {
 	F         string
 	Node      int
 	Start     time.Duration // when the fault was invoked
+	HealStart time.Duration // when the healing operation (restart, SIGCONT) began
 	Healed    time.Duration // when the healing operation completed (-1: never)
 	FirstOK   time.Duration // first successful write completed after Healed (-1: none)
 	Recovered bool
@@ -757,6 +758,7 @@ func (c *state) checkFinal() {
 		rest := open[:0]
 		for _, i := range open {
 			if c.res.Faults[i].Node == node || node < 0 {
+				c.res.Faults[i].HealStart = time.Duration(p.inv.Time)
 				c.res.Faults[i].Healed = time.Duration(p.comp.Time)
 				c.res.Faults[i].Recovered = p.comp.Error == ""
 			} else {
@@ -875,8 +877,9 @@ func (r Result) Summary(maxPerType int) string {
 		case f.FirstOK < 0:
 			fmt.Fprintf(&b, "  %s node %d at %.1fs: healed at %.1fs, no successful write after\n", f.F, f.Node, f.Start.Seconds(), f.Healed.Seconds())
 		default:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs: healed after %.1fs; first write %.2fs after healing (%.1fs after the fault)\n",
-				f.F, f.Node, f.Start.Seconds(), (f.Healed - f.Start).Seconds(), (f.FirstOK - f.Healed).Seconds(), (f.FirstOK - f.Start).Seconds())
+			fmt.Fprintf(&b, "  %s node %d at %.1fs for %.1fs; serving %.2fs after the heal began, first write %.2fs later (%.1fs after the fault)\n",
+				f.F, f.Node, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
+				(f.FirstOK - f.Healed).Seconds(), (f.FirstOK - f.Start).Seconds())
 		}
 	}
 	if len(r.Anomalies) == 0 {

@@ -6,7 +6,8 @@
 //     errored send is "maybe written" (info);
 //   - txn (franz-go): transactions of sends over several partitions, some
 //     deliberately aborted;
-//   - consumers at read_uncommitted and read_committed, from the log start,
+//   - consumers (franz-go; librdkafka at read_committed) at read_uncommitted
+//     and read_committed, from the log start,
 //     re-created now and then (a new process each time);
 //   - a watermark observer (ListOffsets: high watermark and last stable
 //     offset);

@@ -88,3 +88,67 @@ func (e *Env) AppendRdkafka(ctx context.Context, seed uint64) {
 		<-evDone
 	}
 }
+
+// ConsumerRdkafka polls every partition of topic from the log start with a
+// librdkafka consumer at the given isolation level (manual assignment, no
+// group membership, nothing committed) until ctx ends, starting over as a
+// new process every so often.
+func (e *Env) ConsumerRdkafka(ctx context.Context, topic, iso string, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	var parts []kafka.TopicPartition
+	for p := range e.Partitions {
+		parts = append(parts, kafka.TopicPartition{Topic: &topic, Partition: int32(p), Offset: kafka.OffsetBeginning})
+	}
+	for ctx.Err() == nil {
+		proc := e.NextProcess()
+		c, err := kafka.NewConsumer(&kafka.ConfigMap{
+			"bootstrap.servers":     strings.Join(e.Addrs, ","),
+			"broker.address.family": "v4",
+			"group.id":              fmt.Sprintf("sluice-chaos-unused-%d", proc), // required; never joined
+			"isolation.level":       iso,
+			"enable.auto.commit":    false,
+			"auto.offset.reset":     "earliest",
+			"socket.timeout.ms":     5000,
+			"log_level":             2,
+		})
+		if err != nil {
+			e.Logf("librdkafka consumer: %v", err)
+			return
+		}
+		if err := c.Assign(parts); err != nil {
+			e.Logf("librdkafka consumer assign: %v", err)
+			c.Close()
+			return
+		}
+		polls := 150 + rng.IntN(250)
+		for i := 0; i < polls && ctx.Err() == nil; i++ {
+			wait(ctx, e.PollPause)
+			e.Rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FPoll, Client: "librdkafka", Isolation: iso})
+			idx := map[string]int{}
+			var ms []history.Mop
+			deadline := time.Now().Add(500 * time.Millisecond)
+			for n := 0; n < 1000 && time.Now().Before(deadline); {
+				ev := c.Poll(50)
+				m, ok := ev.(*kafka.Message)
+				if !ok || m.TopicPartition.Error != nil {
+					continue
+				}
+				n++
+				key := Key(*m.TopicPartition.Topic, m.TopicPartition.Partition)
+				v, err := strconv.ParseInt(string(m.Value), 10, 64)
+				if err != nil {
+					v = -1
+				}
+				j, ok := idx[key]
+				if !ok {
+					j = len(ms)
+					idx[key] = j
+					ms = append(ms, history.Mop{F: history.FPoll, Key: key})
+				}
+				ms[j].Records = append(ms[j].Records, [2]int64{int64(m.TopicPartition.Offset), v})
+			}
+			e.Rec.Record(history.Op{Process: proc, Type: history.OK, F: history.FPoll, Client: "librdkafka", Isolation: iso, Value: ms})
+		}
+		c.Close()
+	}
+}

@@ -66,7 +66,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -249,6 +249,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	}
 	if wl["rdkafka"] {
 		spawn(func() { env.AppendRdkafka(workCtx, seed*100+20) })
+		if wl["txn"] {
+			spawn(func() { env.ConsumerRdkafka(workCtx, workload.TxnTopic, history.ReadCommitted, seed*100+21) })
+		}
 	}
 	if wl["txn"] {
 		for i := range 2 {
