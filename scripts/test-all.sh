@@ -35,5 +35,8 @@ for m in "${modules[@]}"; do
   (cd "$m" && go test -count=1 -timeout 15m ./...)
 done
 
+echo "== fault checker (scripts/chaos.sh --quick; docs/reliability.md)"
+scripts/chaos.sh --quick
+
 echo "== client conformance"
 scripts/test-clients.sh

@@ -1,0 +1,335 @@
+// Command sluice-chaos is Sluice's fault checker: it runs real sluice nodes,
+// drives them with real Kafka clients while injecting faults on a seeded
+// schedule, records every operation in a history (JSON lines), checks the
+// history for the anomalies Jepsen's Kafka workload names, and prints a
+// summary whose last line is "N operations, F faults, A anomalies". It exits 0
+// only when faults were injected and no anomaly was found.
+//
+// Usage: sluice-chaos [--quick] [--nodes 1] [--time 60s] [--seed N]
+//
+//	[--faults kill,pause] [--bin path/to/sluice] [--dir run-dir]
+//	sluice-chaos --check history.jsonl   (check an existing history)
+//
+// Everything listens on and talks to 127.0.0.1 only.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sluice-broker/sluice/test/chaos/checker"
+	"github.com/sluice-broker/sluice/test/chaos/history"
+	"github.com/sluice-broker/sluice/test/chaos/nemesis"
+	"github.com/sluice-broker/sluice/test/chaos/node"
+	"github.com/sluice-broker/sluice/test/chaos/workload"
+)
+
+func main() { os.Exit(run()) }
+
+type options struct {
+	quick      bool
+	nodes      int
+	total      time.Duration
+	seed       uint64
+	seedSet    bool
+	faults     string
+	bin        string
+	dir        string
+	workloads  string
+	partitions int
+	rate       int
+	check      string
+}
+
+var start = time.Now()
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func run() int {
+	var o options
+	var seed int64
+	flag.BoolVar(&o.quick, "quick", false, "short CI mode: 40s of faults and workloads unless --time is given")
+	flag.IntVar(&o.nodes, "nodes", 1, "number of sluice nodes (1 today; the cluster is not there yet)")
+	flag.DurationVar(&o.total, "time", 0, "how long the workloads and faults run (default 120s, 40s with --quick)")
+	flag.Int64Var(&seed, "seed", -1, "seed of the fault schedule and workloads (default: from the clock, printed)")
+	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
+	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
+	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic)")
+	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
+	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
+	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "sluice-chaos: unexpected arguments %q\n", flag.Args())
+		return 2
+	}
+	if o.check != "" {
+		ops, err := history.ReadFile(o.check)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+			return 2
+		}
+		res := checker.Check(ops)
+		if len(res.Anomalies) == 0 && !sabotageOK(ops) {
+			fmt.Print(res.Summary(10))
+			return 1
+		}
+		fmt.Print(res.Summary(10))
+		return exitCode(res)
+	}
+	if o.total == 0 {
+		o.total = 120 * time.Second
+		if o.quick {
+			o.total = 40 * time.Second
+		}
+	}
+	if seed < 0 {
+		o.seed = uint64(time.Now().UnixNano() % 1_000_000)
+	} else {
+		o.seed, o.seedSet = uint64(seed), true
+	}
+	faults, err := nemesis.Parse(o.faults, o.nodes)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sluice-chaos: --faults %s: %v\n", o.faults, err)
+		return 2
+	}
+	wl := map[string]bool{}
+	for _, w := range strings.Split(o.workloads, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "append", "txn", "rdkafka":
+			wl[w] = true
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka)\n", w)
+			return 2
+		}
+	}
+
+	// Every node we start dies with us: on return, on Ctrl-C, on errors.
+	defer node.StopAll()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sigs
+		logf("%v: stopping every node", s)
+		node.StopAll()
+		os.Exit(130)
+	}()
+
+	if o.dir == "" {
+		o.dir, err = os.MkdirTemp("", fmt.Sprintf("sluice-chaos-%d-", o.seed))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+			return 2
+		}
+	} else if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+		return 2
+	}
+	if o.bin == "" {
+		o.bin, err = buildSluice(o.dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+			return 2
+		}
+	}
+	code, err := runChaos(o, faults, wl)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+		return 2
+	}
+	return code
+}
+
+// buildSluice builds ./cmd/sluice of the repository enclosing the working
+// directory into dir.
+func buildSluice(dir string) (string, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/sluice-broker/sluice\n") {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return "", fmt.Errorf("no --bin given and no sluice repository above the working directory")
+		}
+		root = parent
+	}
+	bin := filepath.Join(dir, "sluice")
+	logf("building %s from %s", bin, root)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sluice")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/sluice: %w", err)
+	}
+	return bin, nil
+}
+
+func exitCode(res checker.Result) int {
+	if len(res.Anomalies) > 0 || res.FaultTotal() == 0 {
+		return 1
+	}
+	return 0
+}
+
+func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
+	schedule := nemesis.Schedule(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick)
+	logf("seed %d, %d node(s), %v, faults %s, workloads %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, o.dir)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads)
+	for i, s := range schedule {
+		logf("  schedule %d: %s", i+1, s)
+	}
+	if len(schedule) == 0 {
+		return 0, fmt.Errorf("--time %v is too short for any fault", o.total)
+	}
+	props := map[string]string{
+		"num.partitions":                                              fmt.Sprint(o.partitions),
+		"auto.create.topics.enable":                                   "false",
+		"offsets.topic.num.partitions":                                "4",
+		"transaction.state.log.num.partitions":                        "4",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+	}
+	cluster, err := node.NewCluster(o.bin, o.dir, o.nodes, props)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	err = cluster.Start(ctx)
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+	histPath := filepath.Join(o.dir, "history.jsonl")
+	rec, err := history.NewRecorder(histPath)
+	if err != nil {
+		return 0, err
+	}
+	writers := 0
+	for w, n := range map[string]int{"append": 2, "txn": 2, "rdkafka": 1} {
+		if wl[w] {
+			writers += n
+		}
+	}
+	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
+		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
+	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+	err = env.CreateTopics(ctx, int16(min(o.nodes, 3)))
+	cancel()
+	if err != nil {
+		return 0, err
+	}
+
+	// Workloads run until stopWork; the nemesis until its schedule ends or
+	// stopFaults.
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	var wg sync.WaitGroup
+	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	seed := o.seed
+	if wl["append"] {
+		for i := range 2 {
+			spawn(func() { env.AppendFranz(workCtx, seed*100+uint64(i)) })
+		}
+		spawn(func() { env.Consumer(workCtx, workload.AppendTopic, history.ReadUncommitted, seed*100+10) })
+	}
+	if wl["rdkafka"] {
+		spawn(func() { env.AppendRdkafka(workCtx, seed*100+20) })
+		if wl["txn"] {
+			spawn(func() { env.ConsumerRdkafka(workCtx, workload.TxnTopic, history.ReadCommitted, seed*100+21) })
+		}
+	}
+	if wl["txn"] {
+		for i := range 2 {
+			spawn(func() { env.Txn(workCtx, i, seed*100+30+uint64(i)) })
+		}
+		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadCommitted, seed*100+40) })
+		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadUncommitted, seed*100+41) })
+	}
+	spawn(func() { env.Watermarks(workCtx, 250*time.Millisecond) })
+
+	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, HealTimeout: 60 * time.Second, Logf: logf}
+	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
+	defer stopFaults()
+	nemErr := nem.Run(faultCtx, schedule)
+	if nemErr != nil {
+		logf("nemesis: %v", nemErr)
+	}
+	<-faultCtx.Done()
+	if err := nem.HealAll(); err != nil {
+		logf("heal: %v", err)
+	}
+	logf("faults over, every node healed; workloads run 3s more")
+	time.Sleep(3 * time.Second)
+	stopWork()
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(60 * time.Second):
+		logf("some workload did not stop within 60s; its open operations count as indeterminate")
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), 40*time.Second)
+	if err := env.WaitStable(ctx); err != nil {
+		logf("before the final read: %v", err)
+	}
+	cancel()
+	for _, iso := range []string{history.ReadUncommitted, history.ReadCommitted} {
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		err := env.FinalRead(ctx, iso)
+		cancel()
+		if err != nil {
+			logf("final %s read: %v", iso, err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		return 0, fmt.Errorf("history: %w", err)
+	}
+	for _, n := range cluster.Nodes {
+		if err := n.Stop(10 * time.Second); err != nil {
+			logf("stop node %d: %v", n.ID, err)
+		}
+	}
+	res := checker.Check(rec.Ops())
+	summary := res.Summary(10)
+	head := fmt.Sprintf("sluice-chaos seed %d, %d node(s), --time %v, faults %s, workloads %s\nhistory: %s\n",
+		o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, histPath)
+	_ = os.WriteFile(filepath.Join(o.dir, "summary.txt"), []byte(head+summary), 0o644)
+	fmt.Print(head)
+	if len(res.Anomalies) == 0 && !sabotageOK(rec.Ops()) {
+		fmt.Print(summary)
+		return 1, nil
+	}
+	fmt.Print(summary)
+	return exitCode(res), nil
+}
+
+// sabotageOK plants each anomaly the checker can plant into a copy of a clean
+// real history and reports whether every one was named.
+func sabotageOK(ops []history.Op) bool {
+	lines, err := checker.SabotageAll(ops)
+	fmt.Println("checker self-test: anomalies planted into copies of this history:")
+	for _, l := range lines {
+		fmt.Println("  " + l)
+	}
+	if err != nil {
+		fmt.Println("checker self-test FAILED:", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,206 @@
+// Package history records what the fault checker's clients and nemesis did,
+// as JSON lines, one operation per line, in the shape Jepsen uses: every
+// operation is an "invoke" followed, on the same process, by exactly one
+// completion ("ok", "fail" or "info").
+//
+//   - ok: it happened, and the completion carries what it observed (offsets of
+//     acknowledged sends, records read).
+//   - fail: it certainly did not happen (a transaction whose abort was
+//     acknowledged, a read that returned an error).
+//   - info: the outcome is unknown (a produce that errored may still have been
+//     written: "maybe written"). A process never issues another operation
+//     after an info on the same client; it takes a new process number.
+//
+// A process runs one operation at a time. The nemesis (fault injector) is
+// process -1; its operations complete with "info" because a fault has no
+// success or failure to speak of.
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Operation types.
+const (
+	Invoke = "invoke"
+	OK     = "ok"
+	Fail   = "fail"
+	Info   = "info"
+)
+
+// Functions (the f field) of client operations.
+const (
+	FSend      = "send"       // non-transactional produce of one or more values
+	FTxn       = "txn"        // a transaction of sends; ok = committed, fail = aborted
+	FPoll      = "poll"       // one consumer poll
+	FOffsets   = "watermarks" // ListOffsets: high watermark and last stable offset per key
+	FFinalPoll = "final-poll" // the final read, after every fault has healed
+)
+
+// Nemesis functions: a fault and the operation that heals it.
+const (
+	FKill   = "kill"   // SIGKILL a node
+	FStart  = "start"  // (re)start a killed node and wait until it serves requests
+	FPause  = "pause"  // SIGSTOP a node
+	FResume = "resume" // SIGCONT a paused node and wait until it serves requests
+)
+
+// IsFault tells whether a nemesis function injects a fault (as opposed to
+// healing one).
+func IsFault(f string) bool { return f != FStart && f != FResume && f != "heal" }
+
+// Isolation levels of reads.
+const (
+	ReadUncommitted = "read_uncommitted"
+	ReadCommitted   = "read_committed"
+)
+
+// NemesisProcess is the process number of the fault injector.
+const NemesisProcess = -1
+
+// Mop is one micro-operation: a send of one value to a key, or the records a
+// poll got from a key. A key names one partition: "topic/partition".
+type Mop struct {
+	F   string `json:"f"`   // "send" or "poll"
+	Key string `json:"key"` // topic/partition
+	// Send: the value written (unique across the whole run) and, once the
+	// broker acknowledged it, its offset. Offset is absent when unknown.
+	Value  *int64 `json:"value,omitempty"`
+	Offset *int64 `json:"offset,omitempty"`
+	// Poll: records read, in the order the client returned them, as
+	// [offset, value] pairs.
+	Records [][2]int64 `json:"records,omitempty"`
+}
+
+// Watermark is what a read learned about a key's high watermark (hwm) and
+// last stable offset (lso); -1 means not learned.
+type Watermark struct {
+	HWM int64 `json:"hwm"`
+	LSO int64 `json:"lso"`
+}
+
+// Op is one line of the history.
+type Op struct {
+	Index   int    `json:"index"`
+	Time    int64  `json:"time"` // nanoseconds since the run started (monotonic)
+	Process int    `json:"process"`
+	Type    string `json:"type"`
+	F       string `json:"f"`
+	Client  string `json:"client,omitempty"` // franz-go, librdkafka, ...
+	Value   []Mop  `json:"value,omitempty"`
+	// Reads: isolation level; watermarks seen per key.
+	Isolation  string               `json:"isolation,omitempty"`
+	Watermarks map[string]Watermark `json:"watermarks,omitempty"`
+	// Transactions: when EndTxn(commit) was invoked (absent if never).
+	CommitTime *int64 `json:"commit_time,omitempty"`
+	// Final reads: the offset each key was read up to (exclusive), and
+	// whether the read reached it.
+	Targets    map[string]int64 `json:"targets,omitempty"`
+	Incomplete bool             `json:"incomplete,omitempty"`
+	// Nemesis: which node, and free text.
+	Node  *int   `json:"node,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// I64 returns a pointer to v (for optional fields).
+func I64(v int64) *int64 { return &v }
+
+// Recorder appends operations to a history, assigns their index and time, and
+// writes each as a JSON line as soon as it is recorded.
+type Recorder struct {
+	mu    sync.Mutex
+	start time.Time
+	ops   []Op
+	w     *bufio.Writer
+	f     io.Closer
+	err   error
+}
+
+// NewRecorder writes the history to path (created or truncated).
+func NewRecorder(path string) (*Recorder, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Recorder{start: time.Now(), w: bufio.NewWriter(f), f: f}, nil
+}
+
+// Now is the time since the run started, as recorded in ops.
+func (r *Recorder) Now() int64 { return int64(time.Since(r.start)) }
+
+// Start is the wall-clock start of the run.
+func (r *Recorder) Start() time.Time { return r.start }
+
+// Record appends op (its Index and Time are set here) and returns it.
+func (r *Recorder) Record(op Op) Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	op.Index = len(r.ops)
+	op.Time = int64(time.Since(r.start))
+	r.ops = append(r.ops, op)
+	if r.err == nil {
+		b, err := json.Marshal(op)
+		if err == nil {
+			_, err = r.w.Write(append(b, '\n'))
+		}
+		r.err = err
+	}
+	return op
+}
+
+// Ops returns a copy of the operations recorded so far.
+func (r *Recorder) Ops() []Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Op(nil), r.ops...)
+}
+
+// Close flushes and closes the file.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.w.Flush()
+	if cerr := r.f.Close(); err == nil {
+		err = cerr
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return err
+}
+
+// Read parses a history written by a Recorder.
+func Read(rd io.Reader) ([]Op, error) {
+	var ops []Op
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var op Op
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			return nil, fmt.Errorf("history line %d: %w", line, err)
+		}
+		ops = append(ops, op)
+	}
+	return ops, sc.Err()
+}
+
+// ReadFile parses the history file at path.
+func ReadFile(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}

@@ -1,0 +1,51 @@
+package nemesis
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRefusesWhatCannotBeInjected(t *testing.T) {
+	if got, err := Parse("pause, kill,kill", 1); err != nil || !reflect.DeepEqual(got, []string{Kill, Pause}) {
+		t.Fatalf("kill,pause: %v %v", got, err)
+	}
+	for list, want := range map[string]string{
+		"kill,partition": `"partition" cannot be injected here: a network partition needs at least 2 nodes`,
+		"clock":          `"clock" cannot be injected here`,
+		"disk-full":      `"disk-full" cannot be injected here`,
+		"kill,netem":     `"netem" cannot be injected here`,
+		"lose-unfsynced": `"lose-unfsynced" cannot be injected here`,
+		"kill,crash":     `"crash": unknown fault type`,
+		"":               "no fault types given",
+	} {
+		if _, err := Parse(list, 1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--faults %q: error %v, want it to say %q", list, err, want)
+		}
+	}
+}
+
+func TestScheduleIsReproducibleFromTheSeed(t *testing.T) {
+	a := Schedule(42, []string{Kill, Pause}, 3, 120*time.Second, false)
+	b := Schedule(42, []string{Kill, Pause}, 3, 120*time.Second, false)
+	c := Schedule(43, []string{Kill, Pause}, 3, 120*time.Second, false)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("same seed, different schedules:\n%v\n%v", a, b)
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Fatalf("seeds 42 and 43 gave the same schedule %v", a)
+	}
+	var total time.Duration
+	kinds := map[string]bool{}
+	for _, s := range a {
+		total += s.Quiet + s.Duration
+		kinds[s.Fault] = true
+		if s.Node < 0 || s.Node > 2 {
+			t.Fatalf("node %d of 3", s.Node)
+		}
+	}
+	if total > 120*time.Second || len(a) < 5 || !kinds[Kill] || !kinds[Pause] {
+		t.Fatalf("schedule of %v with %d steps and faults %v", total, len(a), kinds)
+	}
+}
