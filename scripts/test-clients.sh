@@ -4,10 +4,11 @@
 # command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it
 # with a temporary data dir and three loopback listeners (PLAINTEXT, SASL_SSL and SASL_PLAINTEXT, with a
 # throw-away CA from `harness certs`), runs every client's scenarios against it, stops it,
-# writes test/clients/results.json (and, after a full run, docs/compatibility.md) and ends with the
+# writes test/clients/results.json (git-ignored; with --write-docs after a full run also
+# docs/compatibility.md, so a plain test run leaves tracked files unchanged) and ends with the
 # line "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
 #
-# Usage: scripts/test-clients.sh [--only GROUP,...] [--compaction] [--strict] [--bootstrap HOST:PORT] [--keep]
+# Usage: scripts/test-clients.sh [--only GROUP,...] [--compaction] [--strict] [--bootstrap HOST:PORT] [--keep] [--write-docs]
 #   --only        run only these groups (default: all): kcat, python, java, java39, kafkajs,
 #                 kafka-tools, kafka-streams, kafka-connect, examples
 #   --compaction  the examples also wait for the cleaner and check the compacted log
@@ -19,6 +20,8 @@
 #                 SLUICE_SASL_PLAIN_PASSWORD, default alice / alice-secret; SCRAM users are created
 #                 through the PLAINTEXT bootstrap)
 #   --keep        keep the temporary directory (broker log, data dir, raw results)
+#   --write-docs  after a full run, regenerate docs/compatibility.md from the results (commit it
+#                 from a green run)
 # Caches: SLUICE_CLIENTS_CACHE (default ~/.cache/sluice-clients) holds the Python venv and pip cache;
 # Maven and npm use their usual caches (~/.m2, ~/.npm). Per-group time limit: SLUICE_CLIENTS_GROUP_TIMEOUT
 # seconds (default 300).
@@ -31,6 +34,7 @@ all_groups="kcat,python,java,java39,kafkajs,kafka-tools,kafka-streams,kafka-conn
 only=$all_groups
 strict=""
 keep=""
+write_docs=""
 external=""
 export SLUICE_CLIENTS_COMPACTION=${SLUICE_CLIENTS_COMPACTION:-1}
 while [ $# -gt 0 ]; do
@@ -40,7 +44,8 @@ while [ $# -gt 0 ]; do
     --strict) strict="-strict"; shift ;;
     --bootstrap) external=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --write-docs) write_docs=1; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -278,8 +283,8 @@ summary=$("$WORK/harness" collect -out "$CLIENTS/results.json" -broker-version "
   -api-versions "$WORK/api-versions.json" $strict "$RESULTS_DIR")
 rc=$?
 set -e
-# A full run regenerates the compatibility page (commit it from a green run).
-if [ "$only" = "$all_groups" ] && [ $rc -ne 2 ]; then
+# A full run with --write-docs regenerates the compatibility page (commit it from a green run).
+if [ -n "$write_docs" ] && [ "$only" = "$all_groups" ] && [ $rc -ne 2 ]; then
   if "$WORK/harness" compat -in "$CLIENTS/results.json" -out "$ROOT/docs/compatibility.md" -root "$ROOT"; then
     echo "wrote docs/compatibility.md"
   else
