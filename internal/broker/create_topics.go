@@ -123,8 +123,12 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 		switch {
 		case rf <= 0:
 			return nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+		case int(rf) > len(b.liveBrokers(nil)):
+			return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(b.liveBrokers(nil)))
 		case rf > 1:
-			return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only 1 broker(s) are registered.", rf, rf)
+			// Until partitions replicate (docs/cluster.md), a cluster places
+			// each partition on one broker.
+			return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): this Sluice does not replicate partitions yet; use replication factor 1.", rf)
 		}
 	}
 	if partitions > maxPartitionsPerTopic {

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -296,5 +297,42 @@ func TestPartitionForMatchesKafka(t *testing.T) {
 	// A negative hash: "polygenelubricants".hashCode() == Integer.MIN_VALUE -> 0.
 	if p := PartitionFor("polygenelubricants", 50); p != 0 {
 		t.Fatalf("MIN_VALUE hash -> %d", p)
+	}
+}
+
+// A coordinator serves the groups of the __consumer_offsets partitions it has
+// loaded: unloading one (leadership moved away) forgets its groups; loading
+// it again restores them from the log, and other partitions are untouched.
+func TestLoadAndUnloadOnePartition(t *testing.T) {
+	e := newEnv(t, Config{NumPartitions: 4})
+	e.topics.add("t", 1)
+	var a, b string // two groups on different partitions
+	for i := 0; b == ""; i++ {
+		g := fmt.Sprintf("g%d", i)
+		switch {
+		case a == "":
+			a = g
+		case PartitionFor(g, 4) != PartitionFor(a, 4):
+			b = g
+		}
+	}
+	mustCode(t, "commit a", commitCode(e.c.OffsetCommit(commitReq(a, "", -1, "t", map[int32]int64{0: 7}))), 0)
+	mustCode(t, "commit b", commitCode(e.c.OffsetCommit(commitReq(b, "", -1, "t", map[int32]int64{0: 9}))), 0)
+	pa := PartitionFor(a, 4)
+	e.c.UnloadPartition(pa)
+	if e.c.Loaded(pa) {
+		t.Fatal("partition still loaded")
+	}
+	if off, _ := e.fetchOffset(a, "t", 0); off != -1 {
+		t.Fatalf("unloaded group still has offset %d", off)
+	}
+	if off, _ := e.fetchOffset(b, "t", 0); off != 9 {
+		t.Fatalf("group on another partition lost its offset: %d", off)
+	}
+	if err := e.c.LoadPartition(pa); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := e.fetchOffset(a, "t", 0); off != 7 {
+		t.Fatalf("reloaded offset %d, want 7", off)
 	}
 }
