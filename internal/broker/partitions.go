@@ -56,11 +56,19 @@ func (b *Broker) assignPartitions(topic string, from, to int32) error {
 }
 
 // assignAll assigns every partition of every topic (at start, after
-// reconcile opened the logs).
+// reconcile opened the logs). The internal topics come last: loading a
+// __transaction_state partition completes the transactions found prepared,
+// whose markers go to data partitions that must be served by then.
 func (b *Broker) assignAll() error {
-	for _, t := range b.topics.List() {
-		if err := b.assignPartitions(t.Name, 0, t.Partitions); err != nil {
-			return err
+	list := b.topics.List()
+	for _, internal := range []bool{false, true} {
+		for _, t := range list {
+			if topics.IsInternal(t.Name) != internal {
+				continue
+			}
+			if err := b.assignPartitions(t.Name, 0, t.Partitions); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
