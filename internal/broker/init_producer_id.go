@@ -133,6 +133,16 @@ func (b *Broker) startProducerState() error {
 			// unknown and may resume at any sequence.
 			b.logger.Error("cannot rebuild producer state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			s.Clear()
+			continue
+		}
+		// A rebuild that had to scan the log past its last snapshot (after a
+		// crash) snapshots what it found, so that the next crash scans only
+		// what comes after: a broker killed more often than it snapshots
+		// would otherwise rescan ever more log at every start. Recovery has
+		// made the log durable up to its end, so the snapshot never runs
+		// ahead of what survives a power loss.
+		if _, err := s.SnapshotIfChanged(b.fs, l.Dir()); err != nil {
+			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 		}
 	}
 

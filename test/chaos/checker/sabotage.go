@@ -95,12 +95,37 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 		}
 		removeFromFinals(out[i].Value[j].Records[1][1])
 	case Unseen:
-		i, j, ok := finalMop(1)
-		if !ok {
+		// The last record of a final read whose value was an acknowledged
+		// (non-transactional) send: without it the read ends before the
+		// write's offset, which is "unseen". An aborted or unknown value
+		// there would be no anomaly at all.
+		acked := map[int64]bool{}
+		for _, op := range out {
+			if op.F != history.FSend || op.Type != history.OK {
+				continue
+			}
+			for _, m := range op.Value {
+				if m.Value != nil && m.Offset != nil {
+					acked[*m.Value] = true
+				}
+			}
+		}
+		planted := false
+		for _, i := range finals(history.ReadUncommitted) {
+			for _, m := range out[i].Value {
+				if n := len(m.Records); n > 0 && acked[m.Records[n-1][1]] {
+					removeFromFinals(m.Records[n-1][1])
+					planted = true
+					break
+				}
+			}
+			if planted {
+				break
+			}
+		}
+		if !planted {
 			return nil, none
 		}
-		recs := out[i].Value[j].Records
-		removeFromFinals(recs[len(recs)-1][1])
 	case Duplicate:
 		i, j, ok := finalMop(1)
 		if !ok {
