@@ -119,8 +119,9 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	switch verb {
 	case "create":
+		// kadm returns the topic's error as err too, without its message.
 		resp, err := adm.CreateTopic(ctx, int32(*partitions), int16(*replication), configs, name)
-		if err == nil {
+		if resp.Err != nil {
 			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
@@ -129,7 +130,7 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stdout, "created topic %s (%d partitions)\n", name, resp.NumPartitions)
 	case "delete":
 		resp, err := adm.DeleteTopic(ctx, name)
-		if err == nil {
+		if resp.Err != nil {
 			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
@@ -161,7 +162,7 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		cfgs, err := rc.On(name, nil)
 		if err == nil {
-			err = cfgs.Err
+			err = withMessage(cfgs.Err, cfgs.ErrMessage)
 		}
 		if err != nil {
 			return fail(err)
@@ -185,5 +186,7 @@ func withMessage(err error, msg string) error {
 	if err == nil || msg == "" || !errors.As(err, &ke) {
 		return err
 	}
+	// Some brokers repeat the code's own text as the message.
+	msg = strings.TrimPrefix(msg, ke.Message+": ")
 	return fmt.Errorf("%s: %s", ke.Message, msg)
 }
