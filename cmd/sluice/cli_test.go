@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -87,5 +89,49 @@ func TestBinaryTopicsErrorsShowBrokerMessage(t *testing.T) {
 	}
 	if out, code := runCLI(t, bin, nil, "topics", "create", "ok-topic", "--bootstrap", addr); code != 1 || !strings.Contains(out, "TOPIC_ALREADY_EXISTS: ") {
 		t.Errorf("create twice: %d %q", code, out)
+	}
+}
+
+func TestVersionFromBuildInfo(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef0123"},
+		{Key: "vcs.time", Value: "2026-12-01T10:00:00Z"},
+		{Key: "vcs.modified", Value: "true"},
+	}}
+	cases := []struct {
+		bi                *debug.BuildInfo
+		override          string
+		wantShort, wantLn string
+	}{
+		{bi, "", "dev-0123456789ab-dirty", "sluice dev-0123456789ab-dirty (commit 0123456789ab, 2026-12-01T10:00:00Z, modified) go1.99.1 "},
+		{bi, "v1.2.3", "v1.2.3", "sluice v1.2.3 (commit 0123456789ab, 2026-12-01T10:00:00Z, modified) go1.99.1 "},
+		{&debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "v0.4.0"}}, "", "v0.4.0", "sluice v0.4.0 go1.99.1 "},
+		{nil, "", "dev", "sluice dev " + runtime.Version() + " "},
+	}
+	for _, c := range cases {
+		if got := versionOf(c.bi, c.override); got != c.wantShort {
+			t.Errorf("versionOf = %q, want %q", got, c.wantShort)
+		}
+		if got := versionLine(c.bi, c.override); !strings.HasPrefix(got, c.wantLn) || !strings.HasSuffix(got, runtime.GOOS+"/"+runtime.GOARCH) {
+			t.Errorf("versionLine = %q, want prefix %q", got, c.wantLn)
+		}
+	}
+}
+
+// TestBinaryVersion: "sluice version" and "--version" agree with each other
+// and with the version in the broker's startup line.
+func TestBinaryVersion(t *testing.T) {
+	bin, _, start := startBinary(t)
+	out, code := runCLI(t, bin, nil, "version")
+	out2, code2 := runCLI(t, bin, nil, "--version")
+	if code != 0 || code2 != 0 || out != out2 || !strings.HasPrefix(out, "sluice ") || !strings.Contains(out, runtime.Version()) {
+		t.Fatalf("version: %d %q; --version: %d %q", code, out, code2, out2)
+	}
+	v := strings.Fields(out)[1]
+	if !strings.Contains(start, "version="+v+" ") {
+		t.Errorf("startup line %q does not carry version %q", start, v)
+	}
+	if out, code := runCLI(t, bin, nil, "version", "extra"); code != 2 || !strings.Contains(out, "unexpected argument") {
+		t.Errorf("version extra: %d %q", code, out)
 	}
 }

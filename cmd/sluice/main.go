@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -46,14 +47,83 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+// buildVersion is the version the broker logs at startup and "sluice
+// version" prints first: the -X override, else the module version, else
+// "dev"; a VCS revision from the build is appended to a "dev" version
+// (dev-0123456789ab, and -dirty for uncommitted changes).
 func buildVersion() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi, version)
+}
+
+func readBuildInfo() (*debug.BuildInfo, string) {
+	bi, _ := debug.ReadBuildInfo()
+	return bi, version
+}
+
+func versionOf(bi *debug.BuildInfo, override string) string {
+	if override != "" {
+		return override
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	v := "dev"
+	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
 	}
-	return "dev"
+	if rev, _, dirty := vcsInfo(bi); v == "dev" && rev != "" {
+		v += "-" + shortRev(rev)
+		if dirty {
+			v += "-dirty"
+		}
+	}
+	return v
+}
+
+// versionLine is what "sluice version" and "sluice --version" print:
+//
+//	sluice v1.2.3 (commit 0123456789ab, 2026-12-01T10:00:00Z, modified) go1.26.8 linux/amd64
+func versionLine(bi *debug.BuildInfo, override string) string {
+	var b strings.Builder
+	b.WriteString("sluice " + versionOf(bi, override))
+	if rev, at, dirty := vcsInfo(bi); rev != "" {
+		b.WriteString(" (commit " + shortRev(rev))
+		if at != "" {
+			b.WriteString(", " + at)
+		}
+		if dirty {
+			b.WriteString(", modified")
+		}
+		b.WriteString(")")
+	}
+	goVersion := runtime.Version()
+	if bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	b.WriteString(" " + goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH)
+	return b.String()
+}
+
+func vcsInfo(bi *debug.BuildInfo) (rev, at string, dirty bool) {
+	if bi == nil {
+		return "", "", false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, at, dirty
+}
+
+func shortRev(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }
 
 // defaultMetricsListen serves /metrics and the compaction status that
@@ -129,6 +199,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	switch sub {
+	case "version":
+		if len(subArgs) > 0 {
+			fmt.Fprintf(stderr, "sluice version: unexpected argument %q\n", subArgs[0])
+			return 2
+		}
+		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
+		return 0
 	case "compaction":
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
 	case "topics":
@@ -139,7 +216,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	if s.showVersion {
-		fmt.Fprintf(stdout, "sluice %s\n", buildVersion())
+		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
