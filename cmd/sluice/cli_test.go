@@ -135,3 +135,55 @@ func TestBinaryVersion(t *testing.T) {
 		t.Errorf("version extra: %d %q", code, out)
 	}
 }
+
+// TestBinaryHelp: help lists commands, verbs and flags on stdout with exit
+// 0; an unknown command, verb or flag is a clear message and exit 2.
+func TestBinaryHelp(t *testing.T) {
+	bin := sluiceBinary(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help"}, []string{"Commands:", "topics create|list|describe|delete", "version", "-data-dir", "-metrics-listen"}},
+		{[]string{"--help"}, []string{"Commands:", "-listen"}},
+		{[]string{"help", "topics"}, []string{"Verbs:", "create", "list", "describe", "delete", "SLUICE_BOOTSTRAP"}},
+		{[]string{"topics", "--help"}, []string{"Verbs:", "describe"}},
+		{[]string{"topics", "create", "--help"}, []string{"Usage: sluice topics create NAME", "-partitions", "-replication-factor", "-config name=value", "-bootstrap", "-command-config"}},
+		{[]string{"topics", "list", "-h"}, []string{"Usage: sluice topics list [", "-bootstrap"}},
+		{[]string{"topics", "describe", "--help"}, []string{"Usage: sluice topics describe NAME", "-bootstrap"}},
+		{[]string{"topics", "delete", "--help"}, []string{"Usage: sluice topics delete NAME", "-command-config"}},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		out, err := cmd.Output() // stdout only
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+	if out, _ := exec.Command(bin, "topics", "list", "--help").Output(); strings.Contains(string(out), "-partitions") {
+		t.Errorf("list --help shows create's flags:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (sluice help`},
+		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--frob"}, "flag provided but not defined: -frob"},
+		{[]string{"topics"}, "Verbs:"},
+		{[]string{"topics", "frob"}, `unknown verb "frob"`},
+		{[]string{"topics", "list", "--partitions", "3"}, "flag provided but not defined: -partitions"},
+		{[]string{"topics", "describe"}, "missing topic NAME"},
+		{[]string{"topics", "list", "extra"}, `unexpected argument "extra"`},
+	} {
+		out, code := runCLI(t, bin, nil, c.args...)
+		if code != 2 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, out, c.want)
+		}
+	}
+}

@@ -138,6 +138,18 @@ type settings struct {
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 }
 
+const topLevelUsage = `Usage: sluice [flags]                 run a single-node Kafka-compatible broker
+       sluice COMMAND [args]
+
+Commands:
+  topics create|list|describe|delete   admin of a running broker (sluice topics --help)
+  compaction status [topic]            why a topic has or hasn't compacted
+  version                              print the version, commit and Go version
+  help [COMMAND]                       this text, or a command's
+
+Broker flags:
+`
+
 // envNames maps each flag to its environment variable.
 var envNames = map[string]string{
 	"listen":         "SLUICE_LISTEN",
@@ -169,7 +181,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n       sluice topics create|list|describe|delete ...   (admin of a running broker; sluice topics --help)\n       sluice compaction status [topic]                (why a topic has or hasn't compacted)\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), topLevelUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -190,7 +202,15 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 // run is main without the process: it returns the exit code. The broker
 // stops when ctx is cancelled (SIGINT/SIGTERM in main).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	s, sub, subArgs, err := parseArgs(args, getenv, stderr)
+	usageOut := stderr // asked-for help goes to stdout, as a usage error's does not
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		for _, a := range args {
+			if a == "-h" || a == "-help" || a == "--help" {
+				usageOut = stdout
+			}
+		}
+	}
+	s, sub, subArgs, err := parseArgs(args, getenv, usageOut)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -199,6 +219,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	switch sub {
+	case "help":
+		if len(subArgs) > 0 && subArgs[0] != "help" {
+			// "sluice help topics" is "sluice topics --help".
+			return run(ctx, []string{subArgs[0], "--help"}, getenv, stdout, stderr)
+		}
+		parseArgs([]string{"--help"}, getenv, stdout)
+		return 0
 	case "version":
 		if len(subArgs) > 0 {
 			fmt.Fprintf(stderr, "sluice version: unexpected argument %q\n", subArgs[0])
@@ -212,7 +239,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
 	}
 	if sub != "" {
-		fmt.Fprintf(stderr, "sluice: unknown command %q\n", sub)
+		fmt.Fprintf(stderr, "sluice: unknown command %q (sluice help lists the commands)\n", sub)
 		return 2
 	}
 	if s.showVersion {
