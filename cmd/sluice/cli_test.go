@@ -187,3 +187,27 @@ func TestBinaryHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryBootstrapEnv: SLUICE_BOOTSTRAP stands in for --bootstrap on
+// every topics verb, and the flag wins over it.
+func TestBinaryBootstrapEnv(t *testing.T) {
+	bin, addr, _ := startBinary(t)
+	env := []string{"SLUICE_BOOTSTRAP=" + addr}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topics", "create", "env-topic", "--partitions", "2"}, "created topic env-topic (2 partitions)"},
+		{[]string{"topics", "list"}, "env-topic\t2 partitions"},
+		{[]string{"topics", "describe", "env-topic"}, "env-topic\ttopic id "},
+		{[]string{"topics", "delete", "env-topic"}, "deleted topic env-topic"},
+	} {
+		if out, code := runCLI(t, bin, env, c.args...); code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v with SLUICE_BOOTSTRAP: exit %d, %q; want %q", c.args, code, out, c.want)
+		}
+	}
+	// The flag wins: a bad variable does not matter when --bootstrap is given.
+	if out, code := runCLI(t, bin, []string{"SLUICE_BOOTSTRAP=127.0.0.1:1"}, "topics", "list", "--bootstrap", addr); code != 0 {
+		t.Errorf("--bootstrap over SLUICE_BOOTSTRAP: exit %d, %q", code, out)
+	}
+}
