@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -209,5 +210,35 @@ func TestBinaryBootstrapEnv(t *testing.T) {
 	// The flag wins: a bad variable does not matter when --bootstrap is given.
 	if out, code := runCLI(t, bin, []string{"SLUICE_BOOTSTRAP=127.0.0.1:1"}, "topics", "list", "--bootstrap", addr); code != 0 {
 		t.Errorf("--bootstrap over SLUICE_BOOTSTRAP: exit %d, %q", code, out)
+	}
+}
+
+// TestBinaryConfigSuggestions: an unknown config name gets a "did you mean"
+// in a server.properties file and in topics create --config (validated by
+// the broker, whose message the CLI prints).
+func TestBinaryConfigSuggestions(t *testing.T) {
+	bin, addr, _ := startBinary(t)
+	dir := t.TempDir()
+	for props, want := range map[string]string{
+		"num.partitons=3\n": "num.partitons: unknown broker config name (did you mean num.partitions?)",
+		"retention.ms=1\n":  "retention.ms: unknown broker config name (did you mean log.retention.ms?)",
+	} {
+		f := filepath.Join(dir, "server.properties")
+		if err := os.WriteFile(f, []byte(props), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, code := runCLI(t, bin, nil, "--config", f, "--data-dir", filepath.Join(dir, "data"), "--metrics-listen", "")
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("%q: exit %d, %q; want exit 2 and %q", props, code, out, want)
+		}
+	}
+	for cfg, want := range map[string]string{
+		"cleanup.polcy=compact": "config cleanup.polcy: unknown topic config name (did you mean cleanup.policy?)",
+		"log.retention.ms=1":    "config log.retention.ms: unknown topic config name (did you mean retention.ms?)",
+	} {
+		out, code := runCLI(t, bin, nil, "topics", "create", "t", "--config", cfg, "--bootstrap", addr)
+		if code != 1 || !strings.Contains(out, "INVALID_CONFIG: "+want) {
+			t.Errorf("--config %s: exit %d, %q; want %q", cfg, code, out, want)
+		}
 	}
 }
