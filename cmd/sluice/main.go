@@ -7,11 +7,12 @@
 // SLUICE_DATA_DIR, SLUICE_ADVERTISE, SLUICE_CONFIG, SLUICE_METRICS_LISTEN);
 // a flag wins over its variable. --config names a server.properties-style
 // file with Apache Kafka's broker config names; an unknown name or a bad
-// value is an error. Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
+// value is an error (an unknown name with a "did you mean"). Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
 // SASL_SSL; docs/security.md) are served unless --listen gives one
 // PLAINTEXT address instead. The first argument not starting with '-' is a
 // subcommand: "sluice topics ..." (create/list/describe/delete topics on a
-// running broker) and "sluice compaction status [topic]".
+// running broker), "sluice compaction status [topic]", "sluice version" and
+// "sluice help [COMMAND]".
 //
 // This file is a thin layer over broker.Server: parse, start, wait for
 // SIGINT/SIGTERM, shut down cleanly.
