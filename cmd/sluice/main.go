@@ -7,11 +7,12 @@
 // SLUICE_DATA_DIR, SLUICE_ADVERTISE, SLUICE_CONFIG, SLUICE_METRICS_LISTEN);
 // a flag wins over its variable. --config names a server.properties-style
 // file with Apache Kafka's broker config names; an unknown name or a bad
-// value is an error. Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
+// value is an error (an unknown name with a "did you mean"). Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
 // SASL_SSL; docs/security.md) are served unless --listen gives one
 // PLAINTEXT address instead. The first argument not starting with '-' is a
 // subcommand: "sluice topics ..." (create/list/describe/delete topics on a
-// running broker) and "sluice compaction status [topic]".
+// running broker), "sluice compaction status [topic]", "sluice version" and
+// "sluice help [COMMAND]".
 //
 // This file is a thin layer over broker.Server: parse, start, wait for
 // SIGINT/SIGTERM, shut down cleanly.
@@ -26,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -46,14 +48,83 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
+// buildVersion is the version the broker logs at startup and "sluice
+// version" prints first: the -X override, else the module version, else
+// "dev"; a VCS revision from the build is appended to a "dev" version
+// (dev-0123456789ab, and -dirty for uncommitted changes).
 func buildVersion() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi, version)
+}
+
+func readBuildInfo() (*debug.BuildInfo, string) {
+	bi, _ := debug.ReadBuildInfo()
+	return bi, version
+}
+
+func versionOf(bi *debug.BuildInfo, override string) string {
+	if override != "" {
+		return override
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	v := "dev"
+	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
 	}
-	return "dev"
+	if rev, _, dirty := vcsInfo(bi); v == "dev" && rev != "" {
+		v += "-" + shortRev(rev)
+		if dirty {
+			v += "-dirty"
+		}
+	}
+	return v
+}
+
+// versionLine is what "sluice version" and "sluice --version" print:
+//
+//	sluice v1.2.3 (commit 0123456789ab, 2026-12-01T10:00:00Z, modified) go1.26.8 linux/amd64
+func versionLine(bi *debug.BuildInfo, override string) string {
+	var b strings.Builder
+	b.WriteString("sluice " + versionOf(bi, override))
+	if rev, at, dirty := vcsInfo(bi); rev != "" {
+		b.WriteString(" (commit " + shortRev(rev))
+		if at != "" {
+			b.WriteString(", " + at)
+		}
+		if dirty {
+			b.WriteString(", modified")
+		}
+		b.WriteString(")")
+	}
+	goVersion := runtime.Version()
+	if bi != nil && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	b.WriteString(" " + goVersion + " " + runtime.GOOS + "/" + runtime.GOARCH)
+	return b.String()
+}
+
+func vcsInfo(bi *debug.BuildInfo) (rev, at string, dirty bool) {
+	if bi == nil {
+		return "", "", false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, at, dirty
+}
+
+func shortRev(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }
 
 // defaultMetricsListen serves /metrics and the compaction status that
@@ -67,6 +138,18 @@ type settings struct {
 	showVersion                                           bool
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 }
+
+const topLevelUsage = `Usage: sluice [flags]                 run a single-node Kafka-compatible broker
+       sluice COMMAND [args]
+
+Commands:
+  topics create|list|describe|delete   admin of a running broker (sluice topics --help)
+  compaction status [topic]            why a topic has or hasn't compacted
+  version                              print the version, commit and Go version
+  help [COMMAND]                       this text, or a command's
+
+Broker flags:
+`
 
 // envNames maps each flag to its environment variable.
 var envNames = map[string]string{
@@ -99,7 +182,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: sluice [flags]\n       sluice topics create|list|describe|delete ...   (admin of a running broker; sluice topics --help)\n       sluice compaction status [topic]                (why a topic has or hasn't compacted)\n\nRuns a single-node Kafka-compatible broker.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), topLevelUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -120,7 +203,15 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 // run is main without the process: it returns the exit code. The broker
 // stops when ctx is cancelled (SIGINT/SIGTERM in main).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	s, sub, subArgs, err := parseArgs(args, getenv, stderr)
+	usageOut := stderr // asked-for help goes to stdout, as a usage error's does not
+	if len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		for _, a := range args {
+			if a == "-h" || a == "-help" || a == "--help" {
+				usageOut = stdout
+			}
+		}
+	}
+	s, sub, subArgs, err := parseArgs(args, getenv, usageOut)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -129,17 +220,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	switch sub {
+	case "help":
+		if len(subArgs) > 0 && subArgs[0] != "help" {
+			// "sluice help topics" is "sluice topics --help".
+			return run(ctx, []string{subArgs[0], "--help"}, getenv, stdout, stderr)
+		}
+		parseArgs([]string{"--help"}, getenv, stdout)
+		return 0
+	case "version":
+		if len(subArgs) > 0 {
+			fmt.Fprintf(stderr, "sluice version: unexpected argument %q\n", subArgs[0])
+			return 2
+		}
+		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
+		return 0
 	case "compaction":
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
 	case "topics":
 		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
 	}
 	if sub != "" {
-		fmt.Fprintf(stderr, "sluice: unknown command %q\n", sub)
+		fmt.Fprintf(stderr, "sluice: unknown command %q (sluice help lists the commands)\n", sub)
 		return 2
 	}
 	if s.showVersion {
-		fmt.Fprintf(stdout, "sluice %s\n", buildVersion())
+		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -42,23 +42,52 @@ func (c configFlags) Set(v string) error {
 	return nil
 }
 
-func topicsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprintln(stderr, "Usage: sluice topics create NAME [--partitions N] [--replication-factor 1] [--config name=value ...] [--bootstrap host:port] [--command-config FILE]")
-		fmt.Fprintln(stderr, "       sluice topics list [--bootstrap host:port] [--command-config FILE]")
-		fmt.Fprintln(stderr, "       sluice topics describe|delete NAME [--bootstrap host:port] [--command-config FILE]")
+// topicsVerbs are the topics verbs, with their arguments and what they do,
+// in the order help lists them.
+var topicsVerbs = []struct{ name, args, doc string }{
+	{"create", "NAME [--partitions N] [--replication-factor 1] [--config name=value ...]", "create a topic"},
+	{"list", "", "list topics and their partition counts"},
+	{"describe", "NAME", "show a topic's id, partition count and configs (with their source)"},
+	{"delete", "NAME", "delete a topic"},
+}
+
+func topicsUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: sluice topics VERB [NAME] [flags]")
+	fmt.Fprintln(w, "\nVerbs:")
+	for _, v := range topicsVerbs {
+		fmt.Fprintf(w, "  %-9s %s\n", v.name, v.doc)
+		fmt.Fprintf(w, "            sluice topics %s %s\n", v.name, v.args)
 	}
+	fmt.Fprintln(w, "\nEvery verb takes --bootstrap host:port [$SLUICE_BOOTSTRAP] and --command-config FILE [$SLUICE_COMMAND_CONFIG];")
+	fmt.Fprintln(w, "sluice topics VERB --help lists a verb's flags.")
+}
+
+func topicsCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage()
+		topicsUsage(stderr)
 		return 2
 	}
 	verb, rest := args[0], args[1:]
-	if verb == "-h" || verb == "--help" || verb == "help" {
-		usage()
+	if verb == "-h" || verb == "--help" || verb == "-help" || verb == "help" {
+		topicsUsage(stdout)
 		return 0
+	}
+	verbArgs, known := "", false
+	for _, v := range topicsVerbs {
+		if v.name == verb {
+			verbArgs, known = v.args, true
+		}
+	}
+	if !known {
+		fmt.Fprintf(stderr, "sluice topics: unknown verb %q (want create, list, describe or delete; sluice topics --help)\n", verb)
+		return 2
 	}
 	fs := flag.NewFlagSet("sluice topics "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: sluice topics %s [--bootstrap host:port] [--command-config FILE]\n\nFlags:\n", strings.TrimSpace(verb+" "+verbArgs))
+		fs.PrintDefaults()
+	}
 	bootstrap := getenv("SLUICE_BOOTSTRAP")
 	if bootstrap == "" {
 		bootstrap = "localhost:9092"
@@ -66,15 +95,20 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 	fs.StringVar(&bootstrap, "bootstrap", bootstrap, "`host:port` of the broker [$SLUICE_BOOTSTRAP]")
 	commandConfig := fs.String("command-config", getenv("SLUICE_COMMAND_CONFIG"),
 		"Kafka client properties `file` for a TLS or SASL listener (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*) [$SLUICE_COMMAND_CONFIG]")
-	partitions := fs.Int("partitions", -1, "number of `partitions`; -1 takes the broker's num.partitions")
-	replication := fs.Int("replication-factor", -1, "replication `factor`: 1 (or -1, the broker default) on a single node")
+	partitions, replication := new(int), new(int)
 	configs := configFlags{}
-	fs.Var(configs, "config", "topic config `name=value` (repeatable), e.g. cleanup.policy=compact")
+	if verb == "create" {
+		fs.IntVar(partitions, "partitions", -1, "number of `partitions`; -1 takes the broker's num.partitions")
+		fs.IntVar(replication, "replication-factor", -1, "replication `factor`: 1 (or -1, the broker default) on a single node")
+		fs.Var(configs, "config", "topic config `name=value` (repeatable), e.g. cleanup.policy=compact")
+	}
 	// NAME may come before or after the flags.
 	var name string
 	for {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
 				return 0
 			}
 			return 2
@@ -82,15 +116,15 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		if fs.NArg() == 0 {
 			break
 		}
-		if name != "" {
-			fmt.Fprintf(stderr, "sluice topics: unexpected argument %q\n", fs.Arg(0))
+		if name != "" || verb == "list" {
+			fmt.Fprintf(stderr, "sluice topics %s: unexpected argument %q\n", verb, fs.Arg(0))
 			return 2
 		}
 		name, rest = fs.Arg(0), fs.Args()[1:]
 	}
-	needName := verb == "create" || verb == "describe" || verb == "delete"
-	if needName && name == "" {
-		usage()
+	if verb != "list" && name == "" {
+		fmt.Fprintf(stderr, "sluice topics %s: missing topic NAME\n", verb)
+		fs.Usage()
 		return 2
 	}
 
@@ -119,8 +153,9 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	switch verb {
 	case "create":
+		// kadm returns the topic's error as err too, without its message.
 		resp, err := adm.CreateTopic(ctx, int32(*partitions), int16(*replication), configs, name)
-		if err == nil {
+		if resp.Err != nil {
 			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
@@ -129,7 +164,7 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stdout, "created topic %s (%d partitions)\n", name, resp.NumPartitions)
 	case "delete":
 		resp, err := adm.DeleteTopic(ctx, name)
-		if err == nil {
+		if resp.Err != nil {
 			err = withMessage(resp.Err, resp.ErrMessage)
 		}
 		if err != nil {
@@ -161,7 +196,7 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		cfgs, err := rc.On(name, nil)
 		if err == nil {
-			err = cfgs.Err
+			err = withMessage(cfgs.Err, cfgs.ErrMessage)
 		}
 		if err != nil {
 			return fail(err)
@@ -170,10 +205,6 @@ func topicsCommand(ctx context.Context, args []string, getenv func(string) strin
 		for _, c := range cfgs.Configs {
 			fmt.Fprintf(stdout, "  %s=%s\t(%s)\n", c.Key, c.MaybeValue(), c.Source)
 		}
-	default:
-		fmt.Fprintf(stderr, "sluice topics: unknown action %q\n", verb)
-		usage()
-		return 2
 	}
 	return 0
 }
@@ -185,5 +216,7 @@ func withMessage(err error, msg string) error {
 	if err == nil || msg == "" || !errors.As(err, &ke) {
 		return err
 	}
+	// Some brokers repeat the code's own text as the message.
+	msg = strings.TrimPrefix(msg, ke.Message+": ")
 	return fmt.Errorf("%s: %s", ke.Message, msg)
 }

@@ -98,7 +98,7 @@ func NewBroker(props map[string]string) (*Broker, error) {
 				return nil, err
 			}
 			if !known {
-				return nil, &ConfigError{Name: n, Msg: "unknown broker config name"}
+				return nil, &ConfigError{Name: n, Msg: "unknown broker config name" + didYouMean(SuggestBroker(n))}
 			}
 			b.Raw[n] = v
 			continue

@@ -122,7 +122,7 @@ func checkTopic(name, value string) error {
 }
 
 func unknownTopic(name string) error {
-	return &ConfigError{Name: name, Msg: "unknown topic config name"}
+	return &ConfigError{Name: name, Msg: "unknown topic config name" + didYouMean(SuggestTopic(name))}
 }
 
 // ValidateTopicConfigs is ValidateTopicOverrides for a map without null
