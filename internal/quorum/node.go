@@ -146,6 +146,10 @@ func Start(cfg Config) (*Node, error) {
 		st.Close()
 		return nil, fmt.Errorf("%w (node %d, dir %s)", ErrAmnesia, cfg.ID, cfg.Dir)
 	}
+	if err := st.Claim(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	n := &Node{
 		cfg: cfg, st: st,
 		tickc:   make(chan struct{}, 128),
@@ -303,6 +307,13 @@ func (n *Node) run() {
 		tc = t.C
 	}
 	for {
+		if n.rn.HasReady() {
+			if err := n.handleReady(); err != nil {
+				n.err = err
+				n.cfg.Logger.Errorf("quorum: node %d stops: %v", n.cfg.ID, err)
+				return
+			}
+		}
 		select {
 		case <-n.stopc:
 			return
@@ -323,13 +334,6 @@ func (n *Node) run() {
 			}
 		case c := <-n.statusc:
 			c <- n.rn.Status()
-		}
-		if n.rn.HasReady() {
-			if err := n.handleReady(); err != nil {
-				n.err = err
-				n.cfg.Logger.Errorf("quorum: node %d stops: %v", n.cfg.ID, err)
-				return
-			}
 		}
 	}
 }

@@ -56,6 +56,7 @@ type Storage struct {
 	wal  vfs.File
 	size int64 // bytes of valid records in wal
 	snap *raftpb.SnapshotMetadata
+	id   identity
 	// Fresh is true when the directory held no identity file when opened.
 	fresh bool
 	// empty is true when no HardState, entry or snapshot was recovered.
@@ -97,14 +98,24 @@ func OpenStorage(fsys vfs.FS, dir string, clusterID, nodeID uint64) (*Storage, e
 	if err := s.replay(); err != nil {
 		return nil, err
 	}
-	if s.fresh {
-		b, _ := json.Marshal(identity{ClusterID: clusterID, NodeID: nodeID})
-		if err := vfs.WriteFileAtomic(fsys, idPath, b, 0o644); err != nil {
-			s.Close()
-			return nil, err
-		}
-	}
+	s.id = identity{ClusterID: clusterID, NodeID: nodeID}
 	return s, nil
+}
+
+// Claim records the cluster id and node id in a fresh directory (atomic
+// write); later opens with other ids fail. Node calls it once the amnesia
+// check has passed, before raft writes anything. A crash between Claim and
+// the first Save leaves an identity without a log, which the next start
+// refuses as amnesia: conservative, never unsafe.
+func (s *Storage) Claim() error {
+	if !s.fresh {
+		return nil
+	}
+	b, err := json.Marshal(s.id)
+	if err != nil {
+		return err
+	}
+	return vfs.WriteFileAtomic(s.fs, path.Join(s.dir, identityFile), b, 0o644)
 }
 
 // Empty reports whether the storage held no raft state when opened.
