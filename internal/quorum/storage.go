@@ -99,6 +99,7 @@ func OpenStorage(fsys vfs.FS, dir string, clusterID, nodeID uint64) (*Storage, e
 		return nil, err
 	}
 	s.id = identity{ClusterID: clusterID, NodeID: nodeID}
+	s.removeStale()
 	return s, nil
 }
 
@@ -130,9 +131,20 @@ func (s *Storage) snapPath(m *raftpb.SnapshotMetadata) string {
 
 func (s *Storage) replay() error {
 	p := path.Join(s.dir, walFile)
+	_, serr := s.fs.Stat(p)
 	f, err := s.fs.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
+	}
+	if errors.Is(serr, os.ErrNotExist) {
+		// A new WAL's directory entry must be durable before any record
+		// in it is acknowledged; so must the directory itself.
+		for _, d := range []string{s.dir, path.Dir(s.dir)} {
+			if err := s.fs.SyncDir(d); err != nil {
+				f.Close()
+				return err
+			}
+		}
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -407,15 +419,32 @@ func (s *Storage) rewrite() error {
 		return err
 	}
 	s.wal, s.size = f, int64(len(buf))
-	keep := path.Base(s.snapPath(s.snap))
-	if des, err := s.fs.ReadDir(s.dir); err == nil {
-		for _, de := range des {
-			if n := de.Name(); strings.HasPrefix(n, snapPrefix) && n != keep {
-				_ = s.fs.Remove(path.Join(s.dir, n))
+	s.removeStale()
+	return nil
+}
+
+// removeStale removes snapshot files the WAL does not reference (best
+// effort: a leftover one is harmless and removed at the next open).
+func (s *Storage) removeStale() {
+	keep := ""
+	if s.snap.GetIndex() > 0 {
+		keep = path.Base(s.snapPath(s.snap))
+	}
+	des, err := s.fs.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	removed := false
+	for _, de := range des {
+		if n := de.Name(); strings.HasPrefix(n, snapPrefix) && n != keep {
+			if s.fs.Remove(path.Join(s.dir, n)) == nil {
+				removed = true
 			}
 		}
 	}
-	return nil
+	if removed {
+		_ = s.fs.SyncDir(s.dir)
+	}
 }
 
 // Close closes the WAL file.
