@@ -307,7 +307,7 @@ func (n *Node) run() {
 		tc = t.C
 	}
 	for {
-		if n.rn.HasReady() {
+		for n.rn.HasReady() {
 			if err := n.handleReady(); err != nil {
 				n.err = err
 				n.cfg.Logger.Errorf("quorum: node %d stops: %v", n.cfg.ID, err)
