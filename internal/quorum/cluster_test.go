@@ -335,6 +335,13 @@ func TestFarBehindCatchesUpFromSnapshot(t *testing.T) {
 		st, _ := c.m[l].node.Status()
 		return st.Applied >= 30
 	})
+	// The leader no longer holds the entries the lagging node needs, so
+	// only a snapshot (MsgSnap) can bring it up to date.
+	lagLast, _ := c.m[lag].node.st.LastIndex()
+	leadFirst, _ := c.m[l].node.st.FirstIndex()
+	if leadFirst <= lagLast+1 {
+		t.Fatalf("leader log starts at %d, lagging node has up to %d: no snapshot needed", leadFirst, lagLast)
+	}
 	c.nw.Heal()
 	c.converge(want)
 	if fi, err := c.m[lag].fs.ReadDir("/data/quorum"); err != nil || !hasSnap(fi) {

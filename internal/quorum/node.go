@@ -361,8 +361,10 @@ func (n *Node) handleReady() error {
 		n.cfg.Transport.Send(rd.Messages)
 		for _, m := range rd.Messages {
 			if m.GetType() == raftpb.MsgSnap {
-				// The in-memory and future peer transports hand the
-				// whole snapshot over in one message.
+				// The snapshot travels whole in one message (see the
+				// package doc on size). Reporting it finished at once is
+				// safe even if it was dropped: raft then probes the
+				// follower and sends a new snapshot when it must.
 				n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
 			}
 		}
