@@ -8,7 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -78,7 +78,7 @@ func OpenStorage(fsys vfs.FS, dir string, clusterID, nodeID uint64) (*Storage, e
 		return nil, err
 	}
 	s := &Storage{MemoryStorage: raft.NewMemoryStorage(), fs: fsys, dir: dir}
-	idPath := path.Join(dir, identityFile)
+	idPath := filepath.Join(dir, identityFile)
 	b, err := vfs.ReadFile(fsys, idPath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -116,7 +116,7 @@ func (s *Storage) Claim() error {
 	if err != nil {
 		return err
 	}
-	return vfs.WriteFileAtomic(s.fs, path.Join(s.dir, identityFile), b, 0o644)
+	return vfs.WriteFileAtomic(s.fs, filepath.Join(s.dir, identityFile), b, 0o644)
 }
 
 // Empty reports whether the storage held no raft state when opened.
@@ -126,11 +126,11 @@ func (s *Storage) Empty() bool { return s.empty }
 func (s *Storage) Fresh() bool { return s.fresh }
 
 func (s *Storage) snapPath(m *raftpb.SnapshotMetadata) string {
-	return path.Join(s.dir, fmt.Sprintf("%s%016x-%016x", snapPrefix, m.GetTerm(), m.GetIndex()))
+	return filepath.Join(s.dir, fmt.Sprintf("%s%016x-%016x", snapPrefix, m.GetTerm(), m.GetIndex()))
 }
 
 func (s *Storage) replay() error {
-	p := path.Join(s.dir, walFile)
+	p := filepath.Join(s.dir, walFile)
 	_, serr := s.fs.Stat(p)
 	f, err := s.fs.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Storage) replay() error {
 	if errors.Is(serr, os.ErrNotExist) {
 		// A new WAL's directory entry must be durable before any record
 		// in it is acknowledged; so must the directory itself.
-		for _, d := range []string{s.dir, path.Dir(s.dir)} {
+		for _, d := range []string{s.dir, filepath.Dir(s.dir)} {
 			if err := s.fs.SyncDir(d); err != nil {
 				f.Close()
 				return err
@@ -408,7 +408,7 @@ func (s *Storage) rewrite() error {
 			buf = encodeRecord(buf, recEntry, b)
 		}
 	}
-	p := path.Join(s.dir, walFile)
+	p := filepath.Join(s.dir, walFile)
 	if err := vfs.WriteFileAtomic(s.fs, p, buf, 0o644); err != nil {
 		return err
 	}
@@ -428,7 +428,7 @@ func (s *Storage) rewrite() error {
 func (s *Storage) removeStale() {
 	keep := ""
 	if s.snap.GetIndex() > 0 {
-		keep = path.Base(s.snapPath(s.snap))
+		keep = filepath.Base(s.snapPath(s.snap))
 	}
 	des, err := s.fs.ReadDir(s.dir)
 	if err != nil {
@@ -437,7 +437,7 @@ func (s *Storage) removeStale() {
 	removed := false
 	for _, de := range des {
 		if n := de.Name(); strings.HasPrefix(n, snapPrefix) && n != keep {
-			if s.fs.Remove(path.Join(s.dir, n)) == nil {
+			if s.fs.Remove(filepath.Join(s.dir, n)) == nil {
 				removed = true
 			}
 		}
