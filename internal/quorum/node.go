@@ -1,0 +1,434 @@
+package quorum
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Entry is one committed application entry, as handed to StateMachine.Apply.
+type Entry struct {
+	Index uint64
+	Term  uint64
+	Data  []byte
+}
+
+// StateMachine is the application the quorum replicates. All calls come
+// from the Node's single Ready-loop goroutine, in log order.
+type StateMachine interface {
+	// Apply applies committed entries in order. An error stops the node.
+	Apply(ents []Entry) error
+	// Snapshot returns the state after the last applied entry.
+	Snapshot() ([]byte, error)
+	// Restore replaces the state by a snapshot's data.
+	Restore(data []byte) error
+}
+
+// Transport carries raft messages to peers. Send must not block for long
+// (the Ready loop calls it); messages may be dropped, raft retries.
+type Transport interface {
+	Send(msgs []*raftpb.Message)
+}
+
+// Errors returned by Node.
+var (
+	ErrStopped = errors.New("quorum: node stopped")
+	// ErrAmnesia: the node is configured to join an existing cluster but
+	// its raft log is empty (lost or never written). Voting with an empty
+	// log could elect a leader missing committed entries, so it refuses.
+	ErrAmnesia = errors.New("quorum: raft log is empty but the node is configured to join an existing cluster; refusing to start as a voter with amnesia (restore the data directory, or remove and re-add the node)")
+)
+
+// NotLeaderError is returned by Propose on a node that does not lead.
+// Leader is the known leader's id, 0 if none is known.
+type NotLeaderError struct{ Leader uint64 }
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == 0 {
+		return "quorum: not leader (leader unknown)"
+	}
+	return fmt.Sprintf("quorum: not leader (leader is %d)", e.Leader)
+}
+
+// Config configures a Node.
+type Config struct {
+	ID        uint64 // this node's id, non-zero
+	ClusterID uint64 // the cluster id recorded in the data directory, non-zero
+	// Peers are the voters of a new cluster (ids, including ID). Used only
+	// when the storage is empty and Join is false.
+	Peers []uint64
+	// Join says this node belongs to an existing cluster: it never
+	// bootstraps, and an empty raft log is refused with ErrAmnesia.
+	Join bool
+
+	FS  vfs.FS
+	Dir string
+
+	Transport    Transport
+	StateMachine StateMachine
+
+	ElectionTick  int // default 10
+	HeartbeatTick int // default 1
+	// TickInterval drives Tick from a real ticker when > 0; with 0 the
+	// caller calls Node.Tick (tests do, so they need no real time).
+	TickInterval time.Duration
+	// SnapshotEvery takes a snapshot and compacts the log after this many
+	// applied entries; 0 means 10000.
+	SnapshotEvery uint64
+	// Logger receives raft's log; nil discards it.
+	Logger raft.Logger
+}
+
+type proposal struct {
+	data []byte
+	id   uint64
+	done chan error
+}
+
+// Node runs one raft member: a RawNode, its Storage and the Ready loop.
+type Node struct {
+	cfg     Config
+	st      *Storage
+	rn      *raft.RawNode
+	tickc   chan struct{}
+	recvc   chan *raftpb.Message
+	propc   chan proposal
+	statusc chan chan raft.Status
+	stopc   chan struct{}
+	donec   chan struct{}
+	leader  atomic.Uint64
+	err     error // why the loop ended; read after donec
+
+	nextID  atomic.Uint64
+	waiters map[uint64]chan error // loop-owned
+
+	applied   uint64
+	snapIndex uint64
+	confState *raftpb.ConfState
+	stopOnce  sync.Once
+}
+
+// envelope: [8-byte proposal id][data]. The id lets the proposer wait for
+// its own entry; entries shorter than 8 bytes are raft's empty entries.
+const envHeader = 8
+
+// Start opens the storage, refuses identity mismatch and amnesia, restores
+// the last snapshot into the state machine and starts the Ready loop.
+func Start(cfg Config) (*Node, error) {
+	if cfg.ElectionTick == 0 {
+		cfg.ElectionTick = 10
+	}
+	if cfg.HeartbeatTick == 0 {
+		cfg.HeartbeatTick = 1
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = 10000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
+	}
+	st, err := OpenStorage(cfg.FS, cfg.Dir, cfg.ClusterID, cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	if st.Empty() && (cfg.Join || !st.Fresh()) {
+		st.Close()
+		return nil, fmt.Errorf("%w (node %d, dir %s)", ErrAmnesia, cfg.ID, cfg.Dir)
+	}
+	if err := st.Claim(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	n := &Node{
+		cfg: cfg, st: st,
+		tickc:   make(chan struct{}, 128),
+		recvc:   make(chan *raftpb.Message, 4096),
+		propc:   make(chan proposal),
+		statusc: make(chan chan raft.Status),
+		stopc:   make(chan struct{}),
+		donec:   make(chan struct{}),
+		waiters: map[uint64]chan error{},
+	}
+	n.nextID.Store(uint64(time.Now().UnixNano()))
+	snap, err := st.Snapshot()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if !raft.IsEmptySnap(snap) {
+		if err := cfg.StateMachine.Restore(snap.GetData()); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("quorum: restore snapshot %d: %w", snap.GetMetadata().GetIndex(), err)
+		}
+		n.applied = snap.GetMetadata().GetIndex()
+		n.snapIndex = n.applied
+		n.confState = snap.GetMetadata().GetConfState()
+	}
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:              cfg.ID,
+		ElectionTick:    cfg.ElectionTick,
+		HeartbeatTick:   cfg.HeartbeatTick,
+		Storage:         st,
+		Applied:         n.applied,
+		MaxSizePerMsg:   1 << 20,
+		MaxInflightMsgs: 256,
+		CheckQuorum:     true,
+		PreVote:         true,
+		Logger:          cfg.Logger,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if st.Empty() {
+		if len(cfg.Peers) == 0 {
+			st.Close()
+			return nil, errors.New("quorum: a new cluster needs Peers")
+		}
+		peers := make([]raft.Peer, len(cfg.Peers))
+		for i, id := range cfg.Peers {
+			peers[i] = raft.Peer{ID: id}
+		}
+		if err := rn.Bootstrap(peers); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	n.rn = rn
+	go n.run()
+	return n, nil
+}
+
+// Tick advances raft's logical clock by one tick.
+func (n *Node) Tick() {
+	select {
+	case n.tickc <- struct{}{}:
+	case <-n.stopc:
+	default: // the loop is behind; a lost tick only slows timeouts
+	}
+}
+
+// Step hands a message received from a peer to raft. It never blocks for
+// long: when the inbox is full the message is dropped (raft retries).
+func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
+	select {
+	case n.recvc <- m:
+		return nil
+	case <-n.stopc:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+		return nil
+	}
+}
+
+// Leader returns the leader this node knows of, 0 if none.
+func (n *Node) Leader() uint64 { return n.leader.Load() }
+
+// ID returns the node's id.
+func (n *Node) ID() uint64 { return n.cfg.ID }
+
+// Status returns raft's status, taken in the Ready loop.
+func (n *Node) Status() (raft.Status, error) {
+	c := make(chan raft.Status, 1)
+	select {
+	case n.statusc <- c:
+		return <-c, nil
+	case <-n.donec:
+		return raft.Status{}, ErrStopped
+	}
+}
+
+// Propose replicates data and returns once it is committed and applied by
+// this node's StateMachine. It fails with *NotLeaderError on a follower,
+// ErrStopped, or the context's error (the entry may still commit later).
+func (n *Node) Propose(ctx context.Context, data []byte) error {
+	if l := n.leader.Load(); l != n.cfg.ID {
+		return &NotLeaderError{Leader: l}
+	}
+	id := n.nextID.Add(1)
+	env := make([]byte, envHeader+len(data))
+	binary.BigEndian.PutUint64(env, id)
+	copy(env[envHeader:], data)
+	p := proposal{data: env, id: id, done: make(chan error, 1)}
+	select {
+	case n.propc <- p:
+	case <-n.donec:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-n.donec:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stop ends the Ready loop and closes the storage. It returns the error
+// that ended the loop, if any other than Stop.
+func (n *Node) Stop() error {
+	n.stopOnce.Do(func() { close(n.stopc) })
+	<-n.donec
+	return n.err
+}
+
+// Done is closed when the loop has ended.
+func (n *Node) Done() <-chan struct{} { return n.donec }
+
+func (n *Node) run() {
+	defer close(n.donec)
+	defer n.st.Close()
+	defer func() {
+		for id, c := range n.waiters {
+			c <- ErrStopped
+			delete(n.waiters, id)
+		}
+	}()
+	var tc <-chan time.Time
+	if n.cfg.TickInterval > 0 {
+		t := time.NewTicker(n.cfg.TickInterval)
+		defer t.Stop()
+		tc = t.C
+	}
+	for {
+		for n.rn.HasReady() {
+			if err := n.handleReady(); err != nil {
+				n.err = err
+				n.cfg.Logger.Errorf("quorum: node %d stops: %v", n.cfg.ID, err)
+				return
+			}
+		}
+		select {
+		case <-n.stopc:
+			return
+		case <-tc:
+			n.rn.Tick()
+		case <-n.tickc:
+			n.rn.Tick()
+		case m := <-n.recvc:
+			_ = n.rn.Step(m) // stale or unknown-peer messages are refused; fine
+		case p := <-n.propc:
+			if err := n.rn.Propose(p.data); err != nil {
+				if errors.Is(err, raft.ErrProposalDropped) {
+					err = &NotLeaderError{Leader: n.leader.Load()}
+				}
+				p.done <- err
+			} else {
+				n.waiters[p.id] = p.done
+			}
+		case c := <-n.statusc:
+			c <- n.rn.Status()
+		}
+	}
+}
+
+// handleReady is the durability order: persist snapshot, entries and
+// HardState (fsync), then send messages, then apply, then Advance.
+func (n *Node) handleReady() error {
+	rd := n.rn.Ready()
+	if rd.SoftState != nil {
+		// Waiters of a deposed leader stay: their entries may still
+		// commit; the proposer's ctx bounds the wait.
+		n.leader.Store(rd.SoftState.Lead)
+	}
+	if err := n.st.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
+		return fmt.Errorf("persist: %w", err)
+	}
+	if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.cfg.StateMachine.Restore(rd.Snapshot.GetData()); err != nil {
+			return fmt.Errorf("restore snapshot: %w", err)
+		}
+		md := rd.Snapshot.GetMetadata()
+		n.applied, n.snapIndex, n.confState = md.GetIndex(), md.GetIndex(), md.GetConfState()
+	}
+	if len(rd.Messages) > 0 {
+		n.cfg.Transport.Send(rd.Messages)
+		for _, m := range rd.Messages {
+			if m.GetType() == raftpb.MsgSnap {
+				// The snapshot travels whole in one message (see the
+				// package doc on size). Reporting it finished at once is
+				// safe even if it was dropped: raft then probes the
+				// follower and sends a new snapshot when it must.
+				n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
+			}
+		}
+	}
+	if err := n.apply(rd.CommittedEntries); err != nil {
+		return err
+	}
+	n.rn.Advance(rd)
+	if n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
+		data, err := n.cfg.StateMachine.Snapshot()
+		if err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		if err := n.st.CreateSnapshot(n.applied, n.confState, data); err != nil {
+			return fmt.Errorf("save snapshot: %w", err)
+		}
+		n.snapIndex = n.applied
+	}
+	return nil
+}
+
+func (n *Node) apply(ents []*raftpb.Entry) error {
+	if len(ents) == 0 {
+		return nil
+	}
+	var batch []Entry
+	var done []uint64
+	for _, e := range ents {
+		if e.GetIndex() <= n.applied {
+			continue
+		}
+		switch e.GetType() {
+		case raftpb.EntryNormal:
+			d := e.GetData()
+			if len(d) < envHeader {
+				break
+			}
+			batch = append(batch, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: d[envHeader:]})
+			done = append(done, binary.BigEndian.Uint64(d))
+		case raftpb.EntryConfChange:
+			cc := &raftpb.ConfChange{}
+			if err := proto.Unmarshal(e.GetData(), cc); err != nil {
+				return fmt.Errorf("conf change %d: %w", e.GetIndex(), err)
+			}
+			n.confState = n.rn.ApplyConfChange(cc)
+		case raftpb.EntryConfChangeV2:
+			cc := &raftpb.ConfChangeV2{}
+			if err := proto.Unmarshal(e.GetData(), cc); err != nil {
+				return fmt.Errorf("conf change %d: %w", e.GetIndex(), err)
+			}
+			n.confState = n.rn.ApplyConfChange(cc)
+		}
+		n.applied = e.GetIndex()
+	}
+	if len(batch) > 0 {
+		if err := n.cfg.StateMachine.Apply(batch); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
+	}
+	for _, id := range done {
+		if c, ok := n.waiters[id]; ok {
+			c <- nil
+			delete(n.waiters, id)
+		}
+	}
+	return nil
+}

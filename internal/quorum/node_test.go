@@ -1,0 +1,67 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// countingTransport records messages sent; the node is alone so none are
+// needed, but any sent after a failed fsync would be a durability bug.
+type countingTransport struct{ n int }
+
+func (c *countingTransport) Send(m []*raftpb.Message) { c.n += len(m) }
+
+func TestFailedFsyncStopsNodeBeforeAck(t *testing.T) {
+	mem := vfs.NewMemFS()
+	fs := vfs.NewFaulty(mem)
+	sm := &listSM{}
+	n, err := Start(Config{ID: 1, ClusterID: 3, Peers: []uint64{1}, FS: fs, Dir: "/q",
+		Transport: &countingTransport{}, StateMachine: sm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for n.Leader() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+		n.Tick()
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.Propose(ctx, []byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	fs.Add(vfs.Rule{Op: "sync", PathContains: "raft.wal"})
+	if err := n.Propose(ctx, []byte("lost")); !errors.Is(err, ErrStopped) {
+		t.Fatalf("propose after failed fsync: %v, want ErrStopped", err)
+	}
+	if err := n.Stop(); err == nil {
+		t.Fatal("Stop did not report the persist error")
+	}
+	if got := sm.list(); len(got) != 1 || got[0] != "ok" {
+		t.Fatalf("applied %v, want [ok]", got)
+	}
+	// After a power loss the node restarts with the one durable entry.
+	mem.Crash(vfs.CrashOptions{})
+	sm2 := &listSM{}
+	n2, err := Start(Config{ID: 1, ClusterID: 3, Peers: []uint64{1}, FS: mem, Dir: "/q",
+		Transport: &countingTransport{}, StateMachine: sm2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Stop()
+	for len(sm2.list()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restart applied %v", sm2.list())
+		}
+		n2.Tick()
+		time.Sleep(time.Millisecond)
+	}
+}
