@@ -145,6 +145,7 @@ const topLevelUsage = `Usage: sluice [flags]                 run a single-node K
 Commands:
   topics create|list|describe|delete   admin of a running broker (sluice topics --help)
   compaction status [topic]            why a topic has or hasn't compacted
+  dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
 
@@ -238,6 +239,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
 	case "topics":
 		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
+	case "dev":
+		return devCommand(ctx, subArgs, stdout, stderr) // dev_cluster.go
 	}
 	if sub != "" {
 		fmt.Fprintf(stderr, "sluice: unknown command %q (sluice help lists the commands)\n", sub)

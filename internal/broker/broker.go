@@ -64,6 +64,11 @@ type Broker struct {
 	// cleaner compacts the logs of compacted topics (cleaner.go).
 	cleaner *compact.Cleaner
 
+	// cluster is the cluster side of a cluster node (cluster_node.go); nil
+	// on a single node.
+	cluster    *clusterNode
+	clusterCfg *clusterConfig // set from the start on a cluster node
+
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---
 	fs            vfs.FS              // the partition logs' filesystem (producer snapshots and ids)

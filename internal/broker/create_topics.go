@@ -149,7 +149,14 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 	if validateOnly {
 		return &topics.Topic{Name: name, Partitions: partitions, Configs: plain}, nil
 	}
-	return b.createTopic(name, partitions, plain, cfg)
+	var assign [][]int32
+	if len(rt.ReplicaAssignment) > 0 {
+		assign = make([][]int32, len(rt.ReplicaAssignment))
+		for _, a := range rt.ReplicaAssignment {
+			assign[a.Partition] = a.Replicas
+		}
+	}
+	return b.createTopic(name, partitions, plain, cfg, assign)
 }
 
 // checkReplicas accepts a manual assignment of live brokers, each named

@@ -77,6 +77,14 @@ func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clus
 	default:
 		return clusterBroker{}, false
 	}
+	if im := b.image(); im != nil {
+		ip, ok := im.Partition(topic, p)
+		if !ok {
+			b.cluster.ensureInternalTopic(topic)
+			return clusterBroker{}, false
+		}
+		return b.brokerByID(r, ip.Leader)
+	}
 	part := b.replicas.Get(topic, p)
 	if part == nil {
 		if keyType == 1 {

@@ -76,6 +76,11 @@ func assignorNames(list []string) []string {
 // ensureOffsetsTopic creates __consumer_offsets (compacted) when missing and returns its
 // partition count; an existing topic keeps its count, since group placement hashes on it.
 func (b *Broker) ensureOffsetsTopic() (int32, error) {
+	if b.cluster != nil || b.clusterCfg != nil {
+		// A cluster node: the topic is created through the controller when a
+		// client first looks for a coordinator (FindCoordinator).
+		return b.internalTopicPartitions(group.OffsetsTopic, b.cfg.OffsetsTopicNumPartitions), nil
+	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	if t, ok := b.topics.Get(group.OffsetsTopic); ok {
@@ -104,7 +109,7 @@ func (b *Broker) ensureOffsetsTopic() (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.createTopic(group.OffsetsTopic, n, overrides, cfg); err != nil {
+	if _, err := b.createTopic(group.OffsetsTopic, n, overrides, cfg, nil); err != nil {
 		return 0, fmt.Errorf("sluice: creating %s: %w", group.OffsetsTopic, err)
 	}
 	return n, nil

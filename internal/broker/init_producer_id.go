@@ -29,6 +29,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -115,11 +116,21 @@ func installProducerGuards(b *Broker, o *log.ManagerOptions) {
 // producer state, and arranges for snapshots at shutdown and periodic
 // expiration.
 func (b *Broker) startProducerState() error {
-	ids, err := producer.OpenIDs(b.fs, b.dataDir, producer.DefaultIDBlockSize)
-	if err != nil {
-		return err
+	if b.clusterCfg != nil {
+		// A cluster's producer ids come in blocks recorded by the controller.
+		b.producerIDs = producer.NewBlockIDs(func() (int64, int64, error) {
+			if b.cluster == nil {
+				return 0, 0, errors.New("the cluster node is not started")
+			}
+			return b.cluster.producerIDBlock()
+		})
+	} else {
+		ids, err := producer.OpenIDs(b.fs, b.dataDir, producer.DefaultIDBlockSize)
+		if err != nil {
+			return err
+		}
+		b.producerIDs = ids
 	}
-	b.producerIDs = ids
 	expiration := int64(b.cfg.ProducerIDExpirationMs)
 	now := time.Now().UnixMilli()
 	for _, tp := range b.logs.Partitions() {

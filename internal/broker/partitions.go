@@ -26,6 +26,11 @@ func (b *Broker) partition(topic string, partition int32) (*replica.Partition, *
 	}
 	p := b.replicas.Get(topic, partition)
 	if p == nil {
+		if b.cluster != nil {
+			// The partition exists but has no replica here: the client's
+			// metadata is stale; it refreshes and goes to the leader.
+			return nil, nil, kerr.NotLeaderForPartition.Code
+		}
 		return nil, nil, kerr.UnknownTopicOrPartition.Code
 	}
 	return p, t, 0
@@ -60,6 +65,9 @@ func (b *Broker) assignPartitions(topic string, from, to int32) error {
 // __transaction_state partition completes the transactions found prepared,
 // whose markers go to data partitions that must be served by then.
 func (b *Broker) assignAll() error {
+	if b.clusterCfg != nil {
+		return nil // a cluster node's partitions follow the metadata (publish)
+	}
 	list := b.topics.List()
 	for _, internal := range []bool{false, true} {
 		for _, t := range list {
@@ -95,6 +103,19 @@ type partitionView struct {
 // partitionInfo describes topic/partition from its state in the partition
 // layer; a partition without one (its log failed to open) has no leader.
 func (b *Broker) partitionInfo(topic string, partition int32) partitionView {
+	if im := b.image(); im != nil {
+		ip, ok := im.Partition(topic, partition)
+		if !ok {
+			return partitionView{Leader: replica.NoLeader, LeaderEpoch: -1, Replicas: []int32{}, ISR: []int32{}, Offline: []int32{}}
+		}
+		v := partitionView{Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch, Replicas: ip.Replicas, ISR: ip.ISR, Offline: []int32{}}
+		for _, r := range ip.Replicas {
+			if !im.IsLive(r) {
+				v.Offline = append(v.Offline, r)
+			}
+		}
+		return v
+	}
 	p := b.replicas.Get(topic, partition)
 	if p == nil {
 		return partitionView{Leader: replica.NoLeader, LeaderEpoch: -1, Replicas: []int32{}, ISR: []int32{}, Offline: []int32{}}

@@ -73,6 +73,9 @@ func (b *Broker) reconcile() error {
 		}
 		for p := int32(0); p < t.Partitions; p++ {
 			existed := present[t.Name][p]
+			if !existed && b.clusterCfg != nil {
+				continue // a cluster node holds only its replicas (publish creates them)
+			}
 			_, err := b.logs.Open(t.Name, p, cfg)
 			if err != nil {
 				return fmt.Errorf("sluice: opening %s-%d: %w", t.Name, p, err)

@@ -121,6 +121,9 @@ func (s *Server) Start() (err error) {
 		fs:       o.FS,
 	}
 	s.broker = b
+	if b.clusterCfg, err = parseClusterConfig(o.Config); err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
 			s.abort()
@@ -167,6 +170,11 @@ func (s *Server) Start() (err error) {
 	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
 	if err = b.startServices(); err != nil {
 		return err
+	}
+	if b.clusterCfg != nil {
+		if err = b.startCluster(b.clusterCfg, o.FS); err != nil {
+			return err
+		}
 	}
 
 	s.wire = wire.NewServer(dispatcher{b}, wire.Config{

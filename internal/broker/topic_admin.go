@@ -72,7 +72,15 @@ func asInvalidConfig(err error) error {
 // written only after every log exists (and the logs are deleted if writing
 // it fails). A crash in between leaves orphan directories that reconcile
 // removes at the next start. Caller holds adminMu.
-func (b *Broker) createTopic(name string, partitions int32, overrides map[string]string, cfg log.Config) (*topics.Topic, error) {
+func (b *Broker) createTopic(name string, partitions int32, overrides map[string]string, cfg log.Config, assign [][]int32) (*topics.Topic, error) {
+	if b.cluster != nil {
+		return b.cluster.createTopic(name, partitions, overrides, assign)
+	}
+	return b.createTopicLocal(name, partitions, overrides, cfg)
+}
+
+// createTopicLocal is createTopic on a single node.
+func (b *Broker) createTopicLocal(name string, partitions int32, overrides map[string]string, cfg log.Config) (*topics.Topic, error) {
 	created := make([]int32, 0, partitions)
 	rollback := func() {
 		for _, p := range created {
@@ -118,6 +126,15 @@ func storageCode(err error) int16 {
 // crash in between leaves orphan directories that reconcile deletes.
 // Caller holds adminMu.
 func (b *Broker) deleteTopic(name string) error {
+	if b.cluster != nil {
+		return b.cluster.deleteTopic(name)
+	}
+	return b.deleteTopicLocal(name)
+}
+
+// deleteTopicLocal removes a topic's metadata and data from this broker (a
+// single node's DeleteTopics; a cluster node publishing a removal).
+func (b *Broker) deleteTopicLocal(name string) error {
 	t, err := b.topics.Delete(name)
 	if err != nil {
 		if errors.Is(err, topics.ErrNotFound) {
@@ -142,6 +159,9 @@ func (b *Broker) deleteTopic(name string) error {
 // addPartitions grows a topic to count partitions: logs first (rolled back
 // on failure), then metadata. Caller holds adminMu.
 func (b *Broker) addPartitions(t *topics.Topic, count int32) error {
+	if b.cluster != nil {
+		return b.cluster.addPartitions(t.Name, count)
+	}
 	cfg, err := b.logConfig(t.Configs)
 	if err != nil {
 		return asInvalidConfig(err)
@@ -179,6 +199,9 @@ func (b *Broker) addPartitions(t *topics.Topic, count int32) error {
 // their resolved log config): metadata first, then applied live to every
 // partition. Caller holds adminMu.
 func (b *Broker) setTopicConfigs(name string, overrides map[string]string, cfg log.Config) error {
+	if b.cluster != nil {
+		return b.cluster.setTopicConfigs(name, overrides)
+	}
 	t, err := b.topics.Update(name, func(nt *topics.Topic) error {
 		nt.Configs = maps.Clone(overrides)
 		return nil

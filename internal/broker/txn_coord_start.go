@@ -75,6 +75,11 @@ func (b *Broker) openTxnStateTopic() (int32, error) {
 // ensureTxnStateTopic creates __transaction_state (compacted) when missing and returns
 // its partition count.
 func (b *Broker) ensureTxnStateTopic() (int32, error) {
+	if b.cluster != nil || b.clusterCfg != nil {
+		// A cluster node: the topic is created through the controller when a
+		// client first looks for a coordinator (FindCoordinator).
+		return b.internalTopicPartitions(txn.TransactionStateTopic, b.cfg.TransactionStateLogNumPartitions), nil
+	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	if t, ok := b.topics.Get(txn.TransactionStateTopic); ok {
@@ -103,7 +108,7 @@ func (b *Broker) ensureTxnStateTopic() (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.createTopic(txn.TransactionStateTopic, n, overrides, cfg); err != nil {
+	if _, err := b.createTopic(txn.TransactionStateTopic, n, overrides, cfg, nil); err != nil {
 		return 0, fmt.Errorf("sluice: creating %s: %w", txn.TransactionStateTopic, err)
 	}
 	return n, nil

@@ -33,12 +33,26 @@ var brokerDefs = []Def{
 		`Id of this node. Kafka requires it; Sluice defaults to 1 so a bare start works.`),
 	bdef("broker.id", Int, ptr("-1"), vAtLeast(Int, -1), "",
 		`Older name for node.id. If only broker.id is set it is used as node.id; if both are set they must match.`),
-	bdef("process.roles", List, ptr(""), vListIn(true, "broker", "controller"), effectSingleNode,
-		`Roles of this node in a KRaft cluster. Sluice is always a combined single node.`),
-	bdef("controller.quorum.voters", List, ptr(""), rule{}, effectSingleNode, `KRaft controller quorum voters.`),
-	bdef("controller.quorum.bootstrap.servers", List, ptr(""), rule{}, effectSingleNode, `KRaft controller bootstrap servers.`),
+	bdef("process.roles", List, ptr(""), vListIn(true, "broker", "controller"), "",
+		`Roles of this node in a KRaft cluster. With controller.quorum.voters set, Sluice runs as a cluster node and `+
+			`needs broker,controller (combined mode: every node is a voter of the metadata quorum and a broker); `+
+			`broker-only and controller-only nodes are not supported yet. Without voters Sluice is a single node and this is ignored.`),
+	bdef("controller.quorum.voters", List, ptr(""), rule{}, "",
+		`The metadata quorum's voters, id@host:port each (the host:port of that node's controller listener). `+
+			`Set on every node of a cluster, identically; empty means a single-node broker. See docs/cluster.md.`),
+	bdef("controller.quorum.bootstrap.servers", List, ptr(""), rule{}, effectAccepted,
+		`KRaft controller bootstrap servers (KIP-853). Sluice reads the voters from controller.quorum.voters.`),
 	bdef("controller.listener.names", List, nil, rule{}, "",
-		`Listener names used by KRaft controllers. Sluice has no controller quorum: listeners named here are not bound.`),
+		`Listener names used by the controller. In a cluster, the first one's address in listeners is where this node `+
+			`serves the quorum's and the controller's traffic (default: its own address in controller.quorum.voters); `+
+			`it serves no client APIs.`),
+	bdef("controller.quorum.election.timeout.ms", Int, ptr("1000"), vAtLeast(Int, 100), "",
+		`Maximum time without a leader before a voter starts an election (Kafka's default). Sluice's raft ticks every `+
+			`tenth of it and elects after a randomised 1-2 timeouts.`),
+	bdef("broker.session.timeout.ms", Int, ptr("9000"), vAtLeast(Int, 100), "",
+		`A broker that sends no heartbeat to the active controller for this long is fenced: it leaves every leadership until it returns.`),
+	bdef("broker.heartbeat.interval.ms", Int, ptr("2000"), vAtLeast(Int, 10), "",
+		`How often a broker heartbeats to the active controller.`),
 	bdef("inter.broker.listener.name", String, nil, rule{}, effectSingleNode, `Listener used between brokers.`),
 	bdef("security.inter.broker.protocol", String, ptr("PLAINTEXT"), vIn("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), effectSingleNode,
 		`Security protocol used between brokers.`),
@@ -81,7 +95,7 @@ var brokerDefs = []Def{
 	bdef("request.timeout.ms", Int, ptr("30000"), vAtLeast(Int, 0), effectAccepted, `Timeout of inter-broker requests.`),
 	bdef("fetch.max.bytes", Int, ptr("57671680"), vAtLeast(Int, 1024), "", `Broker-side cap on the bytes returned by one fetch.`),
 	bdef("max.incremental.fetch.session.cache.slots", Int, ptr("1000"), vAtLeast(Int, 0), "", `Incremental fetch sessions (KIP-227) the broker keeps; the least recently used is evicted past this.`),
-	bdef("broker.rack", String, nil, rule{}, effectSingleNode, `Rack of this broker.`),
+	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster.`),
 	bdef("auto.leader.rebalance.enable", Boolean, ptr("true"), vBool(), effectSingleNode, `Rebalance partition leadership automatically.`),
 	bdef("leader.imbalance.per.broker.percentage", Int, ptr("10"), rule{}, effectSingleNode, `Allowed leader imbalance per broker, in percent.`),
 	bdef("leader.imbalance.check.interval.seconds", Long, ptr("300"), vAtLeast(Long, 1), effectSingleNode, `Frequency of the leader rebalance check.`),

@@ -36,6 +36,16 @@ type IDs struct {
 	block    int64
 	next     int64 // next id to hand out
 	reserved int64 // ids < reserved are durably reserved
+	// source, when set, hands out blocks instead of the file (a cluster's
+	// controller): first id and count.
+	source func() (int64, int64, error)
+}
+
+// NewBlockIDs returns an allocator that takes its blocks from source (the
+// cluster's controller, which records every block it hands out in the
+// metadata log, so no two brokers ever hand out the same id).
+func NewBlockIDs(source func() (first, count int64, err error)) *IDs {
+	return &IDs{source: source}
 }
 
 // OpenIDs opens (or creates) the allocator persisted in dataDir. block <= 0
@@ -83,6 +93,13 @@ func parseIDFile(data []byte) (int64, error) {
 func (a *IDs) Next() (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.next >= a.reserved && a.source != nil {
+		first, count, err := a.source()
+		if err != nil {
+			return 0, fmt.Errorf("producer ids: %w", err)
+		}
+		a.next, a.reserved = first, first+count
+	}
 	if a.next >= a.reserved {
 		if a.next > math.MaxInt64-a.block {
 			return 0, errors.New("producer ids: id space exhausted")

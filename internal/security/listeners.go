@@ -188,3 +188,24 @@ func mustValue(cfg *config.Broker, name string) string {
 	v, _ := cfg.Value(name)
 	return v
 }
+
+// ControllerListeners returns the listeners named in
+// controller.listener.names, in that order, with their bind addresses (a
+// cluster node serves the quorum's traffic on the first).
+func ControllerListeners(cfg *config.Broker) ([]Listener, error) {
+	v, _ := cfg.Value("controller.listener.names")
+	lst, err := parseListenerList(mustValue(cfg, "listeners"))
+	if err != nil {
+		return nil, fmt.Errorf("listeners: %w", err)
+	}
+	var out []Listener
+	for _, n := range strings.Split(v, ",") {
+		n = strings.ToUpper(strings.TrimSpace(n))
+		for _, e := range lst {
+			if n != "" && e.name == n {
+				out = append(out, Listener{Name: e.name, Protocol: Plaintext, Bind: e.addr})
+			}
+		}
+	}
+	return out, nil
+}

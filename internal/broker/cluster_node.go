@@ -1,0 +1,457 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/controller"
+	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/peer"
+	"github.com/sluice-broker/sluice/internal/quorum"
+	"github.com/sluice-broker/sluice/internal/security"
+	"github.com/sluice-broker/sluice/internal/vfs"
+)
+
+// A cluster node (controller.quorum.voters set) runs, besides the broker:
+// a voter of the metadata quorum (internal/quorum over etcd raft), the
+// controller (internal/controller, active on the quorum's leader), and the
+// peer listener that carries both between nodes (internal/peer). The broker
+// registers with the active controller, heartbeats to it, and makes its
+// local state — the topic registry, the partition logs it holds and their
+// roles in the partition layer — follow the metadata image (publish).
+
+// quorumDirName is the metadata quorum's directory inside the data
+// directory (not a partition directory: no "-N" suffix).
+const quorumDirName = "quorum"
+
+// clusterConfig is the cluster part of the broker configuration.
+type clusterConfig struct {
+	nodeID            int32
+	voters            map[uint64]string // node id → controller listener host:port
+	peerBind          string
+	sessionTimeout    time.Duration
+	heartbeatInterval time.Duration
+	tick              time.Duration
+}
+
+// parseClusterConfig returns nil when the broker is a single node (no
+// controller.quorum.voters).
+func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
+	raw := strings.TrimSpace(cfg.Raw["controller.quorum.voters"])
+	if raw == "" {
+		return nil, nil
+	}
+	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}}
+	for _, v := range strings.Split(raw, ",") {
+		v = strings.TrimSpace(v)
+		id, addr, ok := strings.Cut(v, "@")
+		n, err := strconv.ParseUint(id, 10, 31)
+		if !ok || err != nil || n == 0 {
+			return nil, fmt.Errorf("sluice: controller.quorum.voters: %q is not id@host:port with an id of at least 1", v)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("sluice: controller.quorum.voters: %q: %v", v, err)
+		}
+		if _, dup := cc.voters[n]; dup {
+			return nil, fmt.Errorf("sluice: controller.quorum.voters: voter %d listed twice", n)
+		}
+		cc.voters[n] = addr
+	}
+	if cfg.NodeID <= 0 {
+		return nil, fmt.Errorf("sluice: node.id must be at least 1 in a cluster (got %d)", cfg.NodeID)
+	}
+	self, ok := cc.voters[uint64(cfg.NodeID)]
+	if !ok {
+		return nil, fmt.Errorf("sluice: node.id %d is not among controller.quorum.voters (%s); broker-only nodes are not supported yet", cfg.NodeID, raw)
+	}
+	roles := map[string]bool{}
+	for _, r := range strings.Split(cfg.Raw["process.roles"], ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			roles[r] = true
+		}
+	}
+	if len(roles) > 0 && !(roles["broker"] && roles["controller"]) {
+		return nil, fmt.Errorf("sluice: process.roles=%s: a Sluice cluster node is broker,controller (combined mode); broker-only and controller-only nodes are not supported yet", cfg.Raw["process.roles"])
+	}
+	cc.peerBind = self
+	ctl, err := security.ControllerListeners(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(ctl) > 0 {
+		cc.peerBind = ctl[0].Bind
+	}
+	ms := func(name string, def int) time.Duration {
+		n, err := strconv.Atoi(strings.TrimSpace(cfg.Raw[name]))
+		if err != nil || n <= 0 {
+			n = def
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	cc.sessionTimeout = ms("broker.session.timeout.ms", 9000)
+	cc.heartbeatInterval = ms("broker.heartbeat.interval.ms", 2000)
+	cc.tick = ms("controller.quorum.election.timeout.ms", 1000) / 10
+	return cc, nil
+}
+
+// quorumClusterID is the raft cluster id recorded in the quorum directory:
+// derived from the initial voter set, so that every node of one cluster
+// computes the same and a directory of another cluster is refused.
+func quorumClusterID(voters map[uint64]string) uint64 {
+	ids := make([]uint64, 0, len(voters))
+	for id := range voters {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	h := fnv.New64a()
+	for _, id := range ids {
+		fmt.Fprintf(h, "%d@%s,", id, voters[id])
+	}
+	if s := h.Sum64(); s != 0 {
+		return s
+	}
+	return 1
+}
+
+// clusterNode is the cluster side of a broker.
+type clusterNode struct {
+	b      *Broker
+	cfg    *clusterConfig
+	logger *slog.Logger
+
+	store *metadata.Store
+	node  *quorum.Node
+	ctrl  *controller.Controller
+	peers *peer.Client
+	srv   *peer.Server
+	ln    net.Listener
+
+	incarnation string
+	epoch       atomic.Int64  // broker epoch from the last registration
+	fenced      atomic.Bool   // as the controller last answered
+	published   atomic.Uint64 // offset of the image the local state follows
+	// caughtUp is the offset of this run's registration: images before it
+	// are prefixes of what the local state may already hold (replayed at
+	// start) and are never published.
+	caughtUp   atomic.Uint64
+	pubMu      sync.Mutex
+	pubChanged chan struct{}
+
+	creating atomic.Bool // an internal topic is being created
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startCluster starts the quorum voter, the controller, the peer listener
+// and the broker's registration, heartbeats and publishing. Called by
+// Server.Start after the logs are open and the services started.
+func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
+	c := &clusterNode{b: b, cfg: cc, logger: b.logger.With("component", "cluster"), pubChanged: make(chan struct{})}
+	var inc [8]byte
+	rand.Read(inc[:])
+	c.incarnation = hex.EncodeToString(inc[:])
+	c.store = metadata.NewStore()
+	c.store.OnSkip = func(off uint64, why string) {
+		c.logger.Warn("metadata record skipped", "offset", off, "why", why)
+	}
+	dir := filepath.Join(b.dataDir, quorumDirName)
+	if _, statErr := fsys.Stat(dir); statErr != nil {
+		// A fresh quorum directory: refuse a data directory that a
+		// single-node broker has used, whose topics the new cluster's
+		// metadata would not know (and so would delete).
+		for _, t := range b.topics.List() {
+			if !strings.HasPrefix(t.Name, "__") {
+				return fmt.Errorf("sluice: %s holds topics of a single-node broker (%s, …); turning it into a cluster node is not supported yet: start the cluster on empty data directories", b.dataDir, t.Name)
+			}
+		}
+	}
+	c.ln, err = net.Listen("tcp", cc.peerBind)
+	if err != nil {
+		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
+	}
+	c.peers = peer.NewClient(cc.voters, c.logger)
+	peersIDs := make([]uint64, 0, len(cc.voters))
+	for id := range cc.voters {
+		peersIDs = append(peersIDs, id)
+	}
+	slices.Sort(peersIDs)
+	c.node, err = quorum.Start(quorum.Config{
+		ID: uint64(cc.nodeID), ClusterID: quorumClusterID(cc.voters), Peers: peersIDs,
+		FS: fsys, Dir: dir, Transport: c.peers, StateMachine: c.store,
+		ElectionTick: 10, HeartbeatTick: 1, TickInterval: cc.tick,
+		Logger: raftLogger{c.logger},
+	})
+	if err != nil {
+		c.ln.Close()
+		c.peers.Close()
+		return fmt.Errorf("sluice: metadata quorum: %w", err)
+	}
+	c.ctrl = controller.New(controller.Config{
+		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
+		SessionTimeout: cc.sessionTimeout,
+	})
+	c.srv = peer.NewServer(c.node, c.logger)
+	c.srv.ErrorFor = func(err error) *peer.RemoteError {
+		var ce *controller.Error
+		if errors.As(err, &ce) {
+			return &peer.RemoteError{Code: strconv.Itoa(int(ce.Code)), Message: ce.Error(), Leader: ce.Leader}
+		}
+		return &peer.RemoteError{Code: strconv.Itoa(int(kerr.UnknownServerError.Code)), Message: err.Error()}
+	}
+	handle(c.srv, "register", c.ctrl.Register)
+	handle(c.srv, "heartbeat", c.ctrl.Heartbeat)
+	handle(c.srv, "create-topic", c.ctrl.CreateTopic)
+	handle(c.srv, "delete-topic", c.ctrl.DeleteTopic)
+	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)
+	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
+	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Add(3)
+	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
+	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()
+	go func() { defer c.wg.Done(); c.run(ctx) }()
+	b.cluster = c
+	b.onClose(c.stop)
+	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
+		"voters", cc.voters)
+	return nil
+}
+
+func handle[Req, Resp any](s *peer.Server, method string, fn func(context.Context, Req) (Resp, error)) {
+	s.Handle(method, func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req Req
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, &controller.Error{Code: kerr.InvalidRequest.Code, Msg: err.Error()}
+		}
+		return fn(ctx, req)
+	})
+}
+
+// stop leaves the cluster: a last heartbeat asks to be fenced (so that
+// leadership moves at once rather than after the session timeout), then the
+// loops, the peer listener and the quorum voter stop.
+func (c *clusterNode) stop() error {
+	if ep := c.epoch.Load(); ep > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		var resp controller.HeartbeatResponse
+		_ = callController(ctx, c, "heartbeat", c.ctrl.Heartbeat,
+			controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: ep, MetadataOffset: c.store.Image().Offset, WantFence: true}, &resp)
+		cancel()
+	}
+	c.cancel()
+	c.srv.Close()
+	c.wg.Wait()
+	c.peers.Close()
+	return c.node.Stop()
+}
+
+// callController sends a request to the active controller: the local one
+// when this node leads the quorum, else the leader over the peer listener;
+// NOT_CONTROLLER and unreachable leaders are retried until ctx ends.
+func callController[Req, Resp any](ctx context.Context, c *clusterNode, method string, local func(context.Context, Req) (Resp, error), req Req, resp *Resp) error {
+	var last error
+	for {
+		leader := c.node.Leader()
+		var err error
+		switch {
+		case leader == 0:
+			err = &controller.Error{Code: kerr.NotController.Code, Msg: "no controller elected yet"}
+		case leader == uint64(c.cfg.nodeID):
+			*resp, err = local(ctx, req)
+		default:
+			addr, _ := c.peers.Addr(leader)
+			err = c.peers.Call(ctx, addr, method, req, resp)
+			var re *peer.RemoteError
+			if errors.As(err, &re) {
+				code, _ := strconv.Atoi(re.Code)
+				err = &controller.Error{Code: int16(code), Msg: re.Message, Leader: re.Leader}
+			} else if err != nil && ctx.Err() == nil {
+				err = &controller.Error{Code: kerr.NotController.Code, Msg: fmt.Sprintf("controller %d unreachable: %v", leader, err)}
+			}
+		}
+		var ce *controller.Error
+		if err == nil || !errors.As(err, &ce) || ce.Code != kerr.NotController.Code {
+			return err
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return last
+			}
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// run registers the broker, then heartbeats and publishes images until ctx
+// ends; a STALE_BROKER_EPOCH answer registers it again.
+func (c *clusterNode) run(ctx context.Context) {
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
+	for ctx.Err() == nil {
+		if c.epoch.Load() == 0 {
+			if !c.register(ctx) {
+				continue
+			}
+		}
+		c.heartbeat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(c.cfg.heartbeatInterval):
+		}
+	}
+}
+
+func (c *clusterNode) endpoints() []metadata.Endpoint {
+	names := make([]string, 0, len(c.b.listeners))
+	for n := range c.b.listeners {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]metadata.Endpoint, 0, len(names))
+	for _, n := range names {
+		l := c.b.listeners[n]
+		out = append(out, metadata.Endpoint{Listener: n, Host: l.host, Port: l.port, Protocol: l.protocol})
+	}
+	return out
+}
+
+func (c *clusterNode) register(ctx context.Context) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
+		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.cfg.voters[uint64(c.cfg.nodeID)]}
+	var resp controller.RegisterResponse
+	err := callController(rctx, c, "register", c.ctrl.Register, controller.RegisterRequest{Broker: reg}, &resp)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.logger.Info("broker registration not accepted yet; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		return false
+	}
+	c.fenced.Store(true)
+	c.epoch.Store(resp.Epoch)
+	if c.caughtUp.Load() == 0 {
+		c.caughtUp.Store(resp.Offset)
+	}
+	c.logger.Info("broker registered with the controller", "broker_epoch", resp.Epoch, "controller", c.node.Leader())
+	return true
+}
+
+func (c *clusterNode) heartbeat(ctx context.Context) {
+	hctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval+time.Second)
+	defer cancel()
+	var resp controller.HeartbeatResponse
+	err := callController(hctx, c, "heartbeat", c.ctrl.Heartbeat,
+		controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: c.epoch.Load(), MetadataOffset: c.published.Load()}, &resp)
+	var ce *controller.Error
+	switch {
+	case errors.As(err, &ce) && ce.Code == kerr.StaleBrokerEpoch.Code:
+		c.logger.Warn("the controller no longer knows this broker's epoch; registering again", "err", err)
+		c.epoch.Store(0)
+	case err != nil:
+		if ctx.Err() == nil {
+			c.logger.Debug("heartbeat failed", "err", err)
+		}
+	default:
+		if c.fenced.Swap(resp.Fenced) != resp.Fenced {
+			c.logger.Info("broker fencing changed", "fenced", resp.Fenced)
+		}
+	}
+}
+
+// publishLoop makes the local state follow every new image.
+func (c *clusterNode) publishLoop(ctx context.Context) {
+	for {
+		ch := c.store.Changed()
+		im := c.store.Image()
+		if cu := c.caughtUp.Load(); cu > 0 && im.Offset >= cu && im.Offset > c.published.Load() {
+			c.b.publish(im)
+			c.pubMu.Lock()
+			c.published.Store(im.Offset)
+			close(c.pubChanged)
+			c.pubChanged = make(chan struct{})
+			c.pubMu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// waitPublished waits until the local state follows the image at offset.
+func (c *clusterNode) waitPublished(ctx context.Context, offset uint64) error {
+	for {
+		c.pubMu.Lock()
+		ch := c.pubChanged
+		c.pubMu.Unlock()
+		if c.published.Load() >= offset {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// raftLogger sends etcd raft's log to slog (debug, warnings and errors).
+type raftLogger struct{ l *slog.Logger }
+
+func (r raftLogger) Debug(v ...any)                 {}
+func (r raftLogger) Debugf(format string, v ...any) {}
+func (r raftLogger) Info(v ...any)                  {}
+func (r raftLogger) Infof(format string, v ...any) {
+	if strings.Contains(format, "became leader") || strings.Contains(format, "elected leader") {
+		r.l.Info("quorum: " + fmt.Sprintf(format, v...))
+	}
+}
+func (r raftLogger) Warning(v ...any) { r.l.Warn("quorum: " + fmt.Sprint(v...)) }
+func (r raftLogger) Warningf(format string, v ...any) {
+	r.l.Warn("quorum: " + fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Error(v ...any) { r.l.Error("quorum: " + fmt.Sprint(v...)) }
+func (r raftLogger) Errorf(format string, v ...any) {
+	r.l.Error("quorum: " + fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Fatal(v ...any) {
+	r.l.Error("quorum: " + fmt.Sprint(v...))
+	panic(fmt.Sprint(v...))
+}
+func (r raftLogger) Fatalf(format string, v ...any) {
+	r.l.Error("quorum: " + fmt.Sprintf(format, v...))
+	panic(fmt.Sprintf(format, v...))
+}
+func (r raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
+func (r raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }

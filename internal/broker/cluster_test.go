@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// freePorts returns n TCP ports free on 127.0.0.1 right now.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var lns []net.Listener
+	var out []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// testCluster is n in-process cluster nodes (combined broker and
+// controller) on 127.0.0.1.
+type testCluster struct {
+	t     *testing.T
+	nodes []*testBroker
+}
+
+func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster {
+	t.Helper()
+	ports := freePorts(t, n)
+	var voters []string
+	for i, p := range ports {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+	}
+	tc := &testCluster{t: t}
+	for i := range n {
+		props := map[string]string{
+			"node.id":                               fmt.Sprint(i + 1),
+			"process.roles":                         "broker,controller",
+			"controller.quorum.voters":              strings.Join(voters, ","),
+			"controller.quorum.election.timeout.ms": "500",
+			"broker.session.timeout.ms":             "1500",
+			"broker.heartbeat.interval.ms":          "100",
+			"offsets.topic.num.partitions":          "3",
+			"transaction.state.log.num.partitions":  "3",
+		}
+		for k, v := range extra {
+			props[k] = v
+		}
+		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: props, Quiet: true}))
+	}
+	return tc
+}
+
+func (tc *testCluster) addrs() []string {
+	var out []string
+	for _, n := range tc.nodes {
+		if n.srv != nil {
+			out = append(out, n.addr)
+		}
+	}
+	return out
+}
+
+func (tc *testCluster) admin() *kadm.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(10*time.Second))
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// waitCluster polls until cond holds for the metadata seen through adm.
+func waitCluster(t *testing.T, adm *kadm.Client, what string, cond func(kadm.Metadata) bool) kadm.Metadata {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		md, err := adm.Metadata(ctx)
+		cancel()
+		if err == nil && cond(md) {
+			return md
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (last metadata err %v, brokers %v, controller %d)", what, err, md.Brokers.NodeIDs(), md.Controller)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestClusterThreeNodes(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool {
+		return len(md.Brokers) == 3 && md.Controller > 0
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := adm.CreateTopic(ctx, 6, 1, nil, "spread")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "rf3"); err == nil {
+		t.Fatalf("replication factor 3 accepted before replication exists")
+	}
+	md := waitCluster(t, adm, "spread with leaders", func(md kadm.Metadata) bool {
+		td, ok := md.Topics["spread"]
+		if !ok || len(td.Partitions) != 6 {
+			return false
+		}
+		for _, p := range td.Partitions {
+			if p.Leader < 1 {
+				return false
+			}
+		}
+		return true
+	})
+	per := map[int32]int{}
+	for _, p := range md.Topics["spread"].Partitions {
+		per[p.Leader]++
+	}
+	if len(per) != 3 || per[1] != 2 || per[2] != 2 || per[3] != 2 {
+		t.Fatalf("leaders not spread evenly: %v", per)
+	}
+
+	// Produce through every broker and read everything back.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("spread"),
+		kgo.ConsumeTopics("spread"), kgo.ConsumerGroup("g1"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const total = 60
+	for i := range total {
+		if err := cl.ProduceSync(ctx, kgo.StringRecord(fmt.Sprintf("v%d", i))).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	seen := map[string]bool{}
+	for len(seen) < total {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d: %v", len(seen), total, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	cl.Close()
+
+	// Stop the active controller: another node takes over, the dead node's
+	// partitions go offline (replication factor 1), topics can be created.
+	ctl := md.Controller
+	victim := tc.nodes[ctl-1]
+	victimDir := victim.opts.DataDir
+	victim.stop()
+	adm = tc.admin()
+	waitCluster(t, adm, "a new controller and two live brokers", func(md kadm.Metadata) bool {
+		return md.Controller > 0 && md.Controller != ctl && len(md.Brokers) == 2
+	})
+	md = waitCluster(t, adm, "the stopped broker's partitions offline", func(md kadm.Metadata) bool {
+		for _, p := range md.Topics["spread"].Partitions {
+			if p.Leader == ctl {
+				return false
+			}
+		}
+		return true
+	})
+	if res, err := adm.CreateTopic(ctx, 4, 1, nil, "after-failover"); err != nil || res.Err != nil {
+		t.Fatalf("create topic after failover: %v %v", err, res.Err)
+	}
+
+	// The node comes back on its data directory: it rejoins, is unfenced and
+	// leads its partitions again; every record is still there.
+	victim.opts.DataDir = victimDir
+	victim.start()
+	adm = tc.admin()
+	waitCluster(t, adm, "all partitions led again", func(md kadm.Metadata) bool {
+		if len(md.Brokers) != 3 {
+			return false
+		}
+		for _, p := range md.Topics["spread"].Partitions {
+			if p.Leader < 1 {
+				return false
+			}
+		}
+		_, ok := md.Topics["after-failover"]
+		return ok
+	})
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("spread"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	seen = map[string]bool{}
+	for len(seen) < total {
+		fs := cl2.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("after restart consumed %d of %d: %v", len(seen), total, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+	// The group's commit survived (its coordinator partition may have
+	// moved with the failover).
+	offs, err := adm.FetchOffsets(ctx, "g1")
+	if err != nil {
+		t.Fatalf("fetch offsets: %v", err)
+	}
+	var committed int64
+	offs.Each(func(o kadm.OffsetResponse) { committed += o.At })
+	if committed != total {
+		t.Fatalf("committed offsets sum to %d, want %d", committed, total)
+	}
+}

@@ -1,0 +1,323 @@
+// Package controller makes the cluster's metadata decisions and writes them
+// to the quorum: broker registration, liveness and fencing, placement of
+// new topics and partitions, leader changes when a broker is fenced or
+// comes back, topic config changes and producer-id blocks.
+//
+// Every node of the quorum runs a Controller; only the one on the quorum's
+// leader is active. It becomes active only after a no-op record of its own
+// has been committed and applied, so its image holds every record committed
+// before it (a new raft leader's log has them all once its first entry
+// commits). Decisions are taken one at a time under a lock, each against the
+// image that the previous one produced, and answered only once committed.
+// A request to a node that is not the active controller gets ErrNotController
+// with the leader it knows of.
+//
+// Broker liveness is KRaft's: a broker registers (a new broker epoch, the
+// record's offset, fenced), heartbeats every broker.heartbeat.interval.ms
+// with the metadata offset it has applied, is unfenced once that offset
+// reaches its registration, and is fenced by a committed record when no
+// heartbeat came for broker.session.timeout.ms. Heartbeat times live in the
+// active controller's memory only; a new controller gives every broker a
+// full session from the moment it became active.
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/quorum"
+)
+
+// Quorum is what the controller needs of the quorum node.
+type Quorum interface {
+	ID() uint64
+	Leader() uint64
+	Propose(ctx context.Context, data []byte) error
+}
+
+// Error is a refusal with a Kafka error code.
+type Error struct {
+	Code int16
+	Msg  string
+	// Leader is the known quorum leader for NOT_CONTROLLER (0: unknown).
+	Leader uint64
+}
+
+func (e *Error) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	if k := kerr.ErrorForCode(e.Code); k != nil {
+		return k.Error()
+	}
+	return fmt.Sprintf("error code %d", e.Code)
+}
+
+func errorf(k *kerr.Error, format string, args ...any) *Error {
+	return &Error{Code: k.Code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Config configures a Controller.
+type Config struct {
+	Quorum Quorum
+	Store  *metadata.Store
+	Logger *slog.Logger
+	// SessionTimeout is broker.session.timeout.ms.
+	SessionTimeout time.Duration
+	// ProducerIDBlock is the size of the producer-id blocks handed out.
+	ProducerIDBlock int64
+	// MaxReplicationFactor bounds CreateTopics' replication factor (1 until
+	// partitions replicate).
+	MaxReplicationFactor int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Controller is one node's controller.
+type Controller struct {
+	cfg Config
+
+	mu     sync.Mutex // one decision at a time
+	active bool       // the barrier of this leadership has been applied
+	term   uint64     // leader id the barrier was written under (this node)
+
+	hbMu       sync.Mutex
+	heartbeats map[int32]time.Time // last heartbeat per broker id (active only)
+}
+
+// New returns a controller; Run drives it.
+func New(cfg Config) *Controller {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ProducerIDBlock <= 0 {
+		cfg.ProducerIDBlock = 1000
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 9 * time.Second
+	}
+	if cfg.MaxReplicationFactor <= 0 {
+		cfg.MaxReplicationFactor = 1
+	}
+	return &Controller{cfg: cfg, heartbeats: map[int32]time.Time{}}
+}
+
+// Active reports whether this node is the active controller.
+func (c *Controller) Active() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active && c.cfg.Quorum.Leader() == c.cfg.Quorum.ID()
+}
+
+// Run watches leadership and broker sessions until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.step(ctx)
+	}
+}
+
+// step is one round of Run: take or give up the controller role, then
+// fence brokers whose session expired.
+func (c *Controller) step(ctx context.Context) {
+	q := c.cfg.Quorum
+	leading := q.Leader() == q.ID()
+	c.mu.Lock()
+	if !leading {
+		if c.active {
+			c.cfg.Logger.Info("controller: no longer the active controller", "leader", q.Leader())
+		}
+		c.active = false
+		c.mu.Unlock()
+		return
+	}
+	if !c.active {
+		if err := c.becomeActive(ctx); err != nil {
+			c.mu.Unlock()
+			c.cfg.Logger.Warn("controller: cannot become active yet", "err", err)
+			return
+		}
+	}
+	c.mu.Unlock()
+	c.fenceExpired(ctx)
+}
+
+// becomeActive commits a barrier (and the cluster id on a new cluster).
+// Caller holds mu.
+func (c *Controller) becomeActive(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	recs := []metadata.Record{{Type: metadata.Noop}}
+	if c.cfg.Store.Image().ClusterID == "" {
+		recs = append(recs, metadata.Record{Type: metadata.SetClusterID, ClusterID: newClusterID()})
+	}
+	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
+		return err
+	}
+	now := c.cfg.Now()
+	c.hbMu.Lock()
+	clear(c.heartbeats)
+	for id := range c.cfg.Store.Image().Brokers {
+		c.heartbeats[id] = now
+	}
+	c.hbMu.Unlock()
+	c.active = true
+	c.cfg.Logger.Info("controller: active", "node", c.cfg.Quorum.ID(), "metadata_offset", c.cfg.Store.Image().Offset)
+	return nil
+}
+
+// begin takes the decision lock on the active controller, or fails with
+// NOT_CONTROLLER.
+func (c *Controller) begin() (*metadata.Image, error) {
+	c.mu.Lock()
+	q := c.cfg.Quorum
+	if !c.active || q.Leader() != q.ID() {
+		c.mu.Unlock()
+		leader := q.Leader()
+		if leader == q.ID() {
+			leader = 0 // elected but not yet active
+		}
+		return nil, &Error{Code: kerr.NotController.Code, Msg: "this node is not the active controller", Leader: leader}
+	}
+	return c.cfg.Store.Image(), nil
+}
+
+// commit proposes records and returns the offset at which they were
+// applied. Caller holds mu (from begin).
+func (c *Controller) commit(ctx context.Context, recs ...metadata.Record) (uint64, error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
+		var nl *quorum.NotLeaderError
+		if errors.As(err, &nl) || errors.Is(err, quorum.ErrStopped) {
+			c.active = false
+			return 0, &Error{Code: kerr.NotController.Code, Msg: "lost the controller role: " + err.Error()}
+		}
+		return 0, &Error{Code: kerr.RequestTimedOut.Code, Msg: "metadata change not committed: " + err.Error()}
+	}
+	return c.cfg.Store.Image().Offset, nil
+}
+
+func newClusterID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func newTopicID(im *metadata.Image) metadata.ID {
+	for {
+		var id metadata.ID
+		rand.Read(id[:])
+		if _, used := im.TopicsByID[id]; !used && id != (metadata.ID{}) {
+			return id
+		}
+	}
+}
+
+// leaveBroker returns the partition changes that take broker id out of
+// leadership: each partition it leads gets the first other live in-sync
+// replica as leader, or none; id leaves the in-sync set unless it is its
+// last member (kept so that it can lead again when it returns).
+func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.SortedTopics() {
+		for i, p := range t.Partitions {
+			if p.Leader != id {
+				continue
+			}
+			np := p
+			np.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
+			if len(np.ISR) == 0 {
+				np.ISR = []int32{id}
+			}
+			np.Leader = metadata.NoLeader
+			for _, r := range np.ISR {
+				if r != id && im.IsLive(r) {
+					np.Leader = r
+					break
+				}
+			}
+			np.LeaderEpoch++
+			np.PartitionEpoch++
+			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
+				TopicID: t.ID, Partition: int32(i), Change: &np})
+		}
+	}
+	return out
+}
+
+// returnBroker returns the partition changes that let broker id lead again
+// the leaderless partitions whose in-sync set holds it.
+func returnBroker(im *metadata.Image, id int32) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.SortedTopics() {
+		for i, p := range t.Partitions {
+			if p.Leader != metadata.NoLeader || !slices.Contains(p.ISR, id) {
+				continue
+			}
+			np := p
+			np.Leader = id
+			np.LeaderEpoch++
+			np.PartitionEpoch++
+			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
+				TopicID: t.ID, Partition: int32(i), Change: &np})
+		}
+	}
+	return out
+}
+
+// fenceExpired fences every unfenced broker whose session expired.
+func (c *Controller) fenceExpired(ctx context.Context) {
+	im, err := c.begin()
+	if err != nil {
+		return
+	}
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	for _, b := range im.LiveBrokers() {
+		c.hbMu.Lock()
+		last, ok := c.heartbeats[b.ID]
+		if !ok {
+			c.heartbeats[b.ID] = now
+			last = now
+		}
+		c.hbMu.Unlock()
+		if now.Sub(last) <= c.cfg.SessionTimeout {
+			continue
+		}
+		recs := []metadata.Record{{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
+		fenced := *im
+		fenced.Brokers = map[int32]*metadata.BrokerRegistration{}
+		for id, r := range im.Brokers {
+			fenced.Brokers[id] = r
+		}
+		fb := *b
+		fb.Fenced = true
+		fenced.Brokers[b.ID] = &fb
+		recs = append(recs, leaveBroker(&fenced, b.ID)...)
+		if _, err := c.commit(ctx, recs...); err != nil {
+			c.cfg.Logger.Warn("controller: fencing broker failed", "broker", b.ID, "err", err)
+			return
+		}
+		c.cfg.Logger.Warn("controller: broker fenced (no heartbeat within broker.session.timeout.ms)",
+			"broker", b.ID, "epoch", b.Epoch, "silent_for", now.Sub(last).Round(time.Millisecond),
+			"leaderships_moved", len(recs)-1)
+		im = c.cfg.Store.Image()
+	}
+}

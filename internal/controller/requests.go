@@ -1,0 +1,350 @@
+package controller
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-broker/sluice/internal/metadata"
+)
+
+// RegisterRequest registers a broker (each process start).
+type RegisterRequest struct {
+	Broker metadata.BrokerRegistration `json:"broker"`
+}
+
+// RegisterResponse gives the new broker epoch; the broker is caught up with
+// the metadata once it has applied Offset.
+type RegisterResponse struct {
+	Epoch  int64  `json:"epoch"`
+	Offset uint64 `json:"offset"`
+}
+
+// Register records a broker's registration: a new broker epoch, fenced until
+// its heartbeats show it caught up. A live registration of another
+// incarnation is refused (DUPLICATE_BROKER_REGISTRATION) until its session
+// expires; a returning broker first loses the leaderships it held.
+func (c *Controller) Register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	defer c.mu.Unlock()
+	reg := req.Broker
+	if old, ok := im.Broker(reg.ID); ok && !old.Fenced && old.Incarnation != reg.Incarnation {
+		c.hbMu.Lock()
+		last := c.heartbeats[reg.ID]
+		c.hbMu.Unlock()
+		if c.cfg.Now().Sub(last) <= c.cfg.SessionTimeout {
+			return RegisterResponse{}, errorf(kerr.DuplicateBrokerRegistration,
+				"another process registered as broker %d (incarnation %s) and its session has not expired", reg.ID, old.Incarnation)
+		}
+	}
+	recs := []metadata.Record{{Type: metadata.RegisterBroker, Broker: &reg}}
+	if _, ok := im.Broker(reg.ID); ok {
+		recs = append(recs, leaveBroker(im, reg.ID)...)
+	}
+	off, err := c.commit(ctx, recs...)
+	if err != nil {
+		return RegisterResponse{}, err
+	}
+	c.touch(reg.ID)
+	nb, _ := c.cfg.Store.Image().Broker(reg.ID)
+	c.cfg.Logger.Info("controller: broker registered", "broker", reg.ID, "epoch", nb.Epoch, "rack", reg.Rack)
+	return RegisterResponse{Epoch: nb.Epoch, Offset: off}, nil
+}
+
+func (c *Controller) touch(id int32) {
+	c.hbMu.Lock()
+	c.heartbeats[id] = c.cfg.Now()
+	c.hbMu.Unlock()
+}
+
+// HeartbeatRequest is a broker's periodic heartbeat.
+type HeartbeatRequest struct {
+	BrokerID       int32  `json:"broker_id"`
+	Epoch          int64  `json:"epoch"`
+	MetadataOffset uint64 `json:"metadata_offset"`
+	// WantFence asks to be fenced now (controlled shutdown).
+	WantFence bool `json:"want_fence,omitempty"`
+}
+
+// HeartbeatResponse says whether the broker is fenced.
+type HeartbeatResponse struct {
+	Fenced bool `json:"fenced"`
+}
+
+// Heartbeat keeps a broker's session; a fenced broker that has applied its
+// own registration is unfenced and leads again the partitions waiting for
+// it. A heartbeat of an unknown epoch gets STALE_BROKER_EPOCH: the broker
+// must register again.
+func (c *Controller) Heartbeat(ctx context.Context, req HeartbeatRequest) (HeartbeatResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return HeartbeatResponse{}, err
+	}
+	defer c.mu.Unlock()
+	b, ok := im.Broker(req.BrokerID)
+	if !ok || b.Epoch != req.Epoch {
+		return HeartbeatResponse{}, errorf(kerr.StaleBrokerEpoch, "broker %d epoch %d is not registered", req.BrokerID, req.Epoch)
+	}
+	c.touch(req.BrokerID)
+	switch {
+	case req.WantFence && !b.Fenced:
+		recs := []metadata.Record{{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
+		recs = append(recs, leaveBroker(im, b.ID)...)
+		if _, err := c.commit(ctx, recs...); err != nil {
+			return HeartbeatResponse{}, err
+		}
+		c.cfg.Logger.Info("controller: broker fenced for controlled shutdown", "broker", b.ID)
+		return HeartbeatResponse{Fenced: true}, nil
+	case !req.WantFence && b.Fenced && req.MetadataOffset >= uint64(b.Epoch):
+		recs := []metadata.Record{{Type: metadata.UnfenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
+		recs = append(recs, returnBroker(im, b.ID)...)
+		if _, err := c.commit(ctx, recs...); err != nil {
+			return HeartbeatResponse{}, err
+		}
+		c.cfg.Logger.Info("controller: broker unfenced", "broker", b.ID, "epoch", b.Epoch, "leaderships_returned", len(recs)-1)
+		return HeartbeatResponse{Fenced: false}, nil
+	}
+	return HeartbeatResponse{Fenced: b.Fenced}, nil
+}
+
+// CreateTopicRequest creates one topic (already validated by the broker:
+// name, configs). Assignments, when given, place the replicas explicitly
+// (one list per partition); otherwise Partitions and ReplicationFactor do.
+type CreateTopicRequest struct {
+	Name              string            `json:"name"`
+	Partitions        int32             `json:"partitions"`
+	ReplicationFactor int16             `json:"replication_factor"`
+	Assignments       [][]int32         `json:"assignments,omitempty"`
+	Configs           map[string]string `json:"configs,omitempty"`
+	ValidateOnly      bool              `json:"validate_only,omitempty"`
+}
+
+// TopicResponse answers topic changes: the topic's id and the offset at
+// which the change was applied.
+type TopicResponse struct {
+	TopicID metadata.ID `json:"topic_id"`
+	Offset  uint64      `json:"offset"`
+	// Partitions is the topic's placement after the change.
+	Partitions []metadata.Partition `json:"partitions"`
+}
+
+// CreateTopic places and creates a topic.
+func (c *Controller) CreateTopic(ctx context.Context, req CreateTopicRequest) (TopicResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	defer c.mu.Unlock()
+	if _, ok := im.Topics[req.Name]; ok {
+		return TopicResponse{}, errorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", req.Name)
+	}
+	parts, err := c.place(im, req.Partitions, req.ReplicationFactor, req.Assignments, len(im.Topics))
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	t := &metadata.Topic{Name: req.Name, ID: newTopicID(im), Configs: maps.Clone(req.Configs), Partitions: parts}
+	if req.ValidateOnly {
+		return TopicResponse{TopicID: t.ID, Partitions: parts}, nil
+	}
+	off, err := c.commit(ctx, metadata.Record{Type: metadata.CreateTopic, Topic: t})
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	return TopicResponse{TopicID: t.ID, Offset: off, Partitions: parts}, nil
+}
+
+// place assigns count new partitions over the live brokers: replica lists
+// given explicitly are checked, otherwise leaders go round the live brokers
+// (starting at an offset that moves with every topic) and the other
+// replicas follow the leader, as Kafka's rack-unaware assignment does.
+func (c *Controller) place(im *metadata.Image, count int32, rf int16, explicit [][]int32, start int) ([]metadata.Partition, error) {
+	live := im.LiveBrokers()
+	if len(explicit) > 0 {
+		parts := make([]metadata.Partition, len(explicit))
+		for i, reps := range explicit {
+			if len(reps) == 0 {
+				return nil, errorf(kerr.InvalidReplicaAssignment, "partition %d has no replicas", i)
+			}
+			if len(reps) > c.cfg.MaxReplicationFactor {
+				return nil, c.rfError(len(reps), len(live))
+			}
+			seen := map[int32]bool{}
+			for _, r := range reps {
+				if seen[r] {
+					return nil, errorf(kerr.InvalidReplicaAssignment, "partition %d lists broker %d twice", i, r)
+				}
+				seen[r] = true
+				if _, ok := im.Broker(r); !ok {
+					return nil, errorf(kerr.BrokerNotAvailable, "broker %d in the assignment of partition %d is not registered", r, i)
+				}
+			}
+			leader := metadata.NoLeader
+			for _, r := range reps {
+				if im.IsLive(r) {
+					leader = r
+					break
+				}
+			}
+			parts[i] = metadata.Partition{Replicas: slices.Clone(reps), ISR: slices.Clone(reps), Leader: leader}
+		}
+		return parts, nil
+	}
+	if count <= 0 {
+		return nil, errorf(kerr.InvalidPartitions, "Number of partitions must be larger than 0.")
+	}
+	if rf <= 0 {
+		return nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0.")
+	}
+	if int(rf) > c.cfg.MaxReplicationFactor || int(rf) > len(live) {
+		return nil, c.rfError(int(rf), len(live))
+	}
+	ids := make([]int32, len(live))
+	for i, b := range live {
+		ids[i] = b.ID
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	n := len(ids)
+	parts := make([]metadata.Partition, count)
+	for p := 0; p < int(count); p++ {
+		reps := make([]int32, rf)
+		for r := 0; r < int(rf); r++ {
+			reps[r] = ids[(start+p+r)%n]
+		}
+		parts[p] = metadata.Partition{Replicas: reps, ISR: slices.Clone(reps), Leader: reps[0]}
+	}
+	return parts, nil
+}
+
+func (c *Controller) rfError(rf, live int) error {
+	if rf > c.cfg.MaxReplicationFactor {
+		return errorf(kerr.InvalidReplicationFactor,
+			"Replication factor: %d larger than %d: this Sluice cluster does not replicate partitions yet (replication factor 1 only).",
+			rf, c.cfg.MaxReplicationFactor)
+	}
+	return errorf(kerr.InvalidReplicationFactor, "Replication factor: %d larger than available brokers: %d.", rf, live)
+}
+
+// DeleteTopicRequest deletes a topic by name.
+type DeleteTopicRequest struct {
+	Name string `json:"name"`
+}
+
+// DeleteTopic removes a topic.
+func (c *Controller) DeleteTopic(ctx context.Context, req DeleteTopicRequest) (TopicResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	defer c.mu.Unlock()
+	t, ok := im.Topics[req.Name]
+	if !ok {
+		return TopicResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
+	}
+	off, err := c.commit(ctx, metadata.Record{Type: metadata.RemoveTopic, TopicName: t.Name, TopicID: t.ID})
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	return TopicResponse{TopicID: t.ID, Offset: off}, nil
+}
+
+// CreatePartitionsRequest grows a topic to Count partitions.
+type CreatePartitionsRequest struct {
+	Name         string    `json:"name"`
+	Count        int32     `json:"count"`
+	Assignments  [][]int32 `json:"assignments,omitempty"`
+	ValidateOnly bool      `json:"validate_only,omitempty"`
+}
+
+// CreatePartitions adds partitions, placed like a new topic's with the
+// topic's replication factor.
+func (c *Controller) CreatePartitions(ctx context.Context, req CreatePartitionsRequest) (TopicResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	defer c.mu.Unlock()
+	t, ok := im.Topics[req.Name]
+	if !ok {
+		return TopicResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
+	}
+	have := int32(len(t.Partitions))
+	if req.Count <= have {
+		return TopicResponse{}, errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, req.Count)
+	}
+	if len(req.Assignments) > 0 && int32(len(req.Assignments)) != req.Count-have {
+		return TopicResponse{}, errorf(kerr.InvalidReplicaAssignment, "Increasing the number of partitions by %d but %d assignments provided.", req.Count-have, len(req.Assignments))
+	}
+	parts, err := c.place(im, req.Count-have, int16(len(t.Partitions[0].Replicas)), req.Assignments, len(im.Topics)+int(have))
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	if req.ValidateOnly {
+		return TopicResponse{TopicID: t.ID, Partitions: append(slices.Clone(t.Partitions), parts...)}, nil
+	}
+	off, err := c.commit(ctx, metadata.Record{Type: metadata.AddPartitions, TopicName: t.Name, TopicID: t.ID, Partitions: parts})
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	return TopicResponse{TopicID: t.ID, Offset: off}, nil
+}
+
+// SetTopicConfigsRequest replaces a topic's overrides (validated by the
+// broker).
+type SetTopicConfigsRequest struct {
+	Name    string            `json:"name"`
+	Configs map[string]string `json:"configs"`
+}
+
+// SetTopicConfigs replaces a topic's config overrides.
+func (c *Controller) SetTopicConfigs(ctx context.Context, req SetTopicConfigsRequest) (TopicResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	defer c.mu.Unlock()
+	t, ok := im.Topics[req.Name]
+	if !ok {
+		return TopicResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
+	}
+	off, err := c.commit(ctx, metadata.Record{Type: metadata.SetTopicConfigs, TopicName: t.Name, TopicID: t.ID, Configs: req.Configs})
+	if err != nil {
+		return TopicResponse{}, err
+	}
+	return TopicResponse{TopicID: t.ID, Offset: off}, nil
+}
+
+// ProducerIDsRequest asks for a block of producer ids.
+type ProducerIDsRequest struct {
+	BrokerID int32 `json:"broker_id"`
+	Epoch    int64 `json:"epoch"`
+}
+
+// ProducerIDsResponse is a block of producer ids.
+type ProducerIDsResponse struct {
+	First int64 `json:"first"`
+	Count int64 `json:"count"`
+}
+
+// AllocateProducerIDs hands out the next block, recorded in the metadata so
+// that no id is ever handed out twice.
+func (c *Controller) AllocateProducerIDs(ctx context.Context, req ProducerIDsRequest) (ProducerIDsResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return ProducerIDsResponse{}, err
+	}
+	defer c.mu.Unlock()
+	if b, ok := im.Broker(req.BrokerID); !ok || b.Epoch != req.Epoch {
+		return ProducerIDsResponse{}, errorf(kerr.StaleBrokerEpoch, "broker %d epoch %d is not registered", req.BrokerID, req.Epoch)
+	}
+	first := im.NextProducerID
+	if _, err := c.commit(ctx, metadata.Record{Type: metadata.ProducerIDs, FirstProducerID: first, ProducerIDCount: c.cfg.ProducerIDBlock}); err != nil {
+		return ProducerIDsResponse{}, err
+	}
+	return ProducerIDsResponse{First: first, Count: c.cfg.ProducerIDBlock}, nil
+}

@@ -1,0 +1,312 @@
+package metadata
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+)
+
+// ID is a topic id (Kafka's UUID), base64url in JSON as Kafka prints it.
+type ID [16]byte
+
+// MarshalText encodes the id as unpadded base64url.
+func (id ID) MarshalText() ([]byte, error) {
+	return []byte(base64.RawURLEncoding.EncodeToString(id[:])), nil
+}
+
+// UnmarshalText decodes MarshalText's form.
+func (id *ID) UnmarshalText(b []byte) error {
+	n, err := base64.RawURLEncoding.Decode(id[:], b)
+	if err != nil || n != 16 {
+		return fmt.Errorf("metadata: bad topic id %q", b)
+	}
+	return nil
+}
+
+// NoLeader is a partition's leader when it has none (offline).
+const NoLeader int32 = -1
+
+// Endpoint is one listener of a broker as clients reach it.
+type Endpoint struct {
+	Listener string `json:"listener"`
+	Host     string `json:"host"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol"`
+}
+
+// BrokerRegistration is a broker as the cluster knows it.
+type BrokerRegistration struct {
+	ID          int32      `json:"id"`
+	Epoch       int64      `json:"epoch"`       // offset of the registration record
+	Incarnation string     `json:"incarnation"` // changes every process start
+	Endpoints   []Endpoint `json:"endpoints"`
+	Rack        string     `json:"rack,omitempty"`
+	Fenced      bool       `json:"fenced"`
+	// PeerAddress is where other nodes reach its peer (controller) listener.
+	PeerAddress string `json:"peer_address,omitempty"`
+}
+
+// Endpoint returns the broker's endpoint on listener name.
+func (b *BrokerRegistration) Endpoint(listener string) (Endpoint, bool) {
+	for _, e := range b.Endpoints {
+		if e.Listener == listener {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// Partition is one partition's replication state.
+type Partition struct {
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+}
+
+func (p Partition) clone() Partition {
+	p.Replicas = slices.Clone(p.Replicas)
+	p.ISR = slices.Clone(p.ISR)
+	return p
+}
+
+// HasReplica reports whether broker id holds a replica.
+func (p *Partition) HasReplica(id int32) bool { return slices.Contains(p.Replicas, id) }
+
+// Topic is one topic.
+type Topic struct {
+	Name       string            `json:"name"`
+	ID         ID                `json:"id"`
+	Configs    map[string]string `json:"configs,omitempty"`
+	Partitions []Partition       `json:"partitions"`
+}
+
+func (t *Topic) clone() *Topic {
+	c := *t
+	c.Configs = maps.Clone(t.Configs)
+	c.Partitions = make([]Partition, len(t.Partitions))
+	for i, p := range t.Partitions {
+		c.Partitions[i] = p.clone()
+	}
+	return &c
+}
+
+// Image is the metadata after some offset. Never modify an Image or
+// anything reached from it.
+type Image struct {
+	// Offset is the quorum index of the last record applied (0: none).
+	Offset     uint64
+	ClusterID  string
+	Brokers    map[int32]*BrokerRegistration
+	Topics     map[string]*Topic
+	TopicsByID map[ID]*Topic
+	// BrokerConfigs holds dynamic broker configs by entity ("" is the
+	// cluster-wide default, "1" broker 1).
+	BrokerConfigs map[string]map[string]string
+	// NextProducerID is the first producer id not yet handed out.
+	NextProducerID int64
+}
+
+// Empty returns the image before any record.
+func Empty() *Image {
+	return &Image{
+		Brokers:       map[int32]*BrokerRegistration{},
+		Topics:        map[string]*Topic{},
+		TopicsByID:    map[ID]*Topic{},
+		BrokerConfigs: map[string]map[string]string{},
+	}
+}
+
+// Broker returns broker id's registration.
+func (im *Image) Broker(id int32) (*BrokerRegistration, bool) {
+	b, ok := im.Brokers[id]
+	return b, ok
+}
+
+// LiveBrokers returns the registered, unfenced brokers sorted by id.
+func (im *Image) LiveBrokers() []*BrokerRegistration {
+	out := make([]*BrokerRegistration, 0, len(im.Brokers))
+	for _, b := range im.Brokers {
+		if !b.Fenced {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// IsLive reports whether broker id is registered and unfenced.
+func (im *Image) IsLive(id int32) bool {
+	b, ok := im.Brokers[id]
+	return ok && !b.Fenced
+}
+
+// Partition returns topic/partition's state.
+func (im *Image) Partition(topic string, partition int32) (Partition, bool) {
+	t, ok := im.Topics[topic]
+	if !ok || partition < 0 || int(partition) >= len(t.Partitions) {
+		return Partition{}, false
+	}
+	return t.Partitions[partition], true
+}
+
+// SortedTopics returns the topics sorted by name.
+func (im *Image) SortedTopics() []*Topic {
+	out := make([]*Topic, 0, len(im.Topics))
+	for _, t := range im.Topics {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// builder is an image being changed by one batch: maps are copied the first
+// time they are written.
+type builder struct {
+	im                                     *Image
+	brokersCopied, topicsCopied, cfgCopied bool
+}
+
+func (b *builder) brokers() map[int32]*BrokerRegistration {
+	if !b.brokersCopied {
+		b.im.Brokers = maps.Clone(b.im.Brokers)
+		b.brokersCopied = true
+	}
+	return b.im.Brokers
+}
+
+func (b *builder) topics() (map[string]*Topic, map[ID]*Topic) {
+	if !b.topicsCopied {
+		b.im.Topics = maps.Clone(b.im.Topics)
+		b.im.TopicsByID = maps.Clone(b.im.TopicsByID)
+		b.topicsCopied = true
+	}
+	return b.im.Topics, b.im.TopicsByID
+}
+
+func (b *builder) putTopic(t *Topic) {
+	byName, byID := b.topics()
+	byName[t.Name] = t
+	byID[t.ID] = t
+}
+
+// Apply returns the image after batch, committed at offset. Records that do
+// not fit are skipped (see the package doc); skipped lists why, for logs.
+func (im *Image) Apply(offset uint64, batch Batch) (next *Image, skipped []string) {
+	c := *im
+	b := &builder{im: &c}
+	for _, r := range batch.Records {
+		if why := b.apply(offset, r); why != "" {
+			skipped = append(skipped, fmt.Sprintf("%s: %s", r.Type, why))
+		}
+	}
+	c.Offset = offset
+	return &c, skipped
+}
+
+func (b *builder) apply(offset uint64, r Record) string {
+	im := b.im
+	switch r.Type {
+	case Noop:
+	case SetClusterID:
+		if im.ClusterID != "" {
+			return "cluster id already set"
+		}
+		if r.ClusterID == "" {
+			return "empty cluster id"
+		}
+		im.ClusterID = r.ClusterID
+	case RegisterBroker:
+		if r.Broker == nil {
+			return "no broker"
+		}
+		reg := *r.Broker
+		reg.Endpoints = slices.Clone(reg.Endpoints)
+		reg.Epoch = int64(offset)
+		reg.Fenced = true
+		b.brokers()[reg.ID] = &reg
+	case FenceBroker, UnfenceBroker:
+		old, ok := im.Brokers[r.BrokerID]
+		if !ok || old.Epoch != r.Epoch {
+			return fmt.Sprintf("broker %d epoch %d not registered", r.BrokerID, r.Epoch)
+		}
+		nb := *old
+		nb.Fenced = r.Type == FenceBroker
+		b.brokers()[r.BrokerID] = &nb
+	case UnregisterBroker:
+		if _, ok := im.Brokers[r.BrokerID]; !ok {
+			return fmt.Sprintf("broker %d not registered", r.BrokerID)
+		}
+		delete(b.brokers(), r.BrokerID)
+	case CreateTopic:
+		if r.Topic == nil || r.Topic.Name == "" || len(r.Topic.Partitions) == 0 {
+			return "incomplete topic"
+		}
+		if _, ok := im.Topics[r.Topic.Name]; ok {
+			return fmt.Sprintf("topic %q exists", r.Topic.Name)
+		}
+		if _, ok := im.TopicsByID[r.Topic.ID]; ok {
+			return "topic id in use"
+		}
+		b.putTopic(r.Topic.clone())
+	case RemoveTopic:
+		t, ok := im.Topics[r.TopicName]
+		if !ok || t.ID != r.TopicID {
+			return fmt.Sprintf("topic %q with that id not found", r.TopicName)
+		}
+		byName, byID := b.topics()
+		delete(byName, t.Name)
+		delete(byID, t.ID)
+	case AddPartitions:
+		t, ok := im.Topics[r.TopicName]
+		if !ok || t.ID != r.TopicID || len(r.Partitions) == 0 {
+			return fmt.Sprintf("topic %q with that id not found", r.TopicName)
+		}
+		nt := t.clone()
+		for _, p := range r.Partitions {
+			nt.Partitions = append(nt.Partitions, p.clone())
+		}
+		b.putTopic(nt)
+	case ChangePartition:
+		t, ok := im.Topics[r.TopicName]
+		if !ok || t.ID != r.TopicID || r.Change == nil || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
+			return fmt.Sprintf("partition %s-%d not found", r.TopicName, r.Partition)
+		}
+		if r.Change.PartitionEpoch <= t.Partitions[r.Partition].PartitionEpoch ||
+			r.Change.LeaderEpoch < t.Partitions[r.Partition].LeaderEpoch {
+			return fmt.Sprintf("stale change of %s-%d", r.TopicName, r.Partition)
+		}
+		nt := t.clone()
+		nt.Partitions[r.Partition] = r.Change.clone()
+		b.putTopic(nt)
+	case SetTopicConfigs:
+		t, ok := im.Topics[r.TopicName]
+		if !ok || t.ID != r.TopicID {
+			return fmt.Sprintf("topic %q with that id not found", r.TopicName)
+		}
+		nt := t.clone()
+		nt.Configs = maps.Clone(r.Configs)
+		b.putTopic(nt)
+	case SetBrokerConfigs:
+		if !b.cfgCopied {
+			im.BrokerConfigs = maps.Clone(im.BrokerConfigs)
+			b.cfgCopied = true
+		}
+		if len(r.Configs) == 0 {
+			delete(im.BrokerConfigs, r.Entity)
+		} else {
+			im.BrokerConfigs[r.Entity] = maps.Clone(r.Configs)
+		}
+	case ProducerIDs:
+		if r.FirstProducerID != im.NextProducerID || r.ProducerIDCount <= 0 {
+			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)
+		}
+		im.NextProducerID = r.FirstProducerID + r.ProducerIDCount
+	default:
+		return "unknown record type"
+	}
+	return ""
+}

@@ -1,0 +1,92 @@
+package metadata
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// RecordType names a metadata record.
+type RecordType string
+
+// The record types. Each is one state change; a Batch of them is committed
+// as one quorum entry and applied atomically.
+const (
+	// Noop changes nothing: a new controller commits one to learn that its
+	// image holds every record committed before its term.
+	Noop RecordType = "noop"
+	// SetClusterID records the cluster id (the first one wins).
+	SetClusterID RecordType = "cluster-id"
+	// RegisterBroker adds or replaces a broker's registration; its epoch is
+	// the offset of the record; it starts fenced.
+	RegisterBroker RecordType = "register-broker"
+	// FenceBroker and UnfenceBroker change a registration of the given
+	// epoch (ignored for any other epoch).
+	FenceBroker   RecordType = "fence-broker"
+	UnfenceBroker RecordType = "unfence-broker"
+	// UnregisterBroker removes a broker (decommissioning).
+	UnregisterBroker RecordType = "unregister-broker"
+	// CreateTopic adds a topic with its partitions.
+	CreateTopic RecordType = "create-topic"
+	// RemoveTopic deletes a topic (by name and id).
+	RemoveTopic RecordType = "remove-topic"
+	// AddPartitions appends partitions to a topic.
+	AddPartitions RecordType = "add-partitions"
+	// ChangePartition sets a partition's leader, in-sync set and replicas
+	// (all of them, as decided); refused when the partition epoch is not
+	// newer.
+	ChangePartition RecordType = "change-partition"
+	// SetTopicConfigs replaces a topic's config overrides.
+	SetTopicConfigs RecordType = "topic-configs"
+	// SetBrokerConfigs replaces the dynamic configs of one broker (Entity
+	// "1") or of every broker (Entity "").
+	SetBrokerConfigs RecordType = "broker-configs"
+	// ProducerIDs hands a block of producer ids to a broker.
+	ProducerIDs RecordType = "producer-ids"
+)
+
+// Record is one metadata change. Only the fields of its Type are set.
+type Record struct {
+	Type RecordType `json:"type"`
+
+	ClusterID string              `json:"cluster_id,omitempty"`
+	Broker    *BrokerRegistration `json:"broker,omitempty"`
+	BrokerID  int32               `json:"broker_id,omitempty"`
+	Epoch     int64               `json:"epoch,omitempty"`
+	Topic     *Topic              `json:"topic,omitempty"`
+	TopicName string              `json:"topic_name,omitempty"`
+	TopicID   ID                  `json:"topic_id,omitempty"`
+	// Partitions: the new partitions of AddPartitions.
+	Partitions []Partition `json:"partitions,omitempty"`
+	// Partition and Change: ChangePartition.
+	Partition int32      `json:"partition,omitempty"`
+	Change    *Partition `json:"change,omitempty"`
+	// Entity and Configs: SetTopicConfigs (Entity unused) and SetBrokerConfigs.
+	Entity  string            `json:"entity,omitempty"`
+	Configs map[string]string `json:"configs,omitempty"`
+	// FirstProducerID and ProducerIDCount: ProducerIDs.
+	FirstProducerID int64 `json:"first_producer_id,omitempty"`
+	ProducerIDCount int64 `json:"producer_id_count,omitempty"`
+}
+
+// Batch is what one quorum entry carries: records applied all together.
+type Batch struct {
+	Records []Record `json:"records"`
+}
+
+// Encode returns the entry bytes of b.
+func (b Batch) Encode() []byte {
+	data, err := json.Marshal(b)
+	if err != nil {
+		panic(fmt.Sprintf("metadata: encoding batch: %v", err)) // only plain data types
+	}
+	return data
+}
+
+// DecodeBatch parses entry bytes.
+func DecodeBatch(data []byte) (Batch, error) {
+	var b Batch
+	if err := json.Unmarshal(data, &b); err != nil {
+		return Batch{}, fmt.Errorf("metadata: decoding batch: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,137 @@
+package metadata
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-broker/sluice/internal/quorum"
+)
+
+// Store is the quorum's state machine for the metadata: it applies
+// committed batches to the current Image and publishes each new image.
+// Apply, Snapshot and Restore come from the quorum's Ready loop; Image,
+// Changed and WaitFor may be called from anywhere.
+type Store struct {
+	cur atomic.Pointer[Image]
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced when a new image is published
+
+	// OnSkip hears records skipped by Apply (for logging); may be nil.
+	OnSkip func(offset uint64, why string)
+}
+
+// NewStore returns a Store holding the empty image.
+func NewStore() *Store {
+	s := &Store{changed: make(chan struct{})}
+	s.cur.Store(Empty())
+	return s
+}
+
+// Image returns the current image.
+func (s *Store) Image() *Image { return s.cur.Load() }
+
+// Changed returns a channel closed when an image newer than the current
+// one is published.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+func (s *Store) publish(im *Image) {
+	s.mu.Lock()
+	s.cur.Store(im)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// WaitFor returns the first image whose offset is at least offset, or the
+// context's error.
+func (s *Store) WaitFor(ctx context.Context, offset uint64) (*Image, error) {
+	for {
+		ch := s.Changed()
+		if im := s.Image(); im.Offset >= offset {
+			return im, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Apply implements quorum.StateMachine.
+func (s *Store) Apply(ents []quorum.Entry) error {
+	im := s.Image()
+	for _, e := range ents {
+		b, err := DecodeBatch(e.Data)
+		if err != nil {
+			// A batch no node can read is skipped by every node alike.
+			if s.OnSkip != nil {
+				s.OnSkip(e.Index, err.Error())
+			}
+			c := *im
+			c.Offset = e.Index
+			im = &c
+			continue
+		}
+		var skipped []string
+		im, skipped = im.Apply(e.Index, b)
+		if s.OnSkip != nil {
+			for _, why := range skipped {
+				s.OnSkip(e.Index, why)
+			}
+		}
+	}
+	s.publish(im)
+	return nil
+}
+
+// snapshotDoc is an image as stored in a quorum snapshot.
+type snapshotDoc struct {
+	Offset         uint64                       `json:"offset"`
+	ClusterID      string                       `json:"cluster_id"`
+	Brokers        []*BrokerRegistration        `json:"brokers"`
+	Topics         []*Topic                     `json:"topics"`
+	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
+	NextProducerID int64                        `json:"next_producer_id"`
+}
+
+// Snapshot implements quorum.StateMachine.
+func (s *Store) Snapshot() ([]byte, error) {
+	im := s.Image()
+	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
+		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
+	for _, b := range im.Brokers {
+		d.Brokers = append(d.Brokers, b)
+	}
+	return json.Marshal(d)
+}
+
+// Restore implements quorum.StateMachine.
+func (s *Store) Restore(data []byte) error {
+	var d snapshotDoc
+	if err := json.Unmarshal(data, &d); err != nil {
+		return fmt.Errorf("metadata: snapshot: %w", err)
+	}
+	im := Empty()
+	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
+	for _, b := range d.Brokers {
+		im.Brokers[b.ID] = b
+	}
+	for _, t := range d.Topics {
+		im.Topics[t.Name] = t
+		im.TopicsByID[t.ID] = t
+	}
+	if d.BrokerConfigs != nil {
+		im.BrokerConfigs = d.BrokerConfigs
+	}
+	s.publish(im)
+	return nil
+}

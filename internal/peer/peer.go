@@ -1,0 +1,337 @@
+// Package peer carries node-to-node traffic on the controller listener: raft
+// messages between the quorum's voters, and the controller's requests
+// (broker registration and heartbeats, topic changes, producer-id blocks)
+// from brokers to the active controller.
+//
+// It is HTTP on the controller listener's address: POST /raft carries a
+// batch of raft messages (length-prefixed protobuf), one-way; POST
+// /controller/<method> carries one JSON request and its JSON answer. Each
+// peer has one sending goroutine with a bounded queue, so a slow or dead
+// peer never blocks the quorum's Ready loop (raft retries what is dropped).
+//
+// The package knows neither Kafka nor what the messages mean.
+package peer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// maxRaftBody bounds one /raft request (a snapshot travels in one message).
+const maxRaftBody = 256 << 20
+
+// RaftReceiver takes raft messages received from peers.
+type RaftReceiver interface {
+	Step(ctx context.Context, m *raftpb.Message) error
+}
+
+// Handler answers one controller method: it decodes req into its own type
+// and returns a JSON-encodable answer or an error.
+type Handler func(ctx context.Context, req json.RawMessage) (any, error)
+
+// RemoteError is an error answered by the other side, with its code (the
+// controller's, e.g. "not-controller").
+type RemoteError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Leader is the controller the answering node knows of (0: none).
+	Leader uint64 `json:"leader,omitempty"`
+}
+
+func (e *RemoteError) Error() string { return e.Code + ": " + e.Message }
+
+// Server serves the peer endpoints on a listener.
+type Server struct {
+	raft     RaftReceiver
+	mu       sync.RWMutex
+	handlers map[string]Handler
+	http     *http.Server
+	logger   *slog.Logger
+	// ErrorFor turns a handler error into a RemoteError; nil uses code "error".
+	ErrorFor func(error) *RemoteError
+}
+
+// NewServer returns a server stepping raft messages into raft.
+func NewServer(raft RaftReceiver, logger *slog.Logger) *Server {
+	s := &Server{raft: raft, handlers: map[string]Handler{}, logger: logger}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /raft", s.serveRaft)
+	mux.HandleFunc("POST /controller/{method}", s.serveController)
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	return s
+}
+
+// Handle registers the handler of a controller method.
+func (s *Server) Handle(method string, h Handler) {
+	s.mu.Lock()
+	s.handlers[method] = h
+	s.mu.Unlock()
+}
+
+// Serve serves ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops serving.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return s.http.Shutdown(ctx)
+}
+
+func (s *Server) serveRaft(w http.ResponseWriter, r *http.Request) {
+	br := bufio.NewReader(http.MaxBytesReader(w, r.Body, maxRaftBody))
+	var lenBuf [4]byte
+	for {
+		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+			if !errors.Is(err, io.EOF) {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			break
+		}
+		n := binary.BigEndian.Uint32(lenBuf[:])
+		if n > maxRaftBody {
+			http.Error(w, "message too large", http.StatusBadRequest)
+			return
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		m := &raftpb.Message{}
+		if err := proto.Unmarshal(buf, m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		_ = s.raft.Step(r.Context(), m)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) serveController(w http.ResponseWriter, r *http.Request) {
+	method := r.PathValue("method")
+	s.mu.RLock()
+	h := s.handlers[method]
+	s.mu.RUnlock()
+	w.Header().Set("Content-Type", "application/json")
+	if h == nil {
+		w.WriteHeader(http.StatusNotFound)
+		json.NewEncoder(w).Encode(&RemoteError{Code: "unknown-method", Message: "no controller method " + method})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(&RemoteError{Code: "bad-request", Message: err.Error()})
+		return
+	}
+	resp, err := h(r.Context(), body)
+	if err != nil {
+		re := &RemoteError{Code: "error", Message: err.Error()}
+		if s.ErrorFor != nil {
+			re = s.ErrorFor(err)
+		}
+		w.WriteHeader(http.StatusConflict)
+		json.NewEncoder(w).Encode(re)
+		return
+	}
+	json.NewEncoder(w).Encode(resp)
+}
+
+// Client sends to peers by node id.
+type Client struct {
+	http   *http.Client
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	addrs  map[uint64]string
+	queues map[uint64]chan []*raftpb.Message
+	stopc  chan struct{}
+	wg     sync.WaitGroup
+}
+
+// NewClient returns a client reaching node ids at addrs (host:port).
+func NewClient(addrs map[uint64]string, logger *slog.Logger) *Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     time.Minute,
+	}
+	return &Client{
+		http:   &http.Client{Transport: tr},
+		logger: logger,
+		addrs:  addrs,
+		queues: map[uint64]chan []*raftpb.Message{},
+		stopc:  make(chan struct{}),
+	}
+}
+
+// Addr returns the peer address of node id.
+func (c *Client) Addr(id uint64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.addrs[id]
+	return a, ok
+}
+
+// Send implements quorum.Transport: messages are queued per peer and sent
+// by that peer's goroutine; when its queue is full they are dropped.
+func (c *Client) Send(msgs []*raftpb.Message) {
+	byPeer := map[uint64][]*raftpb.Message{}
+	for _, m := range msgs {
+		byPeer[m.GetTo()] = append(byPeer[m.GetTo()], m)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.stopc:
+		return
+	default:
+	}
+	for to, ms := range byPeer {
+		q, ok := c.queues[to]
+		if !ok {
+			addr, known := c.addrs[to]
+			if !known {
+				continue
+			}
+			q = make(chan []*raftpb.Message, 256)
+			c.queues[to] = q
+			c.wg.Add(1)
+			go c.sendLoop(addr, q)
+		}
+		select {
+		case q <- ms:
+		default: // peer is slow or gone: raft retries
+		}
+	}
+}
+
+func (c *Client) sendLoop(addr string, q chan []*raftpb.Message) {
+	defer c.wg.Done()
+	var failing bool
+	for {
+		var batch []*raftpb.Message
+		select {
+		case <-c.stopc:
+			return
+		case batch = <-q:
+		}
+		// Take whatever else is queued into the same request.
+	more:
+		for len(batch) < 1024 {
+			select {
+			case ms := <-q:
+				batch = append(batch, ms...)
+			default:
+				break more
+			}
+		}
+		var body bytes.Buffer
+		for _, m := range batch {
+			b, err := proto.Marshal(m)
+			if err != nil {
+				continue
+			}
+			var l [4]byte
+			binary.BigEndian.PutUint32(l[:], uint32(len(b)))
+			body.Write(l[:])
+			body.Write(b)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/raft", &body)
+		resp, err := c.http.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNoContent {
+				err = fmt.Errorf("status %s", resp.Status)
+			}
+		}
+		cancel()
+		if err != nil {
+			if !failing {
+				c.logger.Warn("quorum: cannot reach peer", "addr", addr, "err", err)
+			}
+			failing = true
+			// Back off a little so a dead peer costs no busy loop.
+			select {
+			case <-c.stopc:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		} else if failing {
+			c.logger.Info("quorum: peer reachable again", "addr", addr)
+			failing = false
+		}
+	}
+}
+
+// Call sends a controller request to addr and decodes the answer into resp.
+// An answered error is a *RemoteError.
+func (c *Client) Call(ctx context.Context, addr, method string, req, resp any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/controller/"+method, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		re := &RemoteError{}
+		if json.Unmarshal(body, re) != nil || re.Code == "" {
+			return fmt.Errorf("peer %s: %s: %s", addr, res.Status, strings.TrimSpace(string(body)))
+		}
+		return re
+	}
+	if resp == nil {
+		return nil
+	}
+	return json.Unmarshal(body, resp)
+}
+
+// Close stops the sending goroutines.
+func (c *Client) Close() {
+	c.mu.Lock()
+	select {
+	case <-c.stopc:
+	default:
+		close(c.stopc)
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.http.CloseIdleConnections()
+}
