@@ -139,7 +139,8 @@ type settings struct {
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 }
 
-const topLevelUsage = `Usage: sluice [flags]                 run a single-node Kafka-compatible broker
+const topLevelUsage = `Usage: sluice [flags]                 run a Kafka-compatible broker (one node; a cluster node
+                                      when --config sets controller.quorum.voters)
        sluice COMMAND [args]
 
 Commands:
