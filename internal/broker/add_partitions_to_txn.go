@@ -30,7 +30,7 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, _ *wire.Request, re
 	missing := false
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			if _, _, code := b.partition(t.Topic, p); code != 0 {
+			if code := b.partitionExists(t.Topic, p); code != 0 {
 				missing = true
 			}
 			parts = append(parts, txn.TopicPartition{Topic: t.Topic, Partition: p})
@@ -49,7 +49,7 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, _ *wire.Request, re
 			rp.ErrorCode = code
 			if missing {
 				rp.ErrorCode = kerr.OperationNotAttempted.Code
-				if _, _, c := b.partition(t.Topic, p); c != 0 {
+				if c := b.partitionExists(t.Topic, p); c != 0 {
 					rp.ErrorCode = c
 				}
 			}

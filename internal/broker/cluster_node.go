@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -157,6 +158,11 @@ type clusterNode struct {
 
 	creating atomic.Bool // an internal topic is being created
 
+	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
+
+	clientsMu sync.Mutex
+	clients   map[string]*kgo.Client // other brokers' Kafka listeners (transaction markers)
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -224,6 +230,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
+	c.registerTxnHandlers()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -263,6 +270,11 @@ func (c *clusterNode) stop() error {
 	c.srv.Close()
 	c.wg.Wait()
 	c.peers.Close()
+	c.clientsMu.Lock()
+	for _, cl := range c.clients {
+		cl.Close()
+	}
+	c.clientsMu.Unlock()
 	return c.node.Stop()
 }
 

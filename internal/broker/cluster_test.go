@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,18 @@ func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster
 		}
 		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: props, Quiet: true}))
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, n := range tc.nodes {
+			lines := strings.Split(n.logs.text(), "\n")
+			if len(lines) > 80 && os.Getenv("SLUICE_TEST_FULL_LOGS") == "" {
+				lines = lines[len(lines)-80:]
+			}
+			t.Logf("--- node %d log (last lines) ---\n%s", i+1, strings.Join(lines, "\n"))
+		}
+	})
 	return tc
 }
 
@@ -228,5 +241,71 @@ func TestClusterThreeNodes(t *testing.T) {
 	offs.Each(func(o kadm.OffsetResponse) { committed += o.At })
 	if committed != total {
 		t.Fatalf("committed offsets sum to %d, want %d", committed, total)
+	}
+}
+
+// A transaction over partitions led by all three brokers commits and aborts
+// correctly: the coordinator writes its markers to the other brokers.
+func TestClusterTransactionAcrossBrokers(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 3, 1, nil, "txn-spread"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	md := waitCluster(t, adm, "leaders on three brokers", func(md kadm.Metadata) bool {
+		leaders := map[int32]bool{}
+		for _, p := range md.Topics["txn-spread"].Partitions {
+			if p.Leader > 0 {
+				leaders[p.Leader] = true
+			}
+		}
+		return len(leaders) == 3
+	})
+	_ = md
+	pr, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.TransactionalID("tx-across"),
+		kgo.DefaultProduceTopic("txn-spread"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	run := func(prefix string, commit bool) {
+		if err := pr.BeginTransaction(); err != nil {
+			t.Fatalf("begin: %v", err)
+		}
+		for p := int32(0); p < 3; p++ {
+			r := kgo.StringRecord(fmt.Sprintf("%s-%d", prefix, p))
+			r.Partition = p
+			if err := pr.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatalf("produce: %v", err)
+			}
+		}
+		if err := pr.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction (commit %v): %v", commit, err)
+		}
+	}
+	run("aborted", false)
+	run("committed", true)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("txn-spread"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got := map[string]bool{}
+	for len(got) < 3 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read_committed consumer got %v: markers missing on some broker?", got)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)] = true })
+	}
+	for v := range got {
+		if !strings.HasPrefix(v, "committed-") {
+			t.Fatalf("read_committed returned %q from an aborted transaction", v)
+		}
 	}
 }

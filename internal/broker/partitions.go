@@ -36,6 +36,17 @@ func (b *Broker) partition(topic string, partition int32) (*replica.Partition, *
 	return p, t, 0
 }
 
+// partitionExists answers UNKNOWN_TOPIC_OR_PARTITION (0 when it exists)
+// for a partition of the cluster, wherever it lives: the transaction
+// coordinator accepts partitions led by other brokers.
+func (b *Broker) partitionExists(topic string, partition int32) int16 {
+	t, ok := b.topics.Get(topic)
+	if !ok || partition < 0 || partition >= t.Partitions {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	return 0
+}
+
 // localState is the state a single-node broker gives each partition: it is
 // the leader, the only replica and the only in-sync replica, in leader epoch
 // 0 (the epoch every batch written by earlier releases carries).

@@ -47,7 +47,7 @@ func (b *Broker) startTxnCoordinator() error {
 			NoProduceVerification: strings.EqualFold(strings.TrimSpace(c.Raw["transaction.partition.verification.enable"]), "false"),
 		},
 		Storage:    txnStateStorage{b},
-		Partitions: txnMarkers{b},
+		Partitions: txnMarkers{b: b},
 		IDs:        b.producerIDs,
 		Logger:     b.logger,
 	})
@@ -135,11 +135,27 @@ func (s txnStateStorage) Replay(p int32, fn func([]byte) error) error {
 	return replayLog(s.b.replicas.Get(txn.TransactionStateTopic, p), fn)
 }
 
-// txnMarkers is txn.Partitions over the partition logs and the group coordinator.
-type txnMarkers struct{ b *Broker }
+// txnMarkers is txn.Partitions over the partition logs and the group
+// coordinator. On a cluster node, a marker for a partition led by another
+// broker is sent to that broker (WriteTxnMarkers), unless local is set: a
+// WriteTxnMarkers request itself is answered from this broker's partitions
+// only (NOT_LEADER_OR_FOLLOWER otherwise), so markers never bounce between
+// brokers with different views.
+type txnMarkers struct {
+	b     *Broker
+	local bool
+}
 
 func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
+	if c := t.b.cluster; c != nil && !t.local {
+		if p := t.b.replicas.Get(tp.Topic, tp.Partition); p == nil || p.State().Leader != t.b.self() {
+			return c.writeRemoteMarker(tp, m)
+		}
+	}
 	var err error
+	if _, _, code := t.b.partition(tp.Topic, tp.Partition); code == kerr.NotLeaderForPartition.Code {
+		return &Error{Code: code, Msg: fmt.Sprintf("%s-%d is not led by this broker", tp.Topic, tp.Partition)}
+	}
 	if tp.Topic == group.OffsetsTopic {
 		if _, _, code := t.b.partition(tp.Topic, tp.Partition); code != 0 {
 			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)

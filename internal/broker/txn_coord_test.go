@@ -504,7 +504,7 @@ func TestTxnVerifyPartition(t *testing.T) {
 		}
 	}
 	verify := func(b *Broker, pid int64, epoch int16, topic string, partition int32) error {
-		release, err := b.beginTxnProduce(pid, epoch, topic, partition)
+		release, err := b.beginTxnProduce(nil, pid, epoch, topic, partition)
 		if release != nil {
 			release()
 		}
@@ -522,9 +522,9 @@ func TestTxnVerifyPartition(t *testing.T) {
 	check("added", verify(b, x.pid, x.epoch, "v", 0), nil)
 	check("other partition", verify(b, x.pid, x.epoch, "v", 1), kerr.InvalidTxnState)
 	check("unknown producer", verify(b, x.pid+1000, 0, "v", 0), kerr.InvalidProducerIDMapping)
-	release, err := b.beginTxnProduce(x.pid, x.epoch, "v", 0)
+	release, err := b.beginTxnProduce(nil, x.pid, x.epoch, "v", 0)
 	check("begin produce", err, nil)
-	_, err = b.beginTxnProduce(x.pid, x.epoch, "v", 1)
+	_, err = b.beginTxnProduce(nil, x.pid, x.epoch, "v", 1)
 	check("begin produce, other partition", err, kerr.InvalidTxnState)
 	ended := make(chan int16)
 	go func() { ended <- x.end(true) }()

@@ -22,9 +22,16 @@ import (
 // while its transaction was ongoing cannot land after the marker that ends it
 // (which would leave a transaction open on the partition that nothing ends: a
 // "hanging" transaction holding the last stable offset back).
-func (b *Broker) beginTxnProduce(pid int64, epoch int16, topic string, partition int32) (release func(), err error) {
+//
+// On a cluster node, a transactional id coordinated by another broker is
+// admitted by that broker (cluster_txn.go), which holds its markers back
+// the same way until this append is done.
+func (b *Broker) beginTxnProduce(tid *string, pid int64, epoch int16, topic string, partition int32) (release func(), err error) {
 	if b.txns == nil {
 		return func() {}, nil
+	}
+	if c := b.cluster; c != nil && tid != nil && !c.coordinatesTxn(*tid) {
+		return c.beginRemoteTxnProduce(*tid, pid, epoch, topic, partition)
 	}
 	release, code := b.txns.BeginProduce(pid, epoch, txn.TopicPartition{Topic: topic, Partition: partition})
 	if code == 0 {

@@ -60,7 +60,7 @@ func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *
 
 // writeMarkerCode writes m to tp and returns the Kafka error code of the outcome.
 func (b *Broker) writeMarkerCode(tp txn.TopicPartition, m batch.Marker) int16 {
-	err := txnMarkers{b}.WriteMarker(tp, m)
+	err := txnMarkers{b: b, local: true}.WriteMarker(tp, m)
 	if err == nil {
 		return 0
 	}
