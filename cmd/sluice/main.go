@@ -143,7 +143,8 @@ const topLevelUsage = `Usage: sluice [flags]                 run a single-node K
        sluice COMMAND [args]
 
 Commands:
-  topics create|list|describe|delete   admin of a running broker (sluice topics --help)
+  topic create|list|describe|alter-config|add-partitions|trim-prefix|delete
+                                       topics of a running broker ("topics" is an alias)
   compaction status [topic]            why a topic has or hasn't compacted
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
@@ -236,8 +237,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 0
 	case "compaction":
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
-	case "topics":
-		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
+	}
+	if code, ok := runClientCommand(ctx, sub, subArgs, getenv, stdout, stderr); ok { // commands.go
+		return code
 	}
 	if sub != "" {
 		fmt.Fprintf(stderr, "sluice: unknown command %q (sluice help lists the commands)\n", sub)
