@@ -64,7 +64,7 @@ func orDash(s string) string {
 // groupMember is a member of either kind of group.
 type groupMember struct {
 	id, clientID, host string
-	assigned          kadm.TopicsSet
+	assigned           kadm.TopicsSet
 }
 
 // groupView is what describe shows of a group of either kind.
@@ -104,7 +104,7 @@ func describeGroupView(c *cmd, adm *kadm.Client, name string) (*groupView, error
 		}
 		d := ds[name]
 		if d.Err != nil {
-			return nil, d.Err
+			return nil, fmt.Errorf("group %s: %w", name, d.Err)
 		}
 		g.state, g.protocol, g.coordinator = d.State, d.AssignorName, d.Coordinator.NodeID
 		for _, m := range d.Members {
@@ -119,7 +119,7 @@ func describeGroupView(c *cmd, adm *kadm.Client, name string) (*groupView, error
 		}
 		d := ds[name]
 		if d.Err != nil {
-			return nil, d.Err
+			return nil, fmt.Errorf("group %s: %w", name, d.Err)
 		}
 		g.state, g.protocol, g.coordinator = d.State, d.Protocol, d.Coordinator.NodeID
 		for _, m := range d.Members {
