@@ -145,7 +145,13 @@ const topLevelUsage = `Usage: sluice [flags]                 run a single-node K
 Commands:
   topic create|list|describe|alter-config|add-partitions|trim-prefix|delete
                                        topics of a running broker ("topics" is an alias)
+  group list|describe|seek|delete      consumer groups: lag, offset resets
+  produce TOPIC                        produce records read from standard input
+  consume TOPIC...                     print records (kcat-style -f formats, -o, -n, -g)
+  cluster info                         cluster id, controller, brokers and racks
+  user create|list|delete              SCRAM users
   compaction status [topic]            why a topic has or hasn't compacted
+  completion bash|zsh                  a shell completion script
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
 
@@ -235,6 +241,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
+	case "completion":
+		return completionCommand(subArgs, stdout, stderr) // completion.go
 	case "compaction":
 		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
 	}
