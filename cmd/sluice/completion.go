@@ -14,7 +14,7 @@ import (
 // completionWords maps "noun" and "noun verb" to the words that may follow.
 func completionWords() map[string][]string {
 	words := map[string][]string{}
-	top := []string{"compaction", "completion", "help", "version"}
+	top := []string{"completion", "help", "version"}
 	for _, n := range nouns {
 		top = append(top, n.name)
 		for _, v := range n.verbs {
@@ -44,7 +44,6 @@ func completionWords() map[string][]string {
 			}
 		}
 	}
-	words["compaction"] = []string{"status"}
 	words["completion"] = []string{"bash", "zsh"}
 	sort.Strings(top)
 	words[""] = top

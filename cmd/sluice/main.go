@@ -135,6 +135,7 @@ const defaultMetricsListen = compact.DefaultStatusAddr
 // settings are the resolved command-line options.
 type settings struct {
 	listen, dataDir, advertise, configFile, metricsListen string
+	logLevel, logFormat                                   string // "" takes the config file's (logging.go)
 	showVersion                                           bool
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 }
@@ -165,6 +166,8 @@ var envNames = map[string]string{
 	"advertise":      "SLUICE_ADVERTISE",
 	"config":         "SLUICE_CONFIG",
 	"metrics-listen": "SLUICE_METRICS_LISTEN",
+	"log-level":      "SLUICE_LOG_LEVEL",
+	"log-format":     "SLUICE_LOG_FORMAT",
 }
 
 // parseArgs parses flags over environment defaults. It returns the
@@ -187,6 +190,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to, for the first listener (default: its listen address) [$SLUICE_ADVERTISE]")
 	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
+	fs.StringVar(&s.logLevel, "log-level", env("log-level", ""), "least severe `level` logged: debug, info, warn or error (default: sluice.log.level from --config, else info) [$SLUICE_LOG_LEVEL]")
+	fs.StringVar(&s.logFormat, "log-format", env("log-format", ""), "log line `format`: text or json (default: sluice.log.format from --config, else text) [$SLUICE_LOG_FORMAT]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), topLevelUsage)
@@ -243,8 +248,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 0
 	case "completion":
 		return completionCommand(subArgs, stdout, stderr) // completion.go
-	case "compaction":
-		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
 	}
 	if code, ok := runClientCommand(ctx, sub, subArgs, getenv, stdout, stderr); ok { // commands.go
 		return code
@@ -257,8 +260,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-
 	cfg := config.DefaultBroker()
 	if s.configFile != "" {
 		props, err := config.LoadBrokerFile(s.configFile)
@@ -270,6 +271,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
 			return 2
 		}
+	}
+	logger, err := newLogger(s, cfg, stderr) // logging.go
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		return 2
 	}
 	warnNoEffect(logger, cfg)
 

@@ -204,6 +204,9 @@ func (s *Server) Start() (err error) {
 	if len(b.listeners) > 1 || s.lnsOf[0].Name != security.Plaintext {
 		attrs = append(attrs, "advertised_listeners", b.advertisedList())
 	}
+	if s.mln != nil {
+		attrs = append(attrs, "metrics", s.mln.Addr().String())
+	}
 	o.Logger.Info("sluice started", append(attrs,
 		"data_dir", dataDir, "cluster_id", b.clusterID, "node_id", b.nodeID,
 		"topics", b.topics.Len())...)

@@ -232,4 +232,11 @@ var brokerDefs = []Def{
 		`Replication factor of the share-group state topic (share groups are not supported).`),
 	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectAccepted,
 		`min.insync.replicas of the share-group state topic (share groups are not supported).`),
+
+	// --- Sluice's own (Apache Kafka configures its logging with log4j) -------
+	bdef("sluice.log.level", String, ptr("info"), vIn("debug", "info", "warn", "error"), "",
+		`Least severe level of the broker's log lines: debug, info, warn or error. --log-level and SLUICE_LOG_LEVEL override it.`),
+	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",
+		`Format of the broker's log lines on standard error: text (key=value) or json (one object per line). `+
+			`--log-format and SLUICE_LOG_FORMAT override it.`),
 }
