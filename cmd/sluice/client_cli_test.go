@@ -354,3 +354,32 @@ func TestBinaryCompletionAndHelp(t *testing.T) {
 	}
 	mustCLI(t, bin, nil, []string{"help"}, "group list|describe|seek|delete", "produce TOPIC", "consume TOPIC", "cluster info", "user create", "completion bash|zsh")
 }
+
+// TestBinaryConsumerProtocolGroup: a KIP-848 (consumer protocol) group is
+// listed with its type and described with the members' assignments and lag.
+func TestBinaryConsumerProtocolGroup(t *testing.T) {
+	bin, addr, _ := startBinary(t)
+	env := []string{"SLUICE_BOOTSTRAP=" + addr}
+	mustCLI(t, bin, env, []string{"topic", "create", "kt", "-p", "2"})
+	runCLIInput(t, bin, env, "a\nb\n", "produce", "kt", "-p", "1", "-q")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g848"), kgo.ConsumeTopics("kt"), kgo.ClientID("next-gen"),
+		kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer(), kgo.DisableAutoCommit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out string
+	for {
+		cl.PollRecords(ctx, 10)
+		out, _ = runCLI(t, bin, env, "group", "describe", "g848")
+		if s := squeeze(out); strings.Contains(s, "TYPE consumer") && strings.Contains(s, "MEMBERS 1") && regexp.MustCompile(`(?m)^kt +1 +- +2 +- +\S+ +next-gen `).MatchString(out) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the consumer-protocol member never showed:\n%s", out)
+		}
+	}
+	mustCLI(t, bin, env, []string{"group", "list", "--type", "consumer"}, "g848 consumer ")
+}
