@@ -25,7 +25,7 @@ var compactionNoun = noun{name: "compaction", doc: "why a compacted topic has or
 }}
 
 func compactionStatus(fs *flag.FlagSet) func(*cmd, []string) error {
-	metricsAddr := fs.String("metrics-addr", "", "`host:port` of the broker's --metrics-listen (default: $SLUICE_METRICS_LISTEN, else port 9095 of the bootstrap host, else "+compact.DefaultStatusAddr+"); whatever answers must be the broker at --bootstrap")
+	metricsAddr := fs.String("metrics-addr", "", "`host:port` of the broker's --metrics-listen (default: $SLUICE_METRICS_LISTEN, else the address the broker reports as sluice.metrics.listen, else port 9095 of the bootstrap host and "+compact.DefaultStatusAddr+"); whatever answers must be the broker at --bootstrap")
 	asJSON := fs.Bool("json", false, "print the JSON report")
 	return func(c *cmd, args []string) error {
 		topic := ""
@@ -62,6 +62,16 @@ func compactionStatus(fs *flag.FlagSet) func(*cmd, []string) error {
 		case c.getenv("SLUICE_METRICS_LISTEN") != "":
 			candidates = []string{c.getenv("SLUICE_METRICS_LISTEN")}
 		default:
+			// A Sluice broker reports its bound metrics address as the
+			// broker config sluice.metrics.listen.
+			if node >= 0 {
+				if addr, ok, err := reportedMetricsAddr(c, node, bhost); err == nil && ok {
+					if addr == "" {
+						return fmt.Errorf("%s has no metrics listener (it was started with --metrics-listen \"\" or its default address was taken): the compaction status is served there", who)
+					}
+					candidates = append(candidates, addr)
+				}
+			}
 			_, defPort, _ := net.SplitHostPort(compact.DefaultStatusAddr)
 			if bhost != "" && !isLoopback(bhost) {
 				candidates = append(candidates, net.JoinHostPort(bhost, defPort))
@@ -69,7 +79,7 @@ func compactionStatus(fs *flag.FlagSet) func(*cmd, []string) error {
 			candidates = append(candidates, compact.DefaultStatusAddr)
 		}
 		var tried []string
-		for _, addr := range candidates {
+		for _, addr := range dedupe(candidates) {
 			rep, raw, hdr, err := compact.FetchStatus(addr, topic, c.conn.timeout)
 			if hdr == nil && err != nil {
 				tried = append(tried, err.Error())
@@ -113,4 +123,52 @@ func isLoopback(host string) bool {
 // loopback names as one.
 func sameHost(a, b string) bool {
 	return a == b || isLoopback(a) && isLoopback(b)
+}
+
+// reportedMetricsAddr asks the broker for sluice.metrics.listen; ok is false
+// when the broker does not report it (not Sluice). An address with no host or
+// an unspecified one (0.0.0.0, ::) is reached at the bootstrap host.
+func reportedMetricsAddr(c *cmd, node int32, bootstrapHost string) (addr string, ok bool, err error) {
+	adm, err := c.admin()
+	if err != nil {
+		return "", false, err
+	}
+	ctx, cancel := c.deadline()
+	defer cancel()
+	rcs, err := adm.DescribeBrokerConfigs(ctx, node)
+	if err != nil {
+		return "", false, err
+	}
+	for _, rc := range rcs {
+		for _, cf := range rc.Configs {
+			if cf.Key != "sluice.metrics.listen" {
+				continue
+			}
+			v := cf.MaybeValue()
+			if v == "" {
+				return "", true, nil
+			}
+			host, port, err := net.SplitHostPort(v)
+			if err != nil {
+				return "", false, err
+			}
+			if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+				host = bootstrapHost
+			}
+			return net.JoinHostPort(host, port), true, nil
+		}
+	}
+	return "", false, nil
+}
+
+func dedupe(ss []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -34,6 +34,13 @@ func TestBinaryCompactionStatusChecksIdentity(t *testing.T) {
 	}
 	mustCLI(t, bin, nil, []string{"compaction", "status", "profiles", "--json", "--bootstrap", addrA, "--metrics-addr", mA[1]}, `"topic": "profiles"`)
 	mustCLI(t, bin, []string{"SLUICE_METRICS_LISTEN=" + mA[1], "SLUICE_BOOTSTRAP=" + addrA}, []string{"compaction", "status", "profiles"}, "profiles 0 ")
+	// Without an address: the one the broker reports as sluice.metrics.listen.
+	mustCLI(t, bin, []string{"SLUICE_METRICS_LISTEN="}, []string{"compaction", "status", "--bootstrap", addrA}, "status from "+mA[1], "profiles 0 ")
+	mustCLI(t, bin, nil, []string{"topic", "describe", "--bootstrap", addrA, "profiles"}) // (the broker answers DescribeConfigs)
+	_, addrC, _ := startBinary(t)                                                         // --metrics-listen ""
+	if out, code := runCLI(t, bin, []string{"SLUICE_METRICS_LISTEN="}, "compaction", "status", "--bootstrap", addrC); code != 1 || !strings.Contains(out, "has no metrics listener") {
+		t.Errorf("broker without a metrics listener: %d %q", code, out)
+	}
 
 	// B's listener is refused, by flag or by variable.
 	for _, env := range [][]string{nil, {"SLUICE_METRICS_LISTEN=" + mB[1]}} {
@@ -98,6 +105,16 @@ func TestBinaryMetricsListenTaken(t *testing.T) {
 	out, code := runCLI(t, bin, nil, "--listen", freeAddr(t), "--data-dir", dir, "--metrics-listen", busy.Addr().String())
 	if code != 1 || !strings.Contains(out, "metrics listener "+busy.Addr().String()) {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("data directory created: %v", err)
+	}
+	// The same from the config file's sluice.metrics.listen.
+	cfg := filepath.Join(t.TempDir(), "server.properties")
+	os.WriteFile(cfg, []byte("sluice.metrics.listen="+busy.Addr().String()+"\n"), 0o600)
+	out, code = runCLI(t, bin, []string{"SLUICE_METRICS_LISTEN="}, "--listen", freeAddr(t), "--data-dir", dir, "--config", cfg)
+	if code != 1 || !strings.Contains(out, "metrics listener "+busy.Addr().String()) {
+		t.Errorf("sluice.metrics.listen taken: exit %d:\n%s", code, out)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("data directory created: %v", err)

@@ -138,6 +138,7 @@ type settings struct {
 	logLevel, logFormat                                   string // "" takes the config file's (logging.go)
 	showVersion                                           bool
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
+	metricsSet                                            bool // --metrics-listen or SLUICE_METRICS_LISTEN given
 }
 
 const topLevelUsage = `Usage: sluice [flags]                 run a single-node Kafka-compatible broker
@@ -189,7 +190,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.dataDir, "data-dir", env("data-dir", ""), "`directory` for logs and metadata (default ./data, or log.dirs from --config) [$SLUICE_DATA_DIR]")
 	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to, for the first listener (default: its listen address) [$SLUICE_ADVERTISE]")
 	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
-	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
+	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics, /healthz, /readyz and /compaction/status (default: sluice.metrics.listen from --config, else "+defaultMetricsListen+"); \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.StringVar(&s.logLevel, "log-level", env("log-level", ""), "least severe `level` logged: debug, info, warn or error (default: sluice.log.level from --config, else info) [$SLUICE_LOG_LEVEL]")
 	fs.StringVar(&s.logFormat, "log-format", env("log-format", ""), "log line `format`: text or json (default: sluice.log.format from --config, else text) [$SLUICE_LOG_FORMAT]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
@@ -204,9 +205,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 		return s, "", nil, fmt.Errorf("unexpected argument %q (flags must come before it; subcommands come first)", fs.Arg(0))
 	}
 	s.listenSet = getenv(envNames["listen"]) != ""
+	s.metricsSet = getenv(envNames["metrics-listen"]) != ""
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "listen" {
 			s.listenSet = true
+		}
+		if f.Name == "metrics-listen" {
+			s.metricsSet = true
 		}
 	})
 	return s, "", nil, nil
@@ -300,13 +305,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	// The metrics address: the flag or variable, else sluice.metrics.listen
+	// from the file, else the default, which alone may be busy.
+	metricsListen, metricsOptional := s.metricsListen, !s.metricsSet
+	if v, ok := cfg.Raw["sluice.metrics.listen"]; ok && !s.metricsSet {
+		metricsListen, metricsOptional = v, false
+	}
+
 	srv := broker.NewServer(broker.Options{
 		Listen:        listen,
 		DataDir:       dataDir,
 		Advertise:     s.advertise,
-		MetricsListen: s.metricsListen,
+		MetricsListen: metricsListen,
 		// Only the default address may fail softly.
-		MetricsOptional: s.metricsListen == defaultMetricsListen,
+		MetricsOptional: metricsOptional,
 		Config:          cfg,
 		Logger:          logger,
 		Version:         buildVersion(),

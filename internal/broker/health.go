@@ -14,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sluice-broker/sluice/internal/compact"
+	"github.com/sluice-broker/sluice/internal/config"
 )
 
 // Response headers of every answer of the metrics listener, once the data
@@ -82,6 +85,7 @@ func (s *Server) bindMetrics(b *Broker) error {
 		return fmt.Errorf("sluice: metrics listener %s: %w", o.MetricsListen, err)
 	}
 	s.mln = ln
+	b.metricsAddr = ln.Addr().String()
 	s.health.set(false, "starting: opening the data directory and loading the logs")
 	s.mux = http.NewServeMux()
 	s.mux.Handle("/metrics", b.metrics.Handler())
@@ -117,4 +121,23 @@ func (s *Server) metricsReady(b *Broker) {
 		s.mux.Handle(compact.StatusPath, b.cleaner.StatusHandler())
 	}
 	s.health.set(true, "")
+}
+
+// metricsListenConfig is the broker config that DescribeConfigs reports
+// with the metrics listener's bound address.
+const metricsListenConfig = "sluice.metrics.listen"
+
+// withMetricsAddr sets sluice.metrics.listen in described broker configs to
+// the address actually bound ("" when there is no metrics listener).
+func (b *Broker) withMetricsAddr(vals []config.Value) []config.Value {
+	for i := range vals {
+		if vals[i].Name != metricsListenConfig {
+			continue
+		}
+		if def := vals[i].Def.Default; def == nil || *def != b.metricsAddr {
+			vals[i].Source = int8(kmsg.ConfigSourceStaticBrokerConfig)
+		}
+		vals[i].Value, vals[i].Null = b.metricsAddr, false
+	}
+	return vals
 }

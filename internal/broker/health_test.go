@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func httpGet(t *testing.T, url string) (int, string, http.Header) {
@@ -42,6 +44,22 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	if code, _, hdr = httpGet(t, base+"/compaction/status"); code != 200 || hdr.Get(HeaderClusterID) == "" {
 		t.Errorf("/compaction/status: %d %v", code, hdr)
+	}
+	// DescribeConfigs reports the bound address as sluice.metrics.listen.
+	rcs, err := tb.admin().DescribeBrokerConfigs(ctx(t), tb.broker().nodeID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == "sluice.metrics.listen" {
+				found = c.MaybeValue() == tb.srv.MetricsAddr().String() && c.Source == kmsg.ConfigSourceStaticBrokerConfig
+			}
+		}
+	}
+	if !found {
+		t.Errorf("sluice.metrics.listen is not reported as %s: %+v", tb.srv.MetricsAddr(), rcs)
 	}
 	tb.srv.health.set(false, "shutting down")
 	if code, body, _ = httpGet(t, base+"/readyz"); code != 503 || body != "not ready: shutting down\n" {
