@@ -57,7 +57,7 @@ type cmd struct {
 	adm            *kadm.Client
 }
 
-// client returns the admin client, connecting on first use.
+// admin returns the admin client, connecting on first use.
 func (c *cmd) admin() (*kadm.Client, error) {
 	if c.adm != nil {
 		return c.adm, nil
@@ -370,7 +370,7 @@ func (c *clientFlags) options() ([]kgo.Opt, error) {
 	return append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.RequestTimeoutOverhead(c.timeout), kgo.RetryTimeout(c.timeout)}, opts...), nil
 }
 
-// bootstrapOf is the resolved first bootstrap address.
+// bootstrapAddr is the first resolved bootstrap address.
 func (c *clientFlags) bootstrapAddr() string {
 	props, err := c.properties()
 	if err != nil {

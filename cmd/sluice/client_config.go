@@ -79,7 +79,7 @@ func clientTLS(props map[string]string) (*tls.Config, error) {
 func clientSASL(props map[string]string) (kgo.Opt, error) {
 	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
 	if mech == "" {
-		return nil, fmt.Errorf("sasl.mechanism is not set (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")
+		return nil, fmt.Errorf("no SASL mechanism: --sasl-mechanism or sasl.mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")
 	}
 	user, pass := props["sasl.username"], props["sasl.password"]
 	if jaas := props["sasl.jaas.config"]; jaas != "" {

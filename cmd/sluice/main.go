@@ -10,9 +10,9 @@
 // value is an error (an unknown name with a "did you mean"). Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
 // SASL_SSL; docs/security.md) are served unless --listen gives one
 // PLAINTEXT address instead. The first argument not starting with '-' is a
-// subcommand: "sluice topics ..." (create/list/describe/delete topics on a
-// running broker), "sluice compaction status [topic]", "sluice version" and
-// "sluice help [COMMAND]".
+// subcommand: the client commands of commands.go ("sluice topic ...",
+// "group", "produce", "consume", "cluster", "user", "compaction status"),
+// "sluice completion bash|zsh", "sluice version" and "sluice help [COMMAND]".
 //
 // This file is a thin layer over broker.Server: parse, start, wait for
 // SIGINT/SIGTERM, shut down cleanly.
