@@ -145,7 +145,7 @@ func TestBinaryHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"help"}, []string{"Commands:", "topics create|list|describe|delete", "version", "-data-dir", "-metrics-listen"}},
+		{[]string{"help"}, []string{"Commands:", "topic create|list|describe|alter-config", "version", "-data-dir", "-metrics-listen"}},
 		{[]string{"--help"}, []string{"Commands:", "-listen"}},
 		{[]string{"help", "topics"}, []string{"Verbs:", "create", "list", "describe", "delete", "SLUICE_BOOTSTRAP"}},
 		{[]string{"topics", "--help"}, []string{"Verbs:", "describe"}},

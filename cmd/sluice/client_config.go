@@ -11,27 +11,19 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security"
 )
 
-// clientOptions reads a Kafka client properties file — what Kafka's tools
-// take as --command-config — and returns the client options for the admin
-// commands: security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL),
-// sasl.mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) with the username and
-// password of sasl.jaas.config, and a PEM trust store
-// (ssl.truststore.location, or ssl.truststore.certificates inline; without
-// one the system's roots are used). Anything else is refused with a message
-// rather than ignored.
-func clientOptions(path string) ([]kgo.Opt, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	props, err := config.ParseProperties(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+// propsOptions returns the client options for Kafka client properties —
+// what Kafka's tools take as --command-config: security.protocol
+// (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), sasl.mechanism (PLAIN,
+// SCRAM-SHA-256, SCRAM-SHA-512) with the username and password of
+// sasl.jaas.config (or sasl.username and sasl.password, which the --user and
+// --password flags set), and a PEM trust store (ssl.truststore.location, or
+// ssl.truststore.certificates inline; without one the system's roots are
+// used). A setting it cannot honour is refused with a message rather than
+// ignored.
+func propsOptions(props map[string]string) ([]kgo.Opt, error) {
 	protocol := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
 	if protocol == "" {
 		protocol = "PLAINTEXT"
@@ -42,17 +34,17 @@ func clientOptions(path string) ([]kgo.Opt, error) {
 	case "SSL", "SASL_SSL":
 		tc, err := clientTLS(props)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	case "SASL_PLAINTEXT":
 	default:
-		return nil, fmt.Errorf("%s: security.protocol=%s: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", path, protocol)
+		return nil, fmt.Errorf("security.protocol=%s: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", protocol)
 	}
 	if strings.HasPrefix(protocol, "SASL_") {
 		m, err := clientSASL(props)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		opts = append(opts, m)
 	}
@@ -87,15 +79,23 @@ func clientTLS(props map[string]string) (*tls.Config, error) {
 func clientSASL(props map[string]string) (kgo.Opt, error) {
 	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
 	if mech == "" {
-		return nil, fmt.Errorf("sasl.mechanism is not set (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")
+		return nil, fmt.Errorf("no SASL mechanism: --sasl-mechanism or sasl.mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")
 	}
-	modules, err := security.ParseJAAS(props["sasl.jaas.config"])
-	if err != nil || len(modules) != 1 {
-		return nil, fmt.Errorf("sasl.jaas.config must hold one login module with username and password")
+	user, pass := props["sasl.username"], props["sasl.password"]
+	if jaas := props["sasl.jaas.config"]; jaas != "" {
+		modules, err := security.ParseJAAS(jaas)
+		if err != nil || len(modules) != 1 {
+			return nil, fmt.Errorf("sasl.jaas.config must hold one login module with username and password")
+		}
+		if user == "" {
+			user = modules[0].Options["username"]
+		}
+		if pass == "" {
+			pass = modules[0].Options["password"]
+		}
 	}
-	user, pass := modules[0].Options["username"], modules[0].Options["password"]
 	if user == "" {
-		return nil, fmt.Errorf("sasl.jaas.config has no username")
+		return nil, fmt.Errorf("no SASL user: --user, or sasl.jaas.config with a username")
 	}
 	switch mech {
 	case "PLAIN":
@@ -105,5 +105,5 @@ func clientSASL(props map[string]string) (kgo.Opt, error) {
 	case "SCRAM-SHA-512":
 		return kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()), nil
 	}
-	return nil, fmt.Errorf("sasl.mechanism=%s: the sluice admin commands speak PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", mech)
+	return nil, fmt.Errorf("sasl.mechanism=%s: the sluice client commands speak PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", mech)
 }

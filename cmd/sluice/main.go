@@ -10,9 +10,9 @@
 // value is an error (an unknown name with a "did you mean"). Its listeners (PLAINTEXT, SSL, SASL_PLAINTEXT,
 // SASL_SSL; docs/security.md) are served unless --listen gives one
 // PLAINTEXT address instead. The first argument not starting with '-' is a
-// subcommand: "sluice topics ..." (create/list/describe/delete topics on a
-// running broker), "sluice compaction status [topic]", "sluice version" and
-// "sluice help [COMMAND]".
+// subcommand: the client commands of commands.go ("sluice topic ...",
+// "group", "produce", "consume", "cluster", "user", "compaction status"),
+// "sluice completion bash|zsh", "sluice version" and "sluice help [COMMAND]".
 //
 // This file is a thin layer over broker.Server: parse, start, wait for
 // SIGINT/SIGTERM, shut down cleanly.
@@ -135,8 +135,10 @@ const defaultMetricsListen = compact.DefaultStatusAddr
 // settings are the resolved command-line options.
 type settings struct {
 	listen, dataDir, advertise, configFile, metricsListen string
+	logLevel, logFormat                                   string // "" takes the config file's (logging.go)
 	showVersion                                           bool
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
+	metricsSet                                            bool // --metrics-listen or SLUICE_METRICS_LISTEN given
 }
 
 const topLevelUsage = `Usage: sluice [flags]                 run a Kafka-compatible broker (one node; a cluster node
@@ -144,9 +146,16 @@ const topLevelUsage = `Usage: sluice [flags]                 run a Kafka-compati
        sluice COMMAND [args]
 
 Commands:
-  topics create|list|describe|delete   admin of a running broker (sluice topics --help)
+  topic create|list|describe|alter-config|add-partitions|trim-prefix|delete
+                                       topics of a running broker ("topics" is an alias)
+  group list|describe|seek|delete      consumer groups: lag, offset resets
+  produce TOPIC                        produce records read from standard input
+  consume TOPIC...                     print records (kcat-style -f formats, -o, -n, -g)
+  cluster info                         cluster id, controller, brokers and racks
+  user create|list|delete              SCRAM users
   compaction status [topic]            why a topic has or hasn't compacted
   dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
+  completion bash|zsh                  a shell completion script
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
 
@@ -160,6 +169,8 @@ var envNames = map[string]string{
 	"advertise":      "SLUICE_ADVERTISE",
 	"config":         "SLUICE_CONFIG",
 	"metrics-listen": "SLUICE_METRICS_LISTEN",
+	"log-level":      "SLUICE_LOG_LEVEL",
+	"log-format":     "SLUICE_LOG_FORMAT",
 }
 
 // parseArgs parses flags over environment defaults. It returns the
@@ -181,7 +192,9 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.dataDir, "data-dir", env("data-dir", ""), "`directory` for logs and metadata (default ./data, or log.dirs from --config) [$SLUICE_DATA_DIR]")
 	fs.StringVar(&s.advertise, "advertise", env("advertise", ""), "`host:port` clients are told to connect to, for the first listener (default: its listen address) [$SLUICE_ADVERTISE]")
 	fs.StringVar(&s.configFile, "config", env("config", ""), "server.properties-style `file` with Kafka broker configs [$SLUICE_CONFIG]")
-	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics and /compaction/status; \"\" turns it off [$SLUICE_METRICS_LISTEN]")
+	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics, /healthz, /readyz and /compaction/status (default: sluice.metrics.listen from --config, else "+defaultMetricsListen+"); \"\" turns it off [$SLUICE_METRICS_LISTEN]")
+	fs.StringVar(&s.logLevel, "log-level", env("log-level", ""), "least severe `level` logged: debug, info, warn or error (default: sluice.log.level from --config, else info) [$SLUICE_LOG_LEVEL]")
+	fs.StringVar(&s.logFormat, "log-format", env("log-format", ""), "log line `format`: text or json (default: sluice.log.format from --config, else text) [$SLUICE_LOG_FORMAT]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), topLevelUsage)
@@ -194,9 +207,13 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 		return s, "", nil, fmt.Errorf("unexpected argument %q (flags must come before it; subcommands come first)", fs.Arg(0))
 	}
 	s.listenSet = getenv(envNames["listen"]) != ""
+	s.metricsSet = getenv(envNames["metrics-listen"]) != ""
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "listen" {
 			s.listenSet = true
+		}
+		if f.Name == "metrics-listen" {
+			s.metricsSet = true
 		}
 	})
 	return s, "", nil, nil
@@ -236,12 +253,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
-	case "compaction":
-		return compact.Command(subArgs, getenv, stdout, stderr) // internal/compact/command.go
-	case "topics":
-		return topicsCommand(ctx, subArgs, getenv, stdout, stderr) // topics.go
 	case "dev":
 		return devCommand(ctx, subArgs, stdout, stderr) // dev_cluster.go
+	case "completion":
+		return completionCommand(subArgs, stdout, stderr) // completion.go
+	}
+	if code, ok := runClientCommand(ctx, sub, subArgs, getenv, stdout, stderr); ok { // commands.go
+		return code
 	}
 	if sub != "" {
 		fmt.Fprintf(stderr, "sluice: unknown command %q (sluice help lists the commands)\n", sub)
@@ -251,8 +269,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, versionLine(readBuildInfo()))
 		return 0
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-
 	cfg := config.DefaultBroker()
 	if s.configFile != "" {
 		props, err := config.LoadBrokerFile(s.configFile)
@@ -264,6 +280,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
 			return 2
 		}
+	}
+	logger, err := newLogger(s, cfg, stderr) // logging.go
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		return 2
 	}
 	warnNoEffect(logger, cfg)
 
@@ -288,13 +309,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	// The metrics address: the flag or variable, else sluice.metrics.listen
+	// from the file, else the default, which alone may be busy.
+	metricsListen, metricsOptional := s.metricsListen, !s.metricsSet
+	if v, ok := cfg.Raw["sluice.metrics.listen"]; ok && !s.metricsSet {
+		metricsListen, metricsOptional = v, false
+	}
+
 	srv := broker.NewServer(broker.Options{
 		Listen:        listen,
 		DataDir:       dataDir,
 		Advertise:     s.advertise,
-		MetricsListen: s.metricsListen,
+		MetricsListen: metricsListen,
 		// Only the default address may fail softly.
-		MetricsOptional: s.metricsListen == defaultMetricsListen,
+		MetricsOptional: metricsOptional,
 		Config:          cfg,
 		Logger:          logger,
 		Version:         buildVersion(),

@@ -34,6 +34,9 @@ type Broker struct {
 	metrics  *metrics.Metrics // Prometheus collectors
 	logger   *slog.Logger     // the broker's logger; add request context with .With
 	dataDir  string           // absolute data directory
+	// metricsAddr is the metrics listener's bound address ("" if none),
+	// which DescribeConfigs reports as sluice.metrics.listen (health.go).
+	metricsAddr string
 
 	nodeID    int32
 	clusterID string

@@ -79,7 +79,7 @@ func (b *Broker) describeResource(typ int8, name string) ([]config.Value, error)
 		if name == "" {
 			return nil, nil
 		}
-		return b.cfg.DescribeBroker(), nil
+		return b.withMetricsAddr(b.cfg.DescribeBroker()), nil // health.go
 	case resourceBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return nil, err

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
@@ -74,6 +73,8 @@ type Server struct {
 	lnsOf   []*wire.Listener // the listener each of lns serves
 	metrics *http.Server
 	mln     net.Listener
+	mux     *http.ServeMux // the metrics listener's (health.go)
+	health  health
 
 	lock      *os.File // the data directory's .lock (dirlock.go)
 	closeOnce sync.Once
@@ -136,6 +137,9 @@ func (s *Server) Start() (err error) {
 	if err = s.bindListeners(b); err != nil {
 		return err
 	}
+	if err = s.bindMetrics(b); err != nil { // health.go
+		return err
+	}
 
 	if s.lock, err = lockDataDir(dataDir); err != nil {
 		return err
@@ -147,6 +151,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()
+	s.health.identify(b.clusterID, b.nodeID)
 
 	mopts := log.ManagerOptions{
 		Logger: o.Logger,
@@ -193,30 +198,7 @@ func (s *Server) Start() (err error) {
 		}()
 	}
 
-	if o.MetricsListen != "" {
-		s.mln, err = net.Listen("tcp", o.MetricsListen)
-		if err != nil && o.MetricsOptional {
-			o.Logger.Warn("metrics endpoint not started (set --metrics-listen to choose another address)",
-				"addr", o.MetricsListen, "err", err)
-			s.mln, err = nil, nil
-		}
-		if err != nil {
-			return fmt.Errorf("sluice: metrics listener: %w", err)
-		}
-	}
-	if s.mln != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", b.metrics.Handler())
-		if b.cleaner != nil {
-			mux.Handle(compact.StatusPath, b.cleaner.StatusHandler())
-		}
-		s.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := s.metrics.Serve(s.mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				o.Logger.Error("metrics endpoint stopped", "err", err)
-			}
-		}()
-	}
+	s.metricsReady(b) // health.go
 
 	addrs := make([]string, len(s.lns))
 	for i, ln := range s.lns {
@@ -229,6 +211,9 @@ func (s *Server) Start() (err error) {
 		"advertise", net.JoinHostPort(b.host, strconv.Itoa(int(b.port)))}
 	if len(b.listeners) > 1 || s.lnsOf[0].Name != security.Plaintext {
 		attrs = append(attrs, "advertised_listeners", b.advertisedList())
+	}
+	if s.mln != nil {
+		attrs = append(attrs, "metrics", s.mln.Addr().String())
 	}
 	o.Logger.Info("sluice started", append(attrs,
 		"data_dir", dataDir, "cluster_id", b.clusterID, "node_id", b.nodeID,
@@ -268,6 +253,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 		defer cancel()
+		s.health.set(false, "shutting down")
 		if s.wire != nil {
 			if err := s.wire.Shutdown(ctx); err != nil {
 				s.opts.Logger.Warn("shutdown: in-flight requests did not finish in time", "err", err)
@@ -288,7 +274,9 @@ func (s *Server) abort() {
 	for _, ln := range s.lns {
 		ln.Close()
 	}
-	if s.mln != nil {
+	if s.metrics != nil {
+		s.metrics.Close()
+	} else if s.mln != nil {
 		s.mln.Close()
 	}
 	if s.wire != nil {

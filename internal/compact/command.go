@@ -2,7 +2,6 @@ package compact
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -13,73 +12,46 @@ import (
 	"time"
 )
 
-// Command runs `sluice compaction ...` (args are what follows
-// "compaction") and returns the exit code. Today it has one subcommand:
-//
-//	sluice compaction status [topic] [--metrics-addr host:port] [--json]
-//
-// It asks the running broker: GET http://<metrics-addr>/compaction/status
-// on the listener of --metrics-listen (default address: $SLUICE_METRICS_LISTEN,
-// else DefaultStatusAddr, the broker command's default),
-// and prints one line per partition of the compacted topics, or the raw
-// JSON with --json.
 // DefaultStatusAddr is where `sluice` serves /metrics and the compaction
 // status when --metrics-listen is not given.
 const DefaultStatusAddr = "127.0.0.1:9095"
 
-func Command(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "status" {
-		fmt.Fprintln(stderr, "usage: sluice compaction status [topic] [--metrics-addr host:port] [--json]")
-		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-			return 0
-		}
-		return 2
+// FetchStatus asks the metrics listener at addr for the compaction status
+// (GET http://<addr>/compaction/status[?topic=...]); it returns the report,
+// the raw JSON and the response headers, which name the broker that answered
+// ("sluice compaction status", in cmd/sluice, checks them).
+func FetchStatus(addr, topic string, timeout time.Duration) (StatusReport, []byte, http.Header, error) {
+	var rep StatusReport
+	host := addr
+	if h, p, err := net.SplitHostPort(addr); err == nil && h == "" {
+		host = net.JoinHostPort("localhost", p)
 	}
-	fs := flag.NewFlagSet("sluice compaction status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	defAddr := getenv("SLUICE_METRICS_LISTEN")
-	if defAddr == "" {
-		defAddr = DefaultStatusAddr
+	u := url.URL{Scheme: "http", Host: host, Path: StatusPath}
+	if topic != "" {
+		u.RawQuery = url.Values{"topic": {topic}}.Encode()
 	}
-	addr := fs.String("metrics-addr", defAddr, "`host:port` of the broker's --metrics-listen [$SLUICE_METRICS_LISTEN]")
-	asJSON := fs.Bool("json", false, "print the JSON report")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the broker")
-	var topics []string
-	rest := args[1:]
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		topics = append(topics, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	if len(topics) > 1 {
-		fmt.Fprintln(stderr, "sluice compaction status: at most one topic")
-		return 2
-	}
-	if *addr == "" {
-		fmt.Fprintln(stderr, "sluice compaction status: the broker's metrics address is needed: --metrics-addr host:port (the broker's --metrics-listen) or $SLUICE_METRICS_LISTEN")
-		return 2
-	}
-	topic := ""
-	if len(topics) == 1 {
-		topic = topics[0]
-	}
-	rep, raw, err := fetchStatus(*addr, topic, *timeout)
+	cl := &http.Client{Timeout: timeout}
+	resp, err := cl.Get(u.String())
 	if err != nil {
-		fmt.Fprintf(stderr, "sluice compaction status: %v\n", err)
-		return 1
+		return rep, nil, nil, fmt.Errorf("cannot reach %s: %w", addr, err)
 	}
-	if *asJSON {
-		_, _ = stdout.Write(raw)
-		return 0
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return rep, nil, resp.Header, err
 	}
+	if resp.StatusCode != http.StatusOK {
+		return rep, nil, resp.Header, fmt.Errorf("%s: %s: %s", u.String(), resp.Status, strings.TrimSpace(string(raw)))
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return rep, nil, resp.Header, fmt.Errorf("bad status document from %s: %w", addr, err)
+	}
+	return rep, raw, resp.Header, nil
+}
+
+// PrintStatus prints a report of one topic (or of every non-internal topic
+// when topic is ""), and reports whether the named topic was found.
+func PrintStatus(w io.Writer, rep StatusReport, topic string) (found bool) {
 	hidden := 0
 	if topic == "" {
 		// Internal topics (50 __consumer_offsets partitions by default) would
@@ -94,44 +66,11 @@ func Command(args []string, getenv func(string) string, stdout, stderr io.Writer
 		}
 		rep.Partitions = kept
 	}
-	WriteStatus(stdout, rep)
+	WriteStatus(w, rep)
 	if hidden > 0 {
-		fmt.Fprintf(stdout, "(%d partitions of internal topics not shown; name one to see it, e.g. sluice compaction status __consumer_offsets)\n", hidden)
+		fmt.Fprintf(w, "(%d partitions of internal topics not shown; name one to see it, e.g. sluice compaction status __consumer_offsets)\n", hidden)
 	}
-	if topic != "" && len(rep.Partitions) == 0 {
-		fmt.Fprintf(stderr, "sluice compaction status: the broker at %s has no compacted topic %q: it does not exist there, or its cleanup.policy does not include compact\n", *addr, topic)
-		return 1
-	}
-	return 0
-}
-
-func fetchStatus(addr, topic string, timeout time.Duration) (StatusReport, []byte, error) {
-	var rep StatusReport
-	host := addr
-	if h, p, err := net.SplitHostPort(addr); err == nil && h == "" {
-		host = net.JoinHostPort("localhost", p)
-	}
-	u := url.URL{Scheme: "http", Host: host, Path: StatusPath}
-	if topic != "" {
-		u.RawQuery = url.Values{"topic": {topic}}.Encode()
-	}
-	cl := &http.Client{Timeout: timeout}
-	resp, err := cl.Get(u.String())
-	if err != nil {
-		return rep, nil, fmt.Errorf("cannot reach the broker: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return rep, nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return rep, nil, fmt.Errorf("%s: %s: %s", u.String(), resp.Status, strings.TrimSpace(string(raw)))
-	}
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		return rep, nil, fmt.Errorf("bad status document: %w", err)
-	}
-	return rep, raw, nil
+	return topic == "" || len(rep.Partitions) > 0
 }
 
 // WriteStatus prints a report as a table, one partition per line, then

@@ -45,10 +45,10 @@ func TestStatusEndpointCLIAndMetrics(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	var out, errb bytes.Buffer
-	code := Command([]string{"status", "users", "--metrics-addr", ln.Addr().String()}, func(string) string { return "" }, &out, &errb)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	var out bytes.Buffer
+	rep, _, _, err := FetchStatus(ln.Addr().String(), "users", time.Second)
+	if err != nil || !PrintStatus(&out, rep, "users") {
+		t.Fatalf("users: %v", err)
 	}
 	s := out.String()
 	for _, want := range []string{"users", "active_segment", "1 (next in 24h0m0s)", "CHECKPOINT"} {
@@ -56,25 +56,14 @@ func TestStatusEndpointCLIAndMetrics(t *testing.T) {
 			t.Fatalf("status output lacks %q:\n%s", want, s)
 		}
 	}
-	out.Reset()
-	if code := Command([]string{"status", "--json"}, func(k string) string {
-		if k == "SLUICE_METRICS_LISTEN" {
-			return ln.Addr().String()
-		}
-		return ""
-	}, &out, &errb); code != 0 || !strings.Contains(out.String(), `"tombstones_pending": 1`) {
-		t.Fatalf("json: exit %d\n%s", code, out.String())
+	if _, raw, _, err := FetchStatus(ln.Addr().String(), "", time.Second); err != nil || !strings.Contains(string(raw), `"tombstones_pending": 1`) {
+		t.Fatalf("json: %v\n%s", err, raw)
 	}
-	errb.Reset()
-	if code := Command([]string{"status", "--metrics-addr", "127.0.0.1:1"}, func(string) string { return "" }, &out, &errb); code != 1 ||
-		!strings.Contains(errb.String(), "127.0.0.1:1") {
-		t.Fatalf("broker not reachable: exit %d, stderr %q", code, errb.String())
+	if _, _, _, err := FetchStatus("127.0.0.1:1", "", time.Second); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("broker not reachable: %v", err)
 	}
-	if code := Command([]string{"status", "nope"}, func(string) string { return ln.Addr().String() }, &out, &errb); code != 1 {
-		t.Fatalf("unknown topic: exit %d", code)
-	}
-	if code := Command([]string{"frobnicate"}, func(string) string { return "" }, &out, &errb); code != 2 {
-		t.Fatalf("unknown subcommand: exit %d", code)
+	if rep, _, _, err := FetchStatus(ln.Addr().String(), "nope", time.Second); err != nil || PrintStatus(&out, rep, "nope") {
+		t.Fatalf("unknown topic: %v, found", err)
 	}
 
 	st := c.Status("users").Partitions[0]
@@ -147,17 +136,18 @@ func TestStatusCLIHidesInternalTopics(t *testing.T) {
 	}))
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	var out, errb bytes.Buffer
-	if code := Command([]string{"status", "--metrics-addr", addr}, func(string) string { return "" }, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	var out bytes.Buffer
+	rep2, _, _, err := FetchStatus(addr, "", time.Second)
+	if err != nil || !PrintStatus(&out, rep2, "") {
+		t.Fatalf("status: %v", err)
 	}
 	if strings.Contains(out.String(), "__consumer_offsets  ") || !strings.Contains(out.String(), "users") ||
 		!strings.Contains(out.String(), "2 partitions of internal topics not shown") {
 		t.Fatalf("unexpected listing:\n%s", out.String())
 	}
 	out.Reset()
-	if code := Command([]string{"status", "__consumer_offsets", "--metrics-addr", addr}, func(string) string { return "" }, &out, &errb); code != 0 ||
-		!strings.Contains(out.String(), "__consumer_offsets") {
-		t.Fatalf("named internal topic: exit %d\n%s", code, out.String())
+	rep2, _, _, err = FetchStatus(addr, "__consumer_offsets", time.Second)
+	if err != nil || !PrintStatus(&out, rep2, "__consumer_offsets") || !strings.Contains(out.String(), "__consumer_offsets") {
+		t.Fatalf("named internal topic: %v\n%s", err, out.String())
 	}
 }

@@ -246,4 +246,16 @@ var brokerDefs = []Def{
 		`Replication factor of the share-group state topic (share groups are not supported).`),
 	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectAccepted,
 		`min.insync.replicas of the share-group state topic (share groups are not supported).`),
+
+	// --- Sluice's own (Apache Kafka configures its logging with log4j) -------
+	bdef("sluice.metrics.listen", String, ptr("127.0.0.1:9095"), rule{}, "",
+		`host:port of the HTTP listener for /metrics, /healthz, /readyz and /compaction/status; "" turns it off. `+
+			`--metrics-listen and SLUICE_METRICS_LISTEN override it. Set here or by them, an address that cannot be bound `+
+			`stops the broker; the default only logs a warning. DescribeConfigs on a broker reports the address it bound `+
+			`("" if none): sluice compaction status finds the listener that way.`),
+	bdef("sluice.log.level", String, ptr("info"), vIn("debug", "info", "warn", "error"), "",
+		`Least severe level of the broker's log lines: debug, info, warn or error. --log-level and SLUICE_LOG_LEVEL override it.`),
+	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",
+		`Format of the broker's log lines on standard error: text (key=value) or json (one object per line). `+
+			`--log-format and SLUICE_LOG_FORMAT override it.`),
 }

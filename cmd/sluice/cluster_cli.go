@@ -1,0 +1,179 @@
+package main
+
+// "sluice cluster info" and "sluice user" (SCRAM credentials).
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+var clusterNoun = noun{name: "cluster", doc: "show the cluster", verbs: []verb{
+	{"info", "", "show the cluster id, the controller and the brokers with their racks", 0, 0, clusterInfo},
+}}
+
+func clusterInfo(fs *flag.FlagSet) func(*cmd, []string) error {
+	return func(c *cmd, _ []string) error {
+		adm, err := c.admin()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := c.deadline()
+		defer cancel()
+		m, err := adm.BrokerMetadata(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "CLUSTER\t%s\n", orDash(m.Cluster))
+		fmt.Fprintf(tw, "CONTROLLER\t%d\n", m.Controller)
+		fmt.Fprintf(tw, "BROKERS\t%d\n", len(m.Brokers))
+		tw.Flush()
+		fmt.Fprintln(c.stdout)
+		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tHOST\tPORT\tRACK\tCONTROLLER")
+		for _, b := range m.Brokers {
+			rack := "-"
+			if b.Rack != nil {
+				rack = *b.Rack
+			}
+			ctl := ""
+			if b.NodeID == m.Controller {
+				ctl = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", b.NodeID, b.Host, b.Port, rack, ctl)
+		}
+		return tw.Flush()
+	}
+}
+
+var userNoun = noun{name: "user", doc: "manage SCRAM users (the credentials of SCRAM-SHA-256 and SCRAM-SHA-512 logins)", verbs: []verb{
+	{"create", "NAME", "create a SCRAM user, or change its password (--new-password)", 1, 1, userCreate},
+	{"list", "", "list SCRAM users and their mechanisms", 0, 0, userList},
+	{"delete", "NAME", "delete a SCRAM user's credentials (every mechanism unless --mechanism)", 1, 1, userDelete},
+}}
+
+func parseMechanism(s string) (kadm.ScramMechanism, error) {
+	switch strings.ToUpper(s) {
+	case "SCRAM-SHA-256":
+		return kadm.ScramSha256, nil
+	case "SCRAM-SHA-512":
+		return kadm.ScramSha512, nil
+	}
+	return 0, usagef("--mechanism %q: want SCRAM-SHA-256 or SCRAM-SHA-512", s)
+}
+
+func userCreate(fs *flag.FlagSet) func(*cmd, []string) error {
+	pass := fs.String("new-password", "", "the user's `password` [$SLUICE_NEW_PASSWORD]")
+	mech := fs.String("mechanism", "SCRAM-SHA-256", "SCRAM `mechanism`: SCRAM-SHA-256 or SCRAM-SHA-512")
+	iterations := fs.Int("iterations", 8192, "PBKDF2 `iterations` (4096 to 16384)")
+	return func(c *cmd, args []string) error {
+		m, err := parseMechanism(*mech)
+		if err != nil {
+			return err
+		}
+		if *pass == "" {
+			*pass = c.getenv("SLUICE_NEW_PASSWORD")
+		}
+		if *pass == "" {
+			return usagef("give the password with --new-password or $SLUICE_NEW_PASSWORD")
+		}
+		return alterUser(c, args[0], nil, []kadm.UpsertSCRAM{{User: args[0], Mechanism: m, Iterations: int32(*iterations), Password: *pass}},
+			fmt.Sprintf("created user %s (%s)", args[0], m))
+	}
+}
+
+func alterUser(c *cmd, name string, del []kadm.DeleteSCRAM, up []kadm.UpsertSCRAM, done string) error {
+	adm, err := c.admin()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := c.deadline()
+	defer cancel()
+	resps, err := adm.AlterUserSCRAMs(ctx, del, up)
+	if err != nil {
+		return err
+	}
+	r, ok := resps[name]
+	if !ok {
+		return fmt.Errorf("no answer for user %s", name)
+	}
+	if r.Err != nil {
+		return withMessage(r.Err, r.ErrMessage)
+	}
+	fmt.Fprintln(c.stdout, done)
+	return nil
+}
+
+func userList(fs *flag.FlagSet) func(*cmd, []string) error {
+	return func(c *cmd, _ []string) error {
+		adm, err := c.admin()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := c.deadline()
+		defer cancel()
+		users, err := adm.DescribeUserSCRAMs(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "USER\tMECHANISMS")
+		for _, u := range users.Sorted() {
+			if u.Err != nil {
+				return fmt.Errorf("user %s: %w", u.User, withMessage(u.Err, u.ErrMessage))
+			}
+			var ms []string
+			for _, ci := range u.CredInfos {
+				ms = append(ms, fmt.Sprintf("%s (%d iterations)", ci.Mechanism, ci.Iterations))
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", u.User, strings.Join(ms, ", "))
+		}
+		return tw.Flush()
+	}
+}
+
+func userDelete(fs *flag.FlagSet) func(*cmd, []string) error {
+	mech := fs.String("mechanism", "", "delete only this `mechanism`'s credential (SCRAM-SHA-256 or SCRAM-SHA-512)")
+	return func(c *cmd, args []string) error {
+		name := args[0]
+		var mechs []kadm.ScramMechanism
+		if *mech != "" {
+			m, err := parseMechanism(*mech)
+			if err != nil {
+				return err
+			}
+			mechs = append(mechs, m)
+		} else {
+			adm, err := c.admin()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := c.deadline()
+			users, err := adm.DescribeUserSCRAMs(ctx, name)
+			cancel()
+			if err != nil {
+				return err
+			}
+			u := users[name]
+			if u.Err != nil {
+				return withMessage(u.Err, u.ErrMessage)
+			}
+			for _, ci := range u.CredInfos {
+				mechs = append(mechs, ci.Mechanism)
+			}
+			if len(mechs) == 0 {
+				return errors.New("RESOURCE_NOT_FOUND: user " + name + " has no SCRAM credential")
+			}
+		}
+		var del []kadm.DeleteSCRAM
+		for _, m := range mechs {
+			del = append(del, kadm.DeleteSCRAM{User: name, Mechanism: m})
+		}
+		return alterUser(c, name, del, nil, "deleted user "+name)
+	}
+}
