@@ -83,8 +83,14 @@ type Broker struct {
 // NodeID returns this broker's node id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
 
-// ClusterID returns the persisted cluster id.
-func (b *Broker) ClusterID() string { return b.clusterID }
+// ClusterID returns the cluster id: the metadata's on a cluster node (once
+// the first controller has recorded one), else the data directory's.
+func (b *Broker) ClusterID() string {
+	if im := b.image(); im != nil && im.ClusterID != "" {
+		return im.ClusterID
+	}
+	return b.clusterID
+}
 
 // Logs returns the log manager.
 func (b *Broker) Logs() *log.Manager { return b.logs }

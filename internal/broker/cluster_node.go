@@ -231,6 +231,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
+	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -467,3 +468,16 @@ func (r raftLogger) Fatalf(format string, v ...any) {
 }
 func (r raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
 func (r raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
+
+// splitHostPort splits host:port with a port in 1-65535.
+func splitHostPort(addr string) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, uint16(p), nil
+}

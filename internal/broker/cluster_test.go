@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // freePorts returns n TCP ports free on 127.0.0.1 right now.
@@ -143,6 +144,28 @@ func TestClusterThreeNodes(t *testing.T) {
 		}
 		return true
 	})
+	// DescribeQuorum, asked of every broker, names the controller as the
+	// leader of three voters that all have the committed entries.
+	for _, addr := range tc.addrs() {
+		one, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dq := kmsg.NewPtrDescribeQuorumRequest()
+		dt := kmsg.NewDescribeQuorumRequestTopic()
+		dt.Topic = "__cluster_metadata"
+		dt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+		dq.Topics = append(dq.Topics, dt)
+		qr, err := dq.RequestWith(ctx, one)
+		one.Close()
+		if err != nil {
+			t.Fatalf("DescribeQuorum via %s: %v", addr, err)
+		}
+		qp := qr.Topics[0].Partitions[0]
+		if qp.ErrorCode != 0 || qp.LeaderID != md.Controller || len(qp.CurrentVoters) != 3 || qp.HighWatermark <= 0 {
+			t.Fatalf("DescribeQuorum via %s: %+v (controller %d)", addr, qp, md.Controller)
+		}
+	}
 	per := map[int32]int{}
 	for _, p := range md.Topics["spread"].Partitions {
 		per[p.Leader]++

@@ -24,7 +24,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *wire.Request, req *
 		resp.ErrorMessage = kmsg.StringPtr("The endpoint type requested is not supported by this broker.")
 		return resp, nil
 	}
-	resp.ClusterID = b.clusterID
+	resp.ClusterID = b.ClusterID()
 	resp.ControllerID = b.controllerID()
 	for _, cb := range b.liveBrokers(r) {
 		br := kmsg.NewDescribeClusterResponseBroker()

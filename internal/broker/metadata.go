@@ -48,7 +48,8 @@ func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.Me
 		br.NodeID, br.Host, br.Port, br.Rack = cb.id, cb.host, cb.port, cb.rack
 		resp.Brokers = append(resp.Brokers, br)
 	}
-	resp.ClusterID = &b.clusterID
+	clusterID := b.ClusterID()
+	resp.ClusterID = &clusterID
 	resp.ControllerID = b.controllerID()
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOps

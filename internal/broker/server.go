@@ -151,7 +151,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()
-	s.health.identify(b.clusterID, b.nodeID)
+	s.health.identify(b.ClusterID, b.nodeID)
 
 	mopts := log.ManagerOptions{
 		Logger: o.Logger,
