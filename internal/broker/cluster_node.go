@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -160,9 +159,6 @@ type clusterNode struct {
 
 	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
 
-	clientsMu sync.Mutex
-	clients   map[string]*kgo.Client // other brokers' Kafka listeners (transaction markers)
-
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -232,6 +228,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
+	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -271,11 +268,7 @@ func (c *clusterNode) stop() error {
 	c.srv.Close()
 	c.wg.Wait()
 	c.peers.Close()
-	c.clientsMu.Lock()
-	for _, cl := range c.clients {
-		cl.Close()
-	}
-	c.clientsMu.Unlock()
+
 	return c.node.Stop()
 }
 
