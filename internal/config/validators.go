@@ -299,3 +299,34 @@ func listDesc(nonEmpty bool) string {
 	}
 	return "comma-separated list, no duplicates"
 }
+
+// AuthorizerClasses are the authorizer.class.name values that turn on
+// Sluice's authorizer (Kafka's StandardAuthorizer and AclAuthorizer).
+var AuthorizerClasses = []string{
+	"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+	"kafka.security.authorizer.AclAuthorizer",
+}
+
+// vAuthorizer accepts an empty value or one of AuthorizerClasses.
+func vAuthorizer() rule {
+	return rule{desc: "empty, or " + strings.Join(AuthorizerClasses, " or "), fn: func(v string) error {
+		v = strings.TrimSpace(v)
+		if v == "" || slices.Contains(AuthorizerClasses, v) {
+			return nil
+		}
+		return fmt.Errorf("Sluice's authorizer is selected with %s (StandardAuthorizer semantics); other authorizer classes are not supported",
+			strings.Join(AuthorizerClasses, " or "))
+	}}
+}
+
+// vSuperUsers accepts a semicolon-separated list of principals (Type:name).
+func vSuperUsers() rule {
+	return rule{desc: "principals separated by semicolons", fn: func(v string) error {
+		for _, p := range strings.Split(v, ";") {
+			if p = strings.TrimSpace(p); p != "" && !strings.Contains(p, ":") {
+				return fmt.Errorf("principal %q has no type (write User:%s)", p, p)
+			}
+		}
+		return nil
+	}}
+}
