@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"errors"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/security"
+	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
 
 const authzJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
@@ -658,4 +660,43 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 			t.Errorf("%s is served but its authorization has not been reviewed", kmsg.NameForKey(s.key))
 		}
 	}
+}
+
+// ssl.principal.mapping.rules turns the certificate subject into the
+// principal the ACLs name; a client no rule applies to is refused.
+func TestAuthzCertificatePrincipalRules(t *testing.T) {
+	sb := startSecureBroker(t, map[string]string{
+		"authorizer.class.name":                         "kafka.security.authorizer.AclAuthorizer",
+		"super.users":                                   "User:admin",
+		"listener.name.ssl.ssl.principal.mapping.rules": `RULE:^CN=([^,]+),OU=eng,.*$/$1/L, RULE:^CN=nobody$/x/`,
+	})
+	ctx := dpCtx(t, 20*time.Second)
+	admin := sb.clientOn("SASL_PLAINTEXT", kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	if _, err := kadm.NewClient(admin).CreateTopics(ctx, 1, 1, nil, "mine", "theirs"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := kadm.NewClient(admin).CreateACLs(ctx, kadm.NewACLs().Topics("mine").Allow("User:alice").AllowHosts("*").
+		Operations(kadm.OpDescribe).ResourcePatternType(kadm.ACLPatternLiteral))
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("create ACL: %v %+v", err, res)
+	}
+	cl := sb.clientOn("SSL", sb.tlsOpt(true)) // subject CN=alice,OU=eng,O=Acme → User:alice
+	mr := send[*kmsg.MetadataResponse](t, cl, kmsg.NewPtrMetadataRequest())
+	var seen []string
+	for _, mt := range mr.Topics {
+		seen = append(seen, *mt.Topic)
+	}
+	if len(seen) != 1 || seen[0] != "mine" {
+		t.Fatalf("User:alice sees %v, want [mine]", seen)
+	}
+
+	// A certificate no rule applies to is refused.
+	other := sb.ca.Client(t, pkix.Name{CommonName: "mallory", OrganizationalUnit: []string{"ops"}})
+	bad := sb.clientOn("SSL", kgo.DialTLSConfig(sectest.ClientTLS(sb.ca, other)))
+	if err := authErr(bad); err == nil {
+		t.Fatal("a certificate no mapping rule applies to was served")
+	}
+	waitFor(t, "refusal logged", func() bool {
+		return strings.Contains(sb.logs.text(), "client certificate refused")
+	})
 }

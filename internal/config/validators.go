@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/sluice-broker/sluice/internal/authz"
+
 	"errors"
 	"fmt"
 	"math"
@@ -328,5 +330,13 @@ func vSuperUsers() rule {
 			}
 		}
 		return nil
+	}}
+}
+
+// vPrincipalRules accepts Kafka's ssl.principal.mapping.rules syntax.
+func vPrincipalRules() rule {
+	return rule{desc: "DEFAULT or RULE:pattern/replacement/[LU], comma-separated", fn: func(v string) error {
+		_, err := authz.ParsePrincipalRules(v)
+		return err
 	}}
 }
