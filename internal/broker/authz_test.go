@@ -666,8 +666,8 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 // principal the ACLs name; a client no rule applies to is refused.
 func TestAuthzCertificatePrincipalRules(t *testing.T) {
 	sb := startSecureBroker(t, map[string]string{
-		"authorizer.class.name":                         "kafka.security.authorizer.AclAuthorizer",
-		"super.users":                                   "User:admin",
+		"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+		"super.users":           "User:admin",
 		"listener.name.ssl.ssl.principal.mapping.rules": `RULE:^CN=([^,]+),OU=eng,.*$/$1/L, RULE:^CN=nobody$/x/`,
 	})
 	ctx := dpCtx(t, 20*time.Second)
