@@ -53,10 +53,10 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 			c.ErrorCode, c.ErrorMessage = code, msg
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
-		case b.coordinatorKeyDenied(r, req.CoordinatorType, key) != 0:
-			c.ErrorCode = b.coordinatorKeyDenied(r, req.CoordinatorType, key)
 		default:
-			if cb, ok := b.coordinatorFor(r, req.CoordinatorType, key); ok {
+			if denied := b.coordinatorKeyDenied(r, req.CoordinatorType, key); denied != 0 { // authorize_groups.go
+				c.ErrorCode = denied
+			} else if cb, ok := b.coordinatorFor(r, req.CoordinatorType, key); ok {
 				c.NodeID, c.Host, c.Port = cb.id, cb.host, cb.port
 			} else {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code
