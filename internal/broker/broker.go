@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
@@ -48,6 +49,11 @@ type Broker struct {
 	// (alter_user_scram_credentials.go).
 	listeners map[string]*listenerState
 	scram     *security.ScramStore
+
+	// authz is the authorizer (nil: none configured, everything allowed);
+	// audit limits its denial log lines (authorize.go).
+	authz *authz.Authorizer
+	audit *authz.Auditor
 
 	// adminMu serialises metadata changes (create/delete topics, partitions,
 	// config changes) so they are all-or-nothing with respect to each other.

@@ -26,13 +26,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.CreateTopics, (*Broker).handleCreateTopics) }
 
-func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
+func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := make(map[string]int, len(req.Topics))
 	for _, t := range req.Topics {
@@ -50,6 +51,11 @@ func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kms
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if err := b.createTopicDenied(r, rt.Topic); err != nil { // authorize_admin.go
+			setCreateErr(&st, err)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		t, err := b.createOne(rt, req.ValidateOnly)
 		if err != nil {
 			setCreateErr(&st, err)
@@ -59,7 +65,9 @@ func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kms
 		st.TopicID = t.ID
 		st.NumPartitions = t.Partitions
 		st.ReplicationFactor = 1
-		if req.Version >= 5 {
+		if req.Version >= 5 && !b.allowedQuiet(r, authz.OpDescribeConfigs, authz.ResourceTopic, t.Name) {
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		} else if req.Version >= 5 {
 			for _, v := range b.cfg.ResolveTopic(t.Configs) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				c.Name = v.Name

@@ -13,6 +13,6 @@ import (
 
 func init() { register(kmsg.DeleteGroups, (*Broker).handleDeleteGroups) }
 
-func (b *Broker) handleDeleteGroups(_ context.Context, _ *wire.Request, req *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
-	return b.groups.DeleteGroups(req), nil
+func (b *Broker) handleDeleteGroups(_ context.Context, r *wire.Request, req *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
+	return b.deleteGroupsAuthorized(r, req), nil // authorize_groups.go
 }

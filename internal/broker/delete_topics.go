@@ -19,13 +19,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.DeleteTopics, (*Broker).handleDeleteTopics) }
 
-func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	type target struct {
 		name *string
@@ -77,6 +78,9 @@ func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kms
 		rt.Topic = tg.name
 		rt.TopicID = tg.id
 		err := errs[i]
+		if err == nil && !b.allowed(r, authz.OpDelete, authz.ResourceTopic, names[i]) {
+			err = errTopicAuth // the name of a topic given by id is not revealed
+		}
 		if err == nil {
 			if t, ok := b.topics.Get(names[i]); ok {
 				rt.TopicID = t.ID

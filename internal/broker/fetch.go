@@ -57,6 +57,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -141,6 +142,7 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	for i, p := range fctx.Partitions {
 		targets[i] = b.resolveFetchTarget(p, req.Version)
 	}
+	b.authorizeFetch(r, req, targets)
 
 	maxBytes := b.fetchMaxBytes()
 	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
@@ -356,4 +358,41 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 		return nil
 	}
 	return records
+}
+
+// authorizeFetch applies Kafka's checks: a replica fetch (replica id >= 0)
+// needs CLUSTER_ACTION on the cluster, else every partition fails with
+// TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each topic, else
+// TOPIC_AUTHORIZATION_FAILED for its partitions (an unknown topic id stays
+// UNKNOWN_TOPIC_ID: there is no name to check). Denied partitions are not
+// read.
+func (b *Broker) authorizeFetch(r *wire.Request, req *kmsg.FetchRequest, targets []fetchTarget) {
+	if b.authz == nil {
+		return
+	}
+	replica := req.ReplicaID
+	if req.Version >= 15 {
+		replica = req.ReplicaState.ID
+	}
+	deny := func(ft *fetchTarget) { ft.p, ft.errCode = nil, kerr.TopicAuthorizationFailed.Code }
+	if replica >= 0 {
+		if !b.allowedCluster(r, authz.OpClusterAction) {
+			for i := range targets {
+				deny(&targets[i])
+			}
+		}
+		return
+	}
+	names := make([]string, 0, len(targets))
+	for i := range targets {
+		if targets[i].errCode != kerr.UnknownTopicID.Code {
+			names = append(names, targets[i].topic)
+		}
+	}
+	denied := b.deniedTopics(r, authz.OpRead, names)
+	for i := range targets {
+		if targets[i].errCode != kerr.UnknownTopicID.Code && denied[targets[i].topic] {
+			deny(&targets[i])
+		}
+	}
 }

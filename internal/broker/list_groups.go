@@ -12,6 +12,6 @@ import (
 
 func init() { register(kmsg.ListGroups, (*Broker).handleListGroups) }
 
-func (b *Broker) handleListGroups(_ context.Context, _ *wire.Request, req *kmsg.ListGroupsRequest) (kmsg.Response, error) {
-	return b.groups.ListGroups(req), nil
+func (b *Broker) handleListGroups(_ context.Context, r *wire.Request, req *kmsg.ListGroupsRequest) (kmsg.Response, error) {
+	return b.listGroupsAuthorized(r, req), nil // authorize_groups.go
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -84,6 +85,7 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 			work = append(work, produceItem{sp: sp, topic: rt.Topic, rp: rp})
 		}
 	}
+	b.authorizeProduce(r, req, work)
 	if parallelProduce(work) {
 		var wg sync.WaitGroup
 		for i := range work {
@@ -233,7 +235,46 @@ func parallelProduce(work []produceItem) bool {
 // producePartition appends one partition's records and fills its answer's
 // offsets, or sets it.err (carrying the partition's Kafka error code).
 func (b *Broker) producePartition(it *produceItem, req *kmsg.ProduceRequest) {
+	if it.err != nil {
+		return // denied (authorizeProduce)
+	}
 	it.err = b.appendPartition(it, req)
+}
+
+// authorizeProduce applies Kafka's checks before anything is appended:
+// transactional records need WRITE on the transactional id (else every
+// partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and each
+// topic needs WRITE (else TOPIC_AUTHORIZATION_FAILED, whether the topic
+// exists or not). Idempotent producers need nothing more here (Kafka 3.0+:
+// InitProducerId checked IDEMPOTENT_WRITE or WRITE on some topic).
+func (b *Broker) authorizeProduce(r *wire.Request, req *kmsg.ProduceRequest, work []produceItem) {
+	if b.authz == nil {
+		return
+	}
+	transactional := false
+	for i := range work {
+		if h, err := batch.ParseHeader(work[i].rp.Records); err == nil && h.IsTransactional() {
+			transactional = true
+			break
+		}
+	}
+	if transactional && (req.TransactionID == nil ||
+		!b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, *req.TransactionID)) {
+		for i := range work {
+			work[i].err = &Error{Code: kerr.TransactionalIDAuthorizationFailed.Code, Msg: "Transactional Id authorization failed."}
+		}
+		return
+	}
+	names := make([]string, len(work))
+	for i := range work {
+		names[i] = work[i].topic
+	}
+	denied := b.deniedTopics(r, authz.OpWrite, names)
+	for i := range work {
+		if denied[work[i].topic] {
+			work[i].err = &Error{Code: kerr.TopicAuthorizationFailed.Code, Msg: "Topic authorization failed."}
+		}
+	}
 }
 
 func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) error {

@@ -147,6 +147,9 @@ func (s *Server) Start() (err error) {
 	if b.scram, err = security.OpenScramStore(o.FS, dataDir); err != nil {
 		return err
 	}
+	if err = b.openAuthorizer(); err != nil {
+		return err
+	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}

@@ -114,7 +114,16 @@ var brokerDefs = []Def{
 		`Allow DeleteTopics. When false, deletion fails with TOPIC_DELETION_DISABLED.`),
 	bdef("create.topic.policy.class.name", Class, nil, rule{}, effectAccepted, `Java create-topic policy class.`),
 	bdef("alter.config.policy.class.name", Class, nil, rule{}, effectAccepted, `Java alter-configs policy class.`),
-	bdef("authorizer.class.name", String, ptr(""), rule{}, effectAccepted, `Java authorizer class. Sluice performs no authorization.`),
+	bdef("authorizer.class.name", String, ptr(""), vAuthorizer(), "",
+		`Authorizer of the broker. Empty: no authorization (every principal may do everything; the ACL APIs answer `+
+			`SECURITY_DISABLED). Kafka's `+"`org.apache.kafka.metadata.authorizer.StandardAuthorizer`"+` or the older `+
+			"`kafka.security.authorizer.AclAuthorizer`"+` turn on Sluice's authorizer, which has StandardAuthorizer's semantics `+
+			`for both; ACLs are kept in acls.json in the data directory. See docs/security.md.`),
+	bdef("super.users", String, ptr(""), vSuperUsers(), "",
+		`Principals allowed every operation whatever the ACLs, separated by semicolons (User:admin;User:CN=broker,O=Example).`),
+	bdef("allow.everyone.if.no.acl.found", Boolean, ptr("false"), vBool(), "",
+		`With an authorizer: allow a request on a resource that no ACL matches at all (whatever its principal). `+
+			`Kafka's default, false, denies it.`),
 	bdef("unstable.api.versions.enable", Boolean, ptr("false"), vBool(), effectAccepted, `Advertise unstable API versions.`),
 
 	// --- log defaults: broker synonyms of topic configs --------------------
