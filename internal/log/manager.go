@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -28,6 +29,12 @@ type ManagerOptions struct {
 	// applies retention, flushes, deletes files and writes checkpoints.
 	// 0 means 1s; negative means no goroutine (call RunHousekeeping).
 	HousekeepingInterval time.Duration
+	// RetentionCheckInterval is log.retention.check.interval.ms: how often
+	// the background goroutine applies retention (deletes segments past
+	// retention.ms / retention.bytes or below the log start offset); it
+	// runs on the first housekeeping tick after each interval, the first
+	// time after min(interval, 30s). 0 means Kafka's 5 minutes.
+	RetentionCheckInterval time.Duration
 	// ConfigFor gives the config of a partition found on disk at start;
 	// default DefaultConfig. The broker re-applies configs with Open.
 	ConfigFor func(topic string, partition int32) Config
@@ -54,7 +61,8 @@ type Manager struct {
 	lastCkRP    map[TopicPartition]int64
 	lastCkStart map[TopicPartition]int64
 
-	hkMu sync.Mutex // one housekeeping pass at a time
+	hkMu     sync.Mutex   // one housekeeping pass at a time
+	hkPasses atomic.Int64 // housekeeping passes run (tests wait on it)
 	stop chan struct{}
 	done chan struct{}
 }
@@ -76,6 +84,9 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	if opts.HousekeepingInterval == 0 {
 		opts.HousekeepingInterval = time.Second
+	}
+	if opts.RetentionCheckInterval <= 0 {
+		opts.RetentionCheckInterval = 5 * time.Minute
 	}
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
