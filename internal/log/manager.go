@@ -63,8 +63,8 @@ type Manager struct {
 
 	hkMu     sync.Mutex   // one housekeeping pass at a time
 	hkPasses atomic.Int64 // housekeeping passes run (tests wait on it)
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type pendingDelete struct {
