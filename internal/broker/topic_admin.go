@@ -143,6 +143,9 @@ func (b *Broker) deleteTopicLocal(name string) error {
 		return &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
 	}
 	b.unassignPartitions(name, 0, t.Partitions)
+	if b.groups != nil {
+		b.groups.OnTopicsDeleted(name)
+	}
 	for p := int32(0); p < t.Partitions; p++ {
 		if b.logs.Get(name, p) == nil {
 			continue
