@@ -86,3 +86,34 @@ func TestConsumerGroupRegexSubscription(t *testing.T) {
 		return a["rx-b"] == 0 && a["rx-a"] == 2 && a["rx-c"] == 1
 	})
 }
+
+// A regex consumer that joins before any topic matches gets the first matching topic
+// once it is created.
+func TestConsumerGroupRegexNoTopicYet(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: groupProps()})
+	var mu sync.Mutex
+	n := 0
+	cl := tb.client(kgo.ConsumerGroup("late"), kgo.ConsumeRegex(), kgo.ConsumeTopics("^late-.*"),
+		kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond),
+		// franz-go joins only once its own metadata shows a matching topic.
+		kgo.MetadataMinAge(50*time.Millisecond), kgo.MetadataMaxAge(200*time.Millisecond))
+	go func() {
+		for {
+			fs := cl.PollFetches(context.Background())
+			if fs.IsClientClosed() {
+				return
+			}
+			mu.Lock()
+			n += fs.NumRecords()
+			mu.Unlock()
+		}
+	}()
+	createTestTopic(t, tb, "late-1", 2)
+	produceN(t, tb.client(), "late-1", 0, 5)
+	waitFor(t, "the records of the topic created after the consumer joined", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return n == 5
+	})
+}
