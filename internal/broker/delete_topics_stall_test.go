@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +92,11 @@ func TestDeleteTopicsDoesNotStallOtherClients(t *testing.T) {
 			t.Fatalf("produce to %s while DeleteTopics is held: %v", topic, err)
 		}
 	}
+	// The name is free at once: re-create it while the old data is being removed.
+	createTestTopic(t, tb, "doomed", 1)
+	if err := other.ProduceSync(ctx, &kgo.Record{Topic: "doomed", Value: []byte("new")}).FirstErr(); err != nil {
+		t.Fatalf("produce to the re-created topic: %v", err)
+	}
 	select {
 	case err := <-deleted:
 		t.Fatalf("DeleteTopics answered before its data was removed: %v", err)
@@ -106,9 +112,24 @@ func TestDeleteTopicsDoesNotStallOtherClients(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("DeleteTopics did not finish after release")
 	}
-	if _, ok := tb.broker().topics.Get("doomed"); ok {
-		t.Fatal("doomed still exists")
+	// Removing the old data left the re-created topic alone.
+	if l := tb.broker().logs.Get("doomed", 0); l == nil || l.LogEndOffset() != 1 {
+		t.Fatalf("re-created topic after the old one's data was removed: %v", l)
 	}
-	// The name is free again.
-	createTestTopic(t, tb, "doomed", 1)
+	if l := tb.broker().logs.Get("doomed", 1); l != nil {
+		t.Fatal("partition 1 of the deleted topic is still open")
+	}
+	tb.restart()
+	if l := tb.broker().logs.Get("doomed", 0); l == nil || l.LogEndOffset() != 1 {
+		t.Fatalf("re-created topic after a restart: %v", l)
+	}
+	ents, err := os.ReadDir(tb.opts.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), "-delete") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
 }
