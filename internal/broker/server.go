@@ -157,7 +157,8 @@ func (s *Server) Start() (err error) {
 	s.health.identify(b.ClusterID, b.nodeID)
 
 	mopts := log.ManagerOptions{
-		Logger: o.Logger,
+		Logger:                 o.Logger,
+		RetentionCheckInterval: time.Duration(o.Config.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// Partitions found on disk open with their topic's config.
 		ConfigFor: func(topic string, partition int32) log.Config {
 			if t, ok := b.topics.Get(topic); ok {

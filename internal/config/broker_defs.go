@@ -5,7 +5,7 @@ const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
-	effectHousekeeping = "accepted; Sluice rolls, applies retention and flushes in one housekeeping pass every second"
+	effectHousekeeping = "accepted; Sluice rolls and flushes in one housekeeping pass every second (retention: log.retention.check.interval.ms)"
 )
 
 const maxInt32 = "2147483647"
@@ -170,8 +170,8 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.roll.jitter.ms", Long, nil, vAtLeast(Long, 0), "", `Default segment.jitter.ms. Takes precedence over log.roll.jitter.hours.`)),
 	bdef("log.roll.jitter.hours", Int, ptr("0"), vAtLeast(Int, 0), "", `Default segment jitter in hours, used when log.roll.jitter.ms is not set.`),
 	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectNoReplication, `Default unclean.leader.election.enable.`)),
-	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), effectHousekeeping,
-		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes.`),
+	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), "",
+		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes (and segments below the log start offset after DeleteRecords); the first check runs 30 s after start (or after the interval, if shorter). Records past retention stay readable until the next check.`),
 	dynamic(bdef("num.recovery.threads.per.data.dir", Int, ptr("2"), vAtLeast(Int, 1), effectAccepted, `Log recovery threads per data directory.`)),
 	bdef("log.dir.failure.timeout.ms", Long, ptr("30000"), vAtLeast(Long, 1), effectAccepted, `Time before a failed log directory shuts the broker down.`),
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -28,6 +29,12 @@ type ManagerOptions struct {
 	// applies retention, flushes, deletes files and writes checkpoints.
 	// 0 means 1s; negative means no goroutine (call RunHousekeeping).
 	HousekeepingInterval time.Duration
+	// RetentionCheckInterval is log.retention.check.interval.ms: how often
+	// the background goroutine applies retention (deletes segments past
+	// retention.ms / retention.bytes or below the log start offset); it
+	// runs on the first housekeeping tick after each interval, the first
+	// time after min(interval, 30s). 0 means Kafka's 5 minutes.
+	RetentionCheckInterval time.Duration
 	// ConfigFor gives the config of a partition found on disk at start;
 	// default DefaultConfig. The broker re-applies configs with Open.
 	ConfigFor func(topic string, partition int32) Config
@@ -54,9 +61,10 @@ type Manager struct {
 	lastCkRP    map[TopicPartition]int64
 	lastCkStart map[TopicPartition]int64
 
-	hkMu sync.Mutex // one housekeeping pass at a time
-	stop chan struct{}
-	done chan struct{}
+	hkMu     sync.Mutex   // one housekeeping pass at a time
+	hkPasses atomic.Int64 // housekeeping passes run (tests wait on it)
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type pendingDelete struct {
@@ -76,6 +84,9 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	if opts.HousekeepingInterval == 0 {
 		opts.HousekeepingInterval = time.Second
+	}
+	if opts.RetentionCheckInterval <= 0 {
+		opts.RetentionCheckInterval = 5 * time.Minute
 	}
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
@@ -301,8 +312,26 @@ func (m *Manager) Partitions() []TopicPartition {
 // Delete removes a partition and its data: the directory is renamed to
 // <topic>-<partition>.<id>-delete (as Kafka does), then removed. Readers
 // holding file ranges of it keep reading the unlinked files, which are
-// closed after file.delete.delay.ms (or at Close).
+// closed after file.delete.delay.ms (or at Close). It is Detach followed by
+// the purge it returns.
 func (m *Manager) Delete(topic string, partition int32) error {
+	purge, err := m.Detach(topic, partition)
+	if err != nil {
+		return err
+	}
+	return purge()
+}
+
+// Detach takes a partition out of the manager (its log is closed to readers
+// and writers) and renames its directory to a "-delete" name, so that the
+// partition's name is free again at once: a new partition of that name can
+// be created before the old one's files are gone. The returned purge
+// removes the renamed directory, schedules the open files for closing after
+// file.delete.delay.ms and writes the checkpoints; it is the slow part (file
+// removal and fsyncs), which callers run without holding their own locks. A
+// crash before purge finishes leaves a "-delete" directory that the next
+// OpenManager removes.
+func (m *Manager) Detach(topic string, partition int32) (purge func() error, err error) {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
 	l, ok := m.logs[tp]
@@ -311,7 +340,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	}
 	m.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("log: no partition %s", partitionDirName(tp))
+		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
 	}
 	l.mu.Lock()
 	l.closed = true
@@ -321,8 +350,13 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	_, _ = rand.Read(id[:])
 	gone := filepath.Join(m.dir, partitionDirName(tp)+"."+hex.EncodeToString(id[:])+"-delete")
 	if err := m.fs.Rename(l.dir, gone); err != nil {
-		return storageErr("delete partition", err)
+		return nil, storageErr("delete partition", err)
 	}
+	return func() error { return m.purge(l, gone) }, nil
+}
+
+// purge finishes Detach: l's directory was renamed to gone.
+func (m *Manager) purge(l *Log, gone string) error {
 	if err := m.fs.SyncDir(m.dir); err != nil {
 		return storageErr("delete partition", err)
 	}
