@@ -21,7 +21,7 @@ func (c *Coordinator) joinGroup(cl Client, req *kmsg.JoinGroupRequest, cb func(*
 	defer c.mu.Unlock()
 	v := req.Version
 	fail := func(code int16) { cb(joinError(v, code, req.MemberID)) }
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		fail(kerr.NotCoordinator.Code)
 		return
 	}

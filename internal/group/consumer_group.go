@@ -161,7 +161,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 }
 
 func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, r *kmsg.ConsumerGroupHeartbeatResponse) (int16, string) {
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code, ""
 	}
 	if code, msg := c.validateConsumerHeartbeat(req); code != 0 {
@@ -723,7 +723,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		dg.AuthorizedOperations = -2147483648
 		g := c.groups[id]
 		switch {
-		case c.closed:
+		case c.notCoordinator(id):
 			dg.ErrorCode = kerr.NotCoordinator.Code
 		case !validGroupID(id):
 			dg.ErrorCode = kerr.InvalidGroupID.Code

@@ -120,7 +120,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 // rebalance state); it creates the group for a "simple" commit (generation < 0) to a
 // group that does not exist.
 func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, transactional bool) int16 {
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code
 	}
 	if !validGroupID(req.Group) {
@@ -208,7 +208,7 @@ func (c *Coordinator) fetchGroup(id string, memberID *string, memberEpoch int32,
 	rg := kmsg.NewOffsetFetchResponseGroup()
 	rg.Group = id
 	switch {
-	case c.closed:
+	case c.notCoordinator(id):
 		rg.ErrorCode = kerr.NotCoordinator.Code
 	case !validGroupID(id):
 		rg.ErrorCode = kerr.InvalidGroupID.Code
@@ -297,7 +297,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	r.Version = req.Version
 	g := c.groups[req.Group]
 	switch {
-	case c.closed:
+	case c.notCoordinator(req.Group):
 		r.ErrorCode = kerr.NotCoordinator.Code
 	case !validGroupID(req.Group):
 		r.ErrorCode = kerr.InvalidGroupID.Code

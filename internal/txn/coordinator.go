@@ -364,7 +364,7 @@ func (c *Coordinator) sweep() {
 
 // lookup returns id's metadata (nil if unknown) or the coordinator-level
 // error: COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_COORDINATOR once
-// closed.
+// closed or when id's partition is not loaded here.
 func (c *Coordinator) lookup(id string) (*txnMeta, int16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -373,6 +373,10 @@ func (c *Coordinator) lookup(id string) (*txnMeta, int16) {
 		return nil, kerr.NotCoordinator.Code
 	case c.loading:
 		return nil, kerr.CoordinatorLoadInProgress.Code
+	case !c.loaded[PartitionFor(id, c.cfg.NumPartitions)]:
+		// id's __transaction_state partition is led by another broker:
+		// the client looks the coordinator up again.
+		return nil, kerr.NotCoordinator.Code
 	}
 	return c.txns[id], 0
 }
