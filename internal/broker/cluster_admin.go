@@ -37,10 +37,13 @@ func asBrokerError(err error) error {
 	return &Error{Code: kerr.UnknownServerError.Code, Msg: err.Error()}
 }
 
-func (c *clusterNode) createTopic(name string, partitions int32, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
+func (c *clusterNode) createTopic(name string, partitions int32, rf int16, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	req := controller.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: 1,
+	if rf <= 0 {
+		rf = 1
+	}
+	req := controller.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: rf,
 		Assignments: assign, Configs: overrides}
 	var resp controller.TopicResponse
 	if err := callController(ctx, c, "create-topic", c.ctrl.CreateTopic, req, &resp); err != nil {
@@ -158,7 +161,7 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 		if seg > 0 {
 			overrides["segment.bytes"] = fmt.Sprint(seg)
 		}
-		if _, err := c.createTopic(name, n, overrides, nil); err != nil {
+		if _, err := c.createTopic(name, n, 1, overrides, nil); err != nil {
 			var be *Error
 			if !errors.As(err, &be) || be.Code != kerr.TopicAlreadyExists.Code {
 				c.logger.Warn("cannot create internal topic yet", "topic", name, "err", err)

@@ -36,8 +36,11 @@
 // below the end of the data — so the client drops those records; an empty
 // list when nothing overlaps. last_stable_offset is sent for both levels.
 //
-// Differences from Kafka: follower fetches (replica_id >= 0) are answered
-// like consumer fetches.
+// Follower fetches (replica_id >= 0; replica_state from v15) read up to the
+// log end, not the high watermark, and each tells the partition how far that
+// follower's log reaches (internal/replica: the high watermark moves with
+// the in-sync set). A consumer's fetch is never answered above the high
+// watermark.
 //
 // Zero copy: record sets are not read into memory. The response carries
 // the segment file ranges (fetch_encode.go) and the connection's write loop
@@ -149,6 +152,10 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 		maxBytes = req.MaxBytes
 	}
 	committed := req.Version >= 4 && req.IsolationLevel == 1
+	replica := fetchReplicaID(req)
+	if replica >= 0 {
+		committed = false // followers copy the log up to its end
+	}
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := r.Received.Add(wait)
 	if r.Received.IsZero() {
@@ -166,14 +173,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 				}
 			}
 		}
-		total, failed := b.readFetchTargets(fctx, targets, maxBytes, committed)
+		total, failed := b.readFetchTargets(fctx, targets, maxBytes, committed, replica)
 		if failed || total >= int64(req.MinBytes) || len(waits) == 0 || !time.Now().Before(deadline) {
 			break
 		}
 		if !waitAny(ctx, waits, deadline) {
 			// Deadline or connection gone: one last read so the answer is
 			// current, then respond.
-			b.readFetchTargets(fctx, targets, maxBytes, committed)
+			b.readFetchTargets(fctx, targets, maxBytes, committed, replica)
 			break
 		}
 	}
@@ -183,6 +190,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 		return resp, nil
 	}
 	return &fetchResponse{FetchResponse: resp, records: records}, nil
+}
+
+// fetchReplicaID is the follower a fetch comes from, -1 for a consumer.
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchsession.Key {
@@ -228,7 +243,7 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 // readFetchTargets reads every partition within the byte limits. It
 // returns the bytes available and whether any partition failed (which ends
 // a long poll at once, as in Kafka).
-func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32, committed bool) (int64, bool) {
+func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32, committed bool, replica int32) (int64, bool) {
 	remaining := int64(maxBytes)
 	var total int64
 	failed := false
@@ -242,7 +257,11 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 		p := fctx.Partitions[i]
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
-		ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
+		if replica >= 0 {
+			ft.res, ft.err = ft.p.ReadForReplica(replica, p.FetchOffset, int(limit), minOne, time.Now())
+		} else {
+			ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
+		}
 		if committed && ft.err == nil && ft.res.Size > 0 {
 			ft.aborted = ft.p.AbortedTxns(p.FetchOffset, ft.res.NextOffset)
 		}

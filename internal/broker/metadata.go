@@ -152,7 +152,7 @@ func (b *Broker) maybeAutoCreate(name string, allowed bool) (*topics.Topic, bool
 		b.logger.Error("auto-create: broker topic defaults do not resolve", "topic", name, "err", err)
 		return nil, false
 	}
-	t, err := b.createTopic(name, b.cfg.NumPartitions, map[string]string{}, cfg, nil)
+	t, err := b.createTopic(name, b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor, map[string]string{}, cfg, nil)
 	if err != nil {
 		b.logger.Warn("auto-create failed", "topic", name, "err", err)
 		return nil, false

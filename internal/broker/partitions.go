@@ -141,6 +141,20 @@ func (b *Broker) partitionInfo(topic string, partition int32) partitionView {
 	return v
 }
 
+// loadLedPartitions loads the partitions of topic this broker already leads
+// (assigned before the coordinator listened: a new single node creates
+// __consumer_offsets before its group coordinator exists).
+func (b *Broker) loadLedPartitions(topic string, load func(int32) error) error {
+	for _, p := range b.replicas.Partitions() {
+		if p.Topic() == topic && p.Role() == replica.Leader {
+			if err := load(p.Index()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // internalPartitionListener makes a coordinator follow the leadership of its
 // internal topic's partitions: it loads a partition when this broker becomes
 // its leader and unloads it when the broker stops leading it or it is

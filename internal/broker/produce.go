@@ -41,8 +41,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -115,10 +117,11 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	}
 	var syncs []*produceItem
 	for i := range work {
-		if work[i].err == nil && work[i].syncTo > 0 {
+		if work[i].err == nil && (work[i].syncTo > 0 || work[i].replicateTo > 0) {
 			syncs = append(syncs, &work[i])
 		}
 	}
+	timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 	finish := func() {
 		for i := range work {
 			b.fillProduceError(r, &work[i])
@@ -133,14 +136,32 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	// share the fsync).
 	return &wire.Deferred{Response: resp, Wait: func() error {
 		waitDurable(syncs)
+		waitReplicated(syncs, timeout)
 		finish()
 		return nil
 	}}, nil
 }
 
+// waitReplicated waits, for the acks=all items, until the in-sync replicas
+// hold their records (request.timeout: REQUEST_TIMED_OUT); a failure becomes
+// the item's error.
+func waitReplicated(items []*produceItem, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, it := range items {
+		if it.err == nil && it.replicateTo > 0 {
+			it.err = it.p.WaitReplicated(ctx, it.epoch, it.replicateTo, it.minISR)
+		}
+	}
+}
+
 // waitDurable waits until every item's records are durable, the partitions'
 // fsyncs running concurrently; a failure becomes the item's error.
 func waitDurable(items []*produceItem) {
+	items = slices.DeleteFunc(slices.Clone(items), func(it *produceItem) bool { return it.syncTo <= 0 })
+	if len(items) == 0 {
+		return
+	}
 	if len(items) == 1 {
 		items[0].err = items[0].p.WaitDurable(items[0].syncTo)
 		return
@@ -196,6 +217,11 @@ type produceItem struct {
 	// syncTo (flush.messages) before the answer.
 	p      *replica.Partition
 	syncTo int64
+	// replicateTo: acks=all waits until the high watermark of p reaches it
+	// in leader epoch epoch, with at least minISR in-sync replicas.
+	replicateTo int64
+	epoch       int32
+	minISR      int
 }
 
 // parallelMinBytes is the smallest produce (all partitions together) whose
@@ -306,12 +332,17 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 		}
 	}
 	// acks=0 has no answer to hold back, so it waits for the fsync here.
+	epoch := part.LeaderEpoch()
 	res, err := part.AppendAsLeader(rp.Records, log.AppendOptions{DeferSync: req.Acks != 0}, requireISR)
 	release()
 	if err != nil {
 		return err
 	}
 	it.p, it.syncTo = part, res.SyncOffset
+	if req.Acks == -1 && part.NeedsReplication() {
+		// Answered once the in-sync replicas hold the records.
+		it.replicateTo, it.epoch, it.minISR = res.LastOffset+1, epoch, max(requireISR, 1)
+	}
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.LogAppendTime
 	if res.Duplicate {

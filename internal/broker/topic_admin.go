@@ -72,9 +72,9 @@ func asInvalidConfig(err error) error {
 // written only after every log exists (and the logs are deleted if writing
 // it fails). A crash in between leaves orphan directories that reconcile
 // removes at the next start. Caller holds adminMu.
-func (b *Broker) createTopic(name string, partitions int32, overrides map[string]string, cfg log.Config, assign [][]int32) (*topics.Topic, error) {
+func (b *Broker) createTopic(name string, partitions int32, rf int16, overrides map[string]string, cfg log.Config, assign [][]int32) (*topics.Topic, error) {
 	if b.cluster != nil {
-		return b.cluster.createTopic(name, partitions, overrides, assign)
+		return b.cluster.createTopic(name, partitions, rf, overrides, assign)
 	}
 	return b.createTopicLocal(name, partitions, overrides, cfg)
 }

@@ -26,8 +26,24 @@ import (
 // (TruncateTo) cuts the active files in place: ranges past the new end
 // become invalid at once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
-	return l.read(offset, maxBytes, minOneBatch, false)
+	return l.read(offset, maxBytes, minOneBatch, readToHighWatermark)
 }
+
+// ReadToEnd is Read for a follower replicating the log: batches up to the
+// log end offset, above the high watermark too (the leader's fetch path
+// for replica fetches).
+func (l *Log) ReadToEnd(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	return l.read(offset, maxBytes, minOneBatch, readToEnd)
+}
+
+// readMode is how far a read may go.
+type readMode uint8
+
+const (
+	readToHighWatermark readMode = iota // consumers (read_uncommitted)
+	readCommitted                       // read_committed consumers: the last stable offset
+	readToEnd                           // followers: the log end offset
+)
 
 // ReadCommitted is Read for a read_committed consumer: only batches wholly
 // below the last stable offset are returned (a batch is never split), and
@@ -35,10 +51,10 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 // empty result, not an error. The aborted transactions to report with the
 // data are AbortedTxns(offset, res.NextOffset).
 func (l *Log) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
-	return l.read(offset, maxBytes, minOneBatch, true)
+	return l.read(offset, maxBytes, minOneBatch, readCommitted)
 }
 
-func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool) (ReadResult, error) {
+func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, mode readMode) (ReadResult, error) {
 	// The last stable offset is taken before the log end: it never
 	// exceeds the end loaded after it.
 	// The high watermark is loaded before the end, so it never exceeds it.
@@ -51,8 +67,11 @@ func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool)
 		return res, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}
 	}
 	upper := hw // batches must end below it: consumers see only what the in-sync replicas hold
-	if committed {
+	switch mode {
+	case readCommitted:
 		upper = lso
+	case readToEnd:
+		upper = leo
 	}
 	if offset >= upper {
 		return res, nil
