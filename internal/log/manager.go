@@ -33,6 +33,12 @@ type ManagerOptions struct {
 	ConfigFor func(topic string, partition int32) Config
 	// ProducerGuard, if set, makes a guard for every log opened or created.
 	ProducerGuard func(topic string, partition int32) ProducerGuard
+	// MaxOpenFiles bounds the descriptors the segment files hold (a
+	// vfs.FileCache: files are opened on use and idle ones closed); 0
+	// sizes it from the process's descriptor limit
+	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
+	// segment file stays open, as before).
+	MaxOpenFiles int
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in
@@ -44,6 +50,8 @@ type Manager struct {
 	dir    string
 	opts   ManagerOptions
 	logger *slog.Logger
+
+	files *vfs.FileCache // segment file descriptors; nil: files stay open
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
@@ -81,6 +89,12 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
 	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}}
+	switch {
+	case opts.MaxOpenFiles == 0:
+		m.files = vfs.NewFileCache(vfs.DefaultFileCacheCapacity())
+	case opts.MaxOpenFiles > 0:
+		m.files = vfs.NewFileCache(opts.MaxOpenFiles)
+	}
 	if err := fsys.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -164,6 +178,15 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 }
 
 func (m *Manager) now() time.Time { return m.opts.Now() }
+
+// FileCacheStats describes the descriptor cache of the segment files (zero
+// when MaxOpenFiles turned it off).
+func (m *Manager) FileCacheStats() vfs.FileCacheStats {
+	if m.files == nil {
+		return vfs.FileCacheStats{}
+	}
+	return m.files.Stats()
+}
 
 // Dir is the data directory.
 func (m *Manager) Dir() string { return m.dir }
@@ -334,7 +357,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	// ranges of it read the unlinked files until file.delete.delay.ms.
 	var files []vfs.File
 	for _, s := range l.segments() {
-		for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
+		for _, f := range s.files() {
 			if f != nil {
 				files = append(files, f)
 			}

@@ -57,7 +57,7 @@ func (l *Log) load(p loadParams) error {
 	}
 	cfg := l.config()
 	for i, base := range bases {
-		s, err := openSegment(l.fs, l.dir, base, nowMs)
+		s, err := openSegment(l.fs, l.m.files, l.dir, base, nowMs)
 		if err != nil {
 			closeAll()
 			return err
@@ -137,7 +137,7 @@ func (l *Log) load(p loadParams) error {
 			l.removeSegmentFiles([]int64{s.base})
 		}
 		segs = nil
-		s, err := createSegment(l.fs, l.dir, logStart, nowMs)
+		s, err := createSegment(l.fs, l.m.files, l.dir, logStart, nowMs)
 		if err != nil {
 			return err
 		}
@@ -340,9 +340,9 @@ func (l *Log) removeSegmentFiles(bases []int64) {
 
 // openSegment opens an existing segment's files (creating missing index
 // files empty); loadClean or recover fills in its state.
-func openSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, error) {
+func openSegment(fsys vfs.FS, files *vfs.FileCache, dir string, base int64, nowMs int64) (*segment, error) {
 	prefix := filepath.Join(dir, segmentName(base))
-	log, idx, tidx, err := openFiles(fsys, prefix, os.O_RDWR, "")
+	log, idx, tidx, err := openFiles(fsys, files, prefix, os.O_RDWR, "")
 	if err != nil {
 		return nil, err
 	}
