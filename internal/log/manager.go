@@ -116,6 +116,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if err != nil {
 		return nil, err
 	}
+	var loads []pendingLoad
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -144,11 +145,11 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
-		if err := l.load(p); err != nil {
-			m.closeLogs()
-			return nil, fmt.Errorf("log: loading %s: %w", name, err)
-		}
-		m.logs[tp] = l
+		loads = append(loads, pendingLoad{l, p, name})
+	}
+	if err := m.loadAll(loads); err != nil {
+		m.closeLogs()
+		return nil, err
 	}
 	if !clean && len(m.logs) > 0 {
 		// Kafka logs its recovery too: say why the start took what it took.
@@ -175,6 +176,57 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		go m.housekeepingLoop(opts.HousekeepingInterval)
 	}
 	return m, nil
+}
+
+type pendingLoad struct {
+	l    *Log
+	p    loadParams
+	name string
+}
+
+// loadWorkers is how many partition directories OpenManager loads at once
+// (Kafka's num.recovery.threads.per.data.dir): loading is mostly waiting
+// for the disk (directory reads, opens, index reads, recovery).
+const loadWorkers = 8
+
+// loadAll loads the logs in parallel and enters them in m.logs; on an error
+// the logs loaded so far are entered too (for closeLogs) and the first error
+// is returned.
+func (m *Manager) loadAll(loads []pendingLoad) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < min(loadWorkers, len(loads)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= len(loads) || firstErr != nil {
+					mu.Unlock()
+					return
+				}
+				ld := loads[next]
+				next++
+				mu.Unlock()
+				err := ld.l.load(ld.p)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("log: loading %s: %w", ld.name, err)
+					}
+				} else {
+					m.logs[TopicPartition{ld.l.topic, ld.l.partition}] = ld.l
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
 }
 
 func (m *Manager) now() time.Time { return m.opts.Now() }

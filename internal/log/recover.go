@@ -194,21 +194,28 @@ func (l *Log) cleanupTempFiles() error {
 	}
 	minCleaned := int64(math.MaxInt64)
 	var swaps []int64
+	found := false // anything to clean up; else the directory is left alone (no sync)
 	for _, e := range ents {
 		name := e.Name()
 		switch {
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, vfs.TmpSuffix):
 			_ = l.fs.Remove(filepath.Join(l.dir, name))
+			found = true
 		case strings.HasSuffix(name, cleanedSuffix):
 			if b, ok := parseBase(strings.TrimSuffix(name, cleanedSuffix)); ok && b < minCleaned {
 				minCleaned = b
 			}
 			_ = l.fs.Remove(filepath.Join(l.dir, name))
-		case strings.HasSuffix(name, logSuffix+swapSuffix):
-			if b, ok := parseBase(strings.TrimSuffix(name, swapSuffix)); ok {
+			found = true
+		case strings.HasSuffix(name, swapSuffix):
+			if b, ok := parseBase(strings.TrimSuffix(name, swapSuffix)); ok && strings.HasSuffix(name, logSuffix+swapSuffix) {
 				swaps = append(swaps, b)
 			}
+			found = true
 		}
+	}
+	if !found {
+		return nil
 	}
 	sort.Slice(swaps, func(i, j int) bool { return swaps[i] < swaps[j] })
 	for _, b := range swaps {
@@ -371,6 +378,15 @@ func segmentStartMs(f vfs.File, nowMs int64) int64 {
 	return nowMs
 }
 
+// truncateIfLonger cuts f to size unless it already has that size (a
+// restart of many partitions skips a write per index).
+func truncateIfLonger(f vfs.File, size int64) error {
+	if fi, err := f.Stat(); err == nil && fi.Size() == size {
+		return nil
+	}
+	return f.Truncate(size)
+}
+
 // loadClean trusts the segment (it is below the recovery point or the
 // shutdown was clean) but checks its indexes and walks the batch headers
 // after the last index entry to find the end. ok=false means something did
@@ -390,7 +406,7 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 	if !complete {
 		return false, nil
 	}
-	if err := s.idx.f.Truncate(int64(n * offsetIndexEntrySize)); err != nil { // trims a preallocated file
+	if err := truncateIfLonger(s.idx.f, int64(n*offsetIndexEntrySize)); err != nil { // trims a preallocated file
 		return false, err
 	}
 	s.idx = newIndexFile(s.idx.f, offsetIndexEntrySize, n, last)
@@ -401,7 +417,7 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 	if !tcomplete {
 		return false, nil
 	}
-	if err := s.tidx.f.Truncate(int64(tn * timeIndexEntrySize)); err != nil {
+	if err := truncateIfLonger(s.tidx.f, int64(tn*timeIndexEntrySize)); err != nil {
 		return false, err
 	}
 	s.tidx = newIndexFile(s.tidx.f, timeIndexEntrySize, tn, tlast)
