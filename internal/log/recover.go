@@ -30,13 +30,16 @@ func (l *Log) load(p loadParams) error {
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return err
 	}
-	if err := l.cleanupTempFiles(); err != nil {
-		return err
-	}
-	bases, err := l.listSegments()
+	ents, err := l.cleanupTempFiles()
 	if err != nil {
 		return err
 	}
+	if ents == nil { // something was cleaned up: list again
+		if ents, err = l.fs.ReadDir(l.dir); err != nil {
+			return err
+		}
+	}
+	bases := segmentBases(ents)
 	nowMs := l.m.now().UnixMilli()
 	var segs []*segment
 	closeAll := func() {
@@ -187,10 +190,13 @@ func (l *Log) load(p loadParams) error {
 // passed its point of no return, so they and every .swap at or above the
 // lowest .cleaned base are removed; a remaining .swap log replaces the
 // segments its offsets cover and is renamed into place.
-func (l *Log) cleanupTempFiles() error {
+//
+// It returns the directory's listing when it found nothing to do (so that
+// load does not read the directory twice), else nil.
+func (l *Log) cleanupTempFiles() ([]os.DirEntry, error) {
 	ents, err := l.fs.ReadDir(l.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	minCleaned := int64(math.MaxInt64)
 	var swaps []int64
@@ -215,7 +221,7 @@ func (l *Log) cleanupTempFiles() error {
 		}
 	}
 	if !found {
-		return nil
+		return ents, nil
 	}
 	sort.Slice(swaps, func(i, j int) bool { return swaps[i] < swaps[j] })
 	for _, b := range swaps {
@@ -227,20 +233,20 @@ func (l *Log) cleanupTempFiles() error {
 			continue
 		}
 		if err := l.completeSwap(b); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// Index files whose .swap twin lingers are stale either way.
 	ents, err = l.fs.ReadDir(l.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), swapSuffix) {
 			_ = l.fs.Remove(filepath.Join(l.dir, e.Name()))
 		}
 	}
-	return l.fs.SyncDir(l.dir)
+	return nil, l.fs.SyncDir(l.dir)
 }
 
 // completeSwap finishes an interrupted ReplaceSegments for the .swap
@@ -306,6 +312,12 @@ func (l *Log) listSegments() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return segmentBases(ents), nil
+}
+
+// segmentBases returns the base offsets of the .log files of a listing,
+// ascending.
+func segmentBases(ents []os.DirEntry) []int64 {
 	var bases []int64
 	for _, e := range ents {
 		name := e.Name()
@@ -317,7 +329,7 @@ func (l *Log) listSegments() ([]int64, error) {
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	return bases, nil
+	return bases
 }
 
 func parseBase(s string) (int64, bool) {
