@@ -378,13 +378,17 @@ func openSegment(fsys vfs.FS, files *vfs.FileCache, dir string, base int64, nowM
 // its first batch, as Kafka measures the roll, or the file's modification
 // time if that is missing or in the future; now for an empty segment.
 func segmentStartMs(f vfs.File, nowMs int64) int64 {
+	fi, err := f.Stat() // first: an empty segment is not opened
+	if err != nil || fi.Size() == 0 {
+		return nowMs
+	}
 	var h [batch.HeaderSize]byte
 	if _, err := f.ReadAt(h[:], 0); err == nil {
 		if hd, err := batch.ParseHeader(h[:]); err == nil && hd.MaxTimestamp > 0 && hd.MaxTimestamp <= nowMs {
 			return hd.MaxTimestamp
 		}
 	}
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.ModTime().UnixMilli() <= nowMs {
+	if fi.ModTime().UnixMilli() <= nowMs {
 		return fi.ModTime().UnixMilli()
 	}
 	return nowMs

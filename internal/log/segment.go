@@ -88,11 +88,21 @@ func openFile(fsys vfs.FS, files *vfs.FileCache, name string, flag int) (vfs.Fil
 	if files == nil {
 		return fsys.OpenFile(name, flag, 0o644)
 	}
+	if flag&(os.O_CREATE|os.O_TRUNC) == 0 || flag&os.O_TRUNC == 0 && fileExists(fsys, name) {
+		// An existing file (a restart): opened on first use, so loading
+		// an idle partition opens nothing.
+		return files.OpenLazy(fsys, name, flag, 0o644), nil
+	}
 	f, err := files.Open(fsys, name, flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+func fileExists(fsys vfs.FS, name string) bool {
+	_, err := fsys.Stat(name)
+	return err == nil
 }
 
 // renameFile renames a segment file; a cached file learns its new name (a

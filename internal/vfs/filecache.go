@@ -84,6 +84,17 @@ func (c *FileCache) Open(fsys FS, name string, flag int, perm os.FileMode) (*Cac
 	return f, nil
 }
 
+// OpenLazy returns name in fsys as a cached file without opening it: the
+// first use opens it with flag (less O_CREATE, O_EXCL, O_TRUNC), and Stat
+// of a file without a descriptor asks fsys by name. The file must exist.
+// Loading many idle partitions this way costs no descriptor and no open.
+func (c *FileCache) OpenLazy(fsys FS, name string, flag int, perm os.FileMode) *CachedFile {
+	f := &CachedFile{c: c, fsys: fsys, flag: flag &^ (os.O_CREATE | os.O_EXCL | os.O_TRUNC | os.O_APPEND), perm: perm, slot: -1}
+	f.name.Store(&name)
+	f.refs.Store(-1)
+	return f
+}
+
 // reserve makes room for one more descriptor and enters f in the ring
 // (f.mu held, f not in the ring).
 func (c *FileCache) reserve(f *CachedFile) {
@@ -356,8 +367,18 @@ func (f *CachedFile) Truncate(size int64) error {
 	return err
 }
 
-// Stat implements File.
+// Stat implements File. A file without a descriptor is not opened for it:
+// fsys is asked by name.
 func (f *CachedFile) Stat() (os.FileInfo, error) {
+	if f.refs.Load() < 0 {
+		f.mu.Lock()
+		if f.refs.Load() < 0 && !f.closed.Load() {
+			fi, err := f.fsys.Stat(f.Name())
+			f.mu.Unlock()
+			return fi, err
+		}
+		f.mu.Unlock()
+	}
 	raw, err := f.Pin()
 	if err != nil {
 		return nil, err

@@ -240,3 +240,34 @@ func TestFileCacheCapacityFor(t *testing.T) {
 		}
 	}
 }
+
+// OpenLazy opens nothing; Stat of a file without a descriptor asks the FS
+// by name; the first read opens it.
+func TestFileCacheOpenLazy(t *testing.T) {
+	fsys := NewMemFS()
+	if err := fsys.WriteFile("/lazy", []byte("content")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewFileCache(4)
+	f := c.OpenLazy(fsys, "/lazy", os.O_RDWR|os.O_CREATE, 0o644)
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != 7 {
+		t.Fatalf("Stat = %v, %v", fi, err)
+	}
+	if f.IsOpen() || c.Stats().Opens != 0 {
+		t.Fatalf("Stat opened the file: %+v", c.Stats())
+	}
+	buf := make([]byte, 7)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "content" {
+		t.Fatalf("ReadAt = %q, %v", buf, err)
+	}
+	if !f.IsOpen() || c.Stats().Open != 1 {
+		t.Fatalf("ReadAt did not open the file: %+v", c.Stats())
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Stat after Close: %v, want os.ErrClosed", err)
+	}
+}
