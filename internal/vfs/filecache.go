@@ -76,11 +76,17 @@ func (c *FileCache) Open(fsys FS, name string, flag int, perm os.FileMode) (*Cac
 	f.name.Store(&name)
 	f.refs.Store(-1)
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.openLocked(flag &^ os.O_APPEND); err != nil {
+	err := f.openLocked(flag &^ os.O_APPEND)
+	if err == nil {
+		f.refs.Store(0)
+	}
+	f.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
-	f.refs.Store(0)
+	if c.open.Load() > int64(c.capacity) {
+		c.shrink() // opened over capacity while every other was pinned
+	}
 	return f, nil
 }
 
