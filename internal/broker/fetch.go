@@ -44,10 +44,12 @@
 //
 // Zero copy: record sets are not read into memory. The response carries
 // the segment file ranges (fetch_encode.go) and the connection's write loop
-// sends them with sendfile(2) from explicit offsets (internal/wire). A
-// segment deleted in between stays open for file.delete.delay.ms; a file
-// closed before its section is sent ends the connection (the client
-// retries), and one closed during sendfile stays valid until it finishes.
+// sends them with sendfile(2) from explicit offsets (internal/wire),
+// pinning the segment file's descriptor in the log's descriptor cache for
+// the length of the transfer (an idle descriptor evicted in between is
+// reopened). A segment deleted in between stays readable for
+// file.delete.delay.ms; a file that cannot be reopened (its partition was
+// deleted) ends the connection (the client retries).
 
 package broker
 

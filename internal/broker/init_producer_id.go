@@ -236,8 +236,8 @@ func (b *Broker) expireProducers(nowMs, expirationMs int64) {
 func (b *Broker) snapshotProducers() {
 	for tp, s := range b.producers.all() {
 		l := b.logs.Get(tp.Topic, tp.Partition)
-		if l == nil {
-			continue
+		if l == nil || (s.Len() == 0 && l.LogEndOffset() == l.LogStartOffset()) {
+			continue // an empty log needs no snapshot: its rebuild replays nothing
 		}
 		if err := s.WriteSnapshot(b.fs, l.Dir(), l.LogEndOffset()); err != nil {
 			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)

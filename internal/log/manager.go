@@ -40,6 +40,12 @@ type ManagerOptions struct {
 	ConfigFor func(topic string, partition int32) Config
 	// ProducerGuard, if set, makes a guard for every log opened or created.
 	ProducerGuard func(topic string, partition int32) ProducerGuard
+	// MaxOpenFiles bounds the descriptors the segment files hold (a
+	// vfs.FileCache: files are opened on use and idle ones closed); 0
+	// sizes it from the process's descriptor limit
+	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
+	// segment file stays open, as before).
+	MaxOpenFiles int
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in
@@ -51,6 +57,8 @@ type Manager struct {
 	dir    string
 	opts   ManagerOptions
 	logger *slog.Logger
+
+	files *vfs.FileCache // segment file descriptors; nil: files stay open
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
@@ -92,6 +100,12 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
 	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}}
+	switch {
+	case opts.MaxOpenFiles == 0:
+		m.files = vfs.NewFileCache(vfs.DefaultFileCacheCapacity())
+	case opts.MaxOpenFiles > 0:
+		m.files = vfs.NewFileCache(opts.MaxOpenFiles)
+	}
 	if err := fsys.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -113,6 +127,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if err != nil {
 		return nil, err
 	}
+	var loads []pendingLoad
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -141,11 +156,11 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
-		if err := l.load(p); err != nil {
-			m.closeLogs()
-			return nil, fmt.Errorf("log: loading %s: %w", name, err)
-		}
-		m.logs[tp] = l
+		loads = append(loads, pendingLoad{l, p, name})
+	}
+	if err := m.loadAll(loads); err != nil {
+		m.closeLogs()
+		return nil, err
 	}
 	if !clean && len(m.logs) > 0 {
 		// Kafka logs its recovery too: say why the start took what it took.
@@ -174,7 +189,67 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	return m, nil
 }
 
+type pendingLoad struct {
+	l    *Log
+	p    loadParams
+	name string
+}
+
+// loadWorkers is how many partition directories OpenManager loads at once
+// (Kafka's num.recovery.threads.per.data.dir): loading is mostly waiting
+// for the disk (directory reads, opens, index reads, recovery).
+const loadWorkers = 8
+
+// loadAll loads the logs in parallel and enters them in m.logs; on an error
+// the logs loaded so far are entered too (for closeLogs) and the first error
+// is returned.
+func (m *Manager) loadAll(loads []pendingLoad) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < min(loadWorkers, len(loads)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= len(loads) || firstErr != nil {
+					mu.Unlock()
+					return
+				}
+				ld := loads[next]
+				next++
+				mu.Unlock()
+				err := ld.l.load(ld.p)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("log: loading %s: %w", ld.name, err)
+					}
+				} else {
+					m.logs[TopicPartition{ld.l.topic, ld.l.partition}] = ld.l
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
 func (m *Manager) now() time.Time { return m.opts.Now() }
+
+// FileCacheStats describes the descriptor cache of the segment files (zero
+// when MaxOpenFiles turned it off).
+func (m *Manager) FileCacheStats() vfs.FileCacheStats {
+	if m.files == nil {
+		return vfs.FileCacheStats{}
+	}
+	return m.files.Stats()
+}
 
 // Dir is the data directory.
 func (m *Manager) Dir() string { return m.dir }
@@ -368,7 +443,7 @@ func (m *Manager) purge(l *Log, gone string) error {
 	// ranges of it read the unlinked files until file.delete.delay.ms.
 	var files []vfs.File
 	for _, s := range l.segments() {
-		for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
+		for _, f := range s.files() {
 			if f != nil {
 				files = append(files, f)
 			}

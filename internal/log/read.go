@@ -17,14 +17,17 @@ import (
 // *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange); offset == log end
 // offset is an empty result. Read takes no lock and never blocks appends.
 //
-// Lifetime: segments deleted by retention, DeleteRecords or truncation are
-// renamed .deleted and their files stay open for file.delete.delay.ms
-// (default 60 s) before being closed, so ranges stay valid at least that
-// long (delayed deletion, no reference counts; the broker's sendfile holds
-// the descriptor for the length of one transfer, so a close during it is
-// safe). A suffix truncation
-// (TruncateTo) cuts the active files in place: ranges past the new end
-// become invalid at once, as in Kafka.
+// Lifetime: a range's File is the manager's cached file (vfs.CachedFile):
+// its descriptor may be closed while idle and is reopened on use, and a
+// user that needs the raw descriptor (sendfile) pins it (vfs.Pinner) for
+// the length of the transfer; a pinned descriptor is never closed.
+// Segments deleted by retention, DeleteRecords or truncation are renamed
+// .deleted (the cached file follows the rename) and removed after
+// file.delete.delay.ms (default 60 s), so ranges stay readable at least that
+// long. A deleted partition's files are removed at once: a range of it that
+// is not pinned may fail to reopen. A suffix truncation (TruncateTo) cuts
+// the active files in place: ranges past the new end become invalid at
+// once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
 	return l.read(offset, maxBytes, minOneBatch, readToHighWatermark)
 }
