@@ -1,0 +1,181 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// lagHistory keeps the consumer lag of every group a principal can see,
+// sampled every few seconds, for the lag chart.
+type lagHistory struct {
+	window time.Duration
+	mu     sync.Mutex
+	groups map[string][]lagPoint
+}
+
+// lagPoint is one sample of a group: total lag and lag per partition
+// ("topic/partition"); -1 where it is unknown.
+type lagPoint struct {
+	at    time.Time
+	total int64
+	parts map[string]int64
+}
+
+func newLagHistory(window time.Duration) *lagHistory {
+	return &lagHistory{window: window, groups: map[string][]lagPoint{}}
+}
+
+func (h *lagHistory) sample(ctx context.Context, adm *kadm.Client, now time.Time) {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil || len(listed) == 0 {
+		h.trim(now, nil)
+		return
+	}
+	lags, err := adm.Lag(ctx, listed.Groups()...)
+	if err != nil && len(lags) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for g, l := range lags {
+		if l.DescribeErr != nil || l.FetchErr != nil {
+			continue
+		}
+		pt := lagPoint{at: now, total: l.Lag.Total(), parts: map[string]int64{}}
+		for _, m := range l.Lag.Sorted() {
+			pt.parts[m.Topic+"/"+strconv.Itoa(int(m.Partition))] = m.Lag
+		}
+		h.groups[g] = append(h.groups[g], pt)
+	}
+	h.trimLocked(now, listed)
+}
+
+func (h *lagHistory) trim(now time.Time, listed kadm.ListedGroups) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.trimLocked(now, listed)
+}
+
+func (h *lagHistory) trimLocked(now time.Time, listed kadm.ListedGroups) {
+	for g, pts := range h.groups {
+		if _, ok := listed[g]; !ok {
+			delete(h.groups, g)
+			continue
+		}
+		i := 0
+		for i < len(pts) && now.Sub(pts[i].at) > h.window {
+			i++
+		}
+		h.groups[g] = append([]lagPoint(nil), pts[i:]...)
+	}
+}
+
+func (h *lagHistory) points(group string) []lagPoint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]lagPoint(nil), h.groups[group]...)
+}
+
+// chart is an inline SVG line chart, laid out here and drawn by the
+// template.
+type chart struct {
+	Width, Height int
+	Left, Bottom  int // plot area: x from Left, y up to Bottom
+	Lines         []chartLine
+	YTicks        []chartTick
+	XTicks        []chartTick
+	Empty         bool
+	Samples       int
+}
+
+type chartLine struct {
+	Label, Points, Color string
+	Last                 int64
+}
+
+type chartTick struct {
+	Pos   int
+	Label string
+}
+
+var palette = []string{"#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"}
+
+// lagChart lays out the total lag of pts and, for up to 7 partitions, the
+// lag of each.
+func lagChart(pts []lagPoint, window time.Duration, now time.Time) chart {
+	c := chart{Width: 720, Height: 220, Left: 60, Bottom: 190, Samples: len(pts)}
+	if len(pts) == 0 {
+		c.Empty = true
+		return c
+	}
+	right, top := c.Width-10, 10
+	var maxLag int64 = 1
+	keys := map[string]bool{}
+	for _, p := range pts {
+		maxLag = max(maxLag, p.total)
+		for k := range p.parts {
+			keys[k] = true
+		}
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) > 7 || len(names) == 1 {
+		names = nil // the total says it all
+	}
+	start := now.Add(-window)
+	x := func(t time.Time) int {
+		f := float64(t.Sub(start)) / float64(window)
+		return c.Left + int(f*float64(right-c.Left))
+	}
+	y := func(v int64) int {
+		if v < 0 {
+			v = 0
+		}
+		return c.Bottom - int(float64(v)/float64(maxLag)*float64(c.Bottom-top))
+	}
+	line := func(label, color string, get func(lagPoint) (int64, bool)) chartLine {
+		var b strings.Builder
+		l := chartLine{Label: label, Color: color}
+		for _, p := range pts {
+			v, ok := get(p)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "%d,%d ", x(p.at), y(v))
+			l.Last = v
+		}
+		l.Points = strings.TrimSpace(b.String())
+		return l
+	}
+	c.Lines = append(c.Lines, line("total", palette[0], func(p lagPoint) (int64, bool) { return p.total, true }))
+	for i, n := range names {
+		c.Lines = append(c.Lines, line(n, palette[(i+1)%len(palette)], func(p lagPoint) (int64, bool) {
+			v, ok := p.parts[n]
+			return v, ok
+		}))
+	}
+	for i := 0; i <= 4; i++ {
+		v := maxLag * int64(i) / 4
+		c.YTicks = append(c.YTicks, chartTick{Pos: y(v), Label: strconv.FormatInt(v, 10)})
+	}
+	mins := int(window / time.Minute)
+	step := max(1, mins/5)
+	for m := mins; m >= 0; m -= step {
+		label := "now"
+		if m > 0 {
+			label = fmt.Sprintf("-%dm", m)
+		}
+		c.XTicks = append(c.XTicks, chartTick{Pos: x(now.Add(-time.Duration(m) * time.Minute)), Label: label})
+	}
+	return c
+}
