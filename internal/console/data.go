@@ -30,6 +30,10 @@ func kafkaErr(err error, msg string) string {
 		return ""
 	}
 	s := err.Error()
+	var ke *kerr.Error
+	if errors.As(err, &ke) && msg != "" {
+		return ke.Message + ": " + msg
+	}
 	if msg != "" && !strings.Contains(s, msg) {
 		s += ": " + msg
 	}
