@@ -57,6 +57,9 @@ func TestPagesShowTheSeededDataset(t *testing.T) {
 		}
 	}
 	mustContain(t, "topic overrides", body, "No overrides")
+	if regexp.MustCompile(`<td class="num">-</td>`).MatchString(body) || strings.Contains(body, "size 0 B") {
+		t.Fatalf("topic page without sizes:\n%s", body)
+	}
 	_, body = b.get("/topics/profiles")
 	mustContain(t, "compacted topic", body, `data-config="cleanup.policy"`, `<td class="val">compact</td><td>DYNAMIC_TOPIC</td>`, `id="compaction-link"`)
 	_, body = b.get("/topics/orders?configs=all")

@@ -137,13 +137,10 @@ type topicRow struct {
 }
 
 // sizes maps topic → partition → bytes (the largest replica's).
-func (c *Console) sizes(ctx context.Context, p *principal, topics ...string) map[string]map[int32]int64 {
-	var set kadm.TopicsSet
-	if len(topics) > 0 {
-		set = make(kadm.TopicsSet)
-		for _, t := range topics {
-			set.Add(t)
-		}
+func (c *Console) sizes(ctx context.Context, p *principal, td kadm.TopicDetails) map[string]map[int32]int64 {
+	set := make(kadm.TopicsSet)
+	for name, t := range td {
+		set.Add(name, t.Partitions.Numbers()...)
 	}
 	out := map[string]map[int32]int64{}
 	dirs, err := p.adm.DescribeAllLogDirs(ctx, set)
@@ -177,7 +174,7 @@ func (c *Console) topicList(ctx context.Context, p *principal, internal bool) ([
 		return nil, err
 	}
 	names := td.Names()
-	sizes := c.sizes(ctx, p, names...)
+	sizes := c.sizes(ctx, p, td)
 	starts, _ := p.adm.ListStartOffsets(ctx, names...)
 	ends, _ := p.adm.ListEndOffsets(ctx, names...)
 	var rows []topicRow
@@ -242,7 +239,7 @@ func (c *Console) topic(ctx context.Context, p *principal, name string, all bool
 		return d, t.Err
 	}
 	d.Internal = t.IsInternal
-	sizes := c.sizes(ctx, p, name)
+	sizes := c.sizes(ctx, p, kadm.TopicDetails{name: t})
 	starts, _ := p.adm.ListStartOffsets(ctx, name)
 	ends, _ := p.adm.ListEndOffsets(ctx, name)
 	for _, pd := range t.Partitions.Sorted() {

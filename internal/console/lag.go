@@ -132,9 +132,12 @@ func lagChart(pts []lagPoint, window time.Duration, now time.Time) chart {
 	if len(names) > 7 || len(names) == 1 {
 		names = nil // the total says it all
 	}
-	start := now.Add(-window)
+	// The x axis spans the history there is (at least a minute), up to
+	// the window.
+	span := min(window, max(time.Minute, now.Sub(pts[0].at)))
+	start := now.Add(-span)
 	x := func(t time.Time) int {
-		f := float64(t.Sub(start)) / float64(window)
+		f := float64(t.Sub(start)) / float64(span)
 		return c.Left + int(f*float64(right-c.Left))
 	}
 	y := func(v int64) int {
@@ -168,14 +171,17 @@ func lagChart(pts []lagPoint, window time.Duration, now time.Time) chart {
 		v := maxLag * int64(i) / 4
 		c.YTicks = append(c.YTicks, chartTick{Pos: y(v), Label: strconv.FormatInt(v, 10)})
 	}
-	mins := int(window / time.Minute)
-	step := max(1, mins/5)
-	for m := mins; m >= 0; m -= step {
+	for i := 5; i >= 0; i-- {
+		back := span * time.Duration(i) / 5
 		label := "now"
-		if m > 0 {
-			label = fmt.Sprintf("-%dm", m)
+		switch {
+		case back == 0:
+		case span < 5*time.Minute:
+			label = fmt.Sprintf("-%ds", int(back.Round(time.Second)/time.Second))
+		default:
+			label = fmt.Sprintf("-%dm", int(back.Round(time.Minute)/time.Minute))
 		}
-		c.XTicks = append(c.XTicks, chartTick{Pos: x(now.Add(-time.Duration(m) * time.Minute)), Label: label})
+		c.XTicks = append(c.XTicks, chartTick{Pos: x(now.Add(-back)), Label: label})
 	}
 	return c
 }
