@@ -64,6 +64,9 @@ func runChromium(t *testing.T, bin string, args ...string) (string, []string) {
 
 func TestConsoleInChromium(t *testing.T) {
 	bin := chromiumPath()
+	if bin == "" && os.Getenv("SLUICE_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("chromium is not installed and SLUICE_REQUIRE_CHROMIUM is set (scripts/test-all.sh installs it with apt-get install -y chromium)")
+	}
 	if bin == "" {
 		t.Skip("chromium is not installed (apt-get install -y chromium; scripts/test-all.sh installs it): the headless-browser test of the web console is skipped")
 	}
