@@ -133,7 +133,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("%s DOM:\n%s", pg.name, dom)
 		}
-		if shots != "" {
+		if shots != "" && pg.name != "tombstone" {
 			out := filepath.Join(shots, "console-"+pg.name+".png")
 			runChromium(t, bin, "--hide-scrollbars", "--window-size=1100,680", "--screenshot="+out, base+pg.path)
 			if _, err := os.Stat(out); err != nil {
