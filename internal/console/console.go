@@ -287,10 +287,12 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) *session {
 func (c *Console) addLocked(s *session) {
 	if len(c.sessions) >= maxSessions {
 		c.expireLocked(time.Now())
-		for len(c.sessions) >= maxSessions { // drop the least recently used
+		for len(c.sessions) >= maxSessions {
+			// Drop the least recently used session, one without a login
+			// first, so that a flood of new visitors cannot log users out.
 			var old *session
 			for _, o := range c.sessions {
-				if old == nil || o.lastUsed.Before(old.lastUsed) {
+				if old == nil || loggedIn(old) && !loggedIn(o) || loggedIn(old) == loggedIn(o) && o.lastUsed.Before(old.lastUsed) {
 					old = o
 				}
 			}
@@ -300,6 +302,8 @@ func (c *Console) addLocked(s *session) {
 	}
 	c.sessions[s.id] = s
 }
+
+func loggedIn(s *session) bool { return s.p != nil && s.p.user != "" }
 
 func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, id string) {
 	http.SetCookie(w, &http.Cookie{

@@ -84,9 +84,11 @@ func TestPagesShowTheSeededDataset(t *testing.T) {
 	mustContain(t, "future timestamp", body, "0 records shown")
 	_, body = b.get("/topics/orders/messages?from=time&time=0&partition=2&limit=2")
 	mustContain(t, "timestamp 0", body, "2 records shown", "order-2-0", "order-2-1")
-	resp, _ = b.get("/topics/orders/messages?offset=-3")
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("bad offset: %d, want 400", resp.StatusCode)
+	for _, q := range []string{"offset=-3", "offset=x", "partition=7", "partition=x", "from=time&time=yesterday", "limit=0", "limit=100000"} {
+		resp, body = b.get("/topics/orders/messages?" + q)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `id="error"`) {
+			t.Errorf("messages?%s: %d, want 400 with the reason", q, resp.StatusCode)
+		}
 	}
 	_, body = b.get("/topics/profiles/messages")
 	mustContain(t, "tombstone in browser", body, "null (tombstone)")
@@ -450,5 +452,28 @@ func TestLagChartLayout(t *testing.T) {
 	}
 	if c.YTicks[len(c.YTicks)-1].Label != "10" || c.XTicks[len(c.XTicks)-1].Label != "now" {
 		t.Fatalf("ticks %+v %+v", c.YTicks, c.XTicks)
+	}
+}
+
+func TestSessionEvictionKeepsLogins(t *testing.T) {
+	c := &Console{sessions: map[string]*session{}, opts: Options{SessionIdle: time.Hour}}
+	now := time.Now()
+	alice := &session{id: "alice", p: &principal{user: "alice", refs: 1}, lastUsed: now.Add(-30 * time.Minute)}
+	c.sessions[alice.id] = alice
+	for i := 1; i < maxSessions; i++ {
+		id := fmt.Sprintf("anon-%d", i)
+		c.sessions[id] = &session{id: id, lastUsed: now.Add(-time.Duration(maxSessions-i) * time.Millisecond)}
+	}
+	c.mu.Lock()
+	c.addLocked(&session{id: "new", lastUsed: now})
+	c.mu.Unlock()
+	if len(c.sessions) != maxSessions {
+		t.Fatalf("%d sessions", len(c.sessions))
+	}
+	if _, ok := c.sessions["alice"]; !ok {
+		t.Fatal("the logged-in session was evicted before anonymous ones")
+	}
+	if _, ok := c.sessions["anon-1"]; ok {
+		t.Fatal("the oldest anonymous session was kept")
 	}
 }

@@ -432,7 +432,7 @@ func (c *Console) browse(ctx context.Context, p *principal, topic string, q brow
 	if q.Partition != "" {
 		n, err := strconv.Atoi(q.Partition)
 		if _, ok := starts[int32(n)]; err != nil || !ok {
-			return d, fmt.Errorf("topic %s has no partition %q", topic, q.Partition)
+			return d, badRequest{fmt.Errorf("topic %s has no partition %q", topic, q.Partition)}
 		}
 		starts = map[int32]int64{int32(n): starts[int32(n)]}
 	}
@@ -445,7 +445,7 @@ func (c *Console) browse(ctx context.Context, p *principal, topic string, q brow
 	case "time":
 		ms, err := parseTime(q.Time)
 		if err != nil {
-			return d, err
+			return d, badRequest{err}
 		}
 		lo, err := p.adm.ListOffsetsAfterMilli(ctx, ms, topic)
 		if err != nil {
