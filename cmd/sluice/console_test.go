@@ -5,12 +5,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/broker"
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/security"
+	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
 
 func TestConsoleListenFlagAndEnv(t *testing.T) {
@@ -87,5 +92,63 @@ func TestConsoleStartsWithTheBroker(t *testing.T) {
 	// A busy console address is an error.
 	if _, err := startConsole(settings{consoleListen: con.Addr().String()}, cfg, srv, quiet); err == nil {
 		t.Fatal("a busy console address started")
+	}
+}
+
+func TestConsoleOverSASLSSLTrustsTheListenersCertificate(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	dir := t.TempDir()
+	ca := sectest.NewCA(t, "console-ca")
+	leaf := ca.Server(t, "broker")
+	cfg, err := config.NewBroker(map[string]string{
+		"ssl.keystore.type":       "PKCS12",
+		"ssl.keystore.location":   leaf.WritePKCS12(t, dir, "broker.p12", "store-pw"),
+		"ssl.keystore.password":   "store-pw",
+		"sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
+			`username="admin" password="admin-secret" user_admin="admin-secret";`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := broker.NewServer(broker.Options{DataDir: dir + "/data", Logger: quiet, Config: cfg,
+		Listeners: []security.Listener{{Name: "SASL_SSL", Protocol: security.SASLSSL, Bind: "127.0.0.1:0"}}})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	con, err := startConsole(settings{consoleListen: "127.0.0.1:0"}, cfg, srv, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer con.Close()
+	base := "http://" + con.Addr().String()
+	jar, _ := cookiejar.New(nil)
+	cl := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	get := func(path string) string {
+		resp, err := cl.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	login := get("/") // redirected to the login form
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(login)
+	if m == nil || !strings.Contains(login, "SASL PLAIN") {
+		t.Fatalf("no login form:\n%s", login)
+	}
+	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{"csrf": {m[1]}, "user": {"admin"}, "password": {"admin-secret"}, "next": {"/"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := cl.Do(req) // follows the redirect to the overview
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `id="user">admin<`) || !strings.Contains(string(body), `id="cluster-id">`) {
+		t.Fatalf("after login over SASL_SSL: %d\n%s", resp.StatusCode, body)
 	}
 }
