@@ -76,11 +76,11 @@ func consoleOptions(listen string, cfg *config.Broker, ls []broker.BoundListener
 		for _, m := range pick.Mechanisms {
 			switch m {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-				o.SASLMechanism = m
+				o.SASLMechanisms = append(o.SASLMechanisms, m)
 			}
-			if o.SASLMechanism != "" {
-				break
-			}
+		}
+		if len(o.SASLMechanisms) > 0 {
+			o.SASLMechanism = o.SASLMechanisms[0]
 		}
 		if o.SASLMechanism == "" {
 			return o, fmt.Errorf("console: listener %s enables no SASL mechanism the console speaks (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", pick.Name)

@@ -48,7 +48,7 @@ func TestConsoleOptionsPickListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Bootstrap[0] != "127.0.0.1:9094" || o.SASLMechanism != "SCRAM-SHA-512" || !o.AllowWrites || len(o.AllowedHosts) != 2 || o.AllowedHosts[1] != "b.example" {
+	if o.Bootstrap[0] != "127.0.0.1:9094" || o.SASLMechanism != "SCRAM-SHA-512" || len(o.SASLMechanisms) != 2 || !o.AllowWrites || len(o.AllowedHosts) != 2 || o.AllowedHosts[1] != "b.example" {
 		t.Fatalf("with a SASL listener: %+v", o)
 	}
 	o, err = consoleOptions("127.0.0.1:0", config.DefaultBroker(), []broker.BoundListener{

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type Options struct {
 	// SASLMechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 when the
 	// listener authenticates: the console then requires a login.
 	SASLMechanism string
+	// SASLMechanisms, when it has more than one, lets the login form
+	// choose among them (SASLMechanism is the default).
+	SASLMechanisms []string
 	// AllowWrites enables the actions without a login (no SASL).
 	AllowWrites bool
 	// AllowedHosts are host names accepted in the Host header besides
@@ -121,11 +125,18 @@ func New(opts Options) (*Console, error) {
 	if len(opts.Bootstrap) == 0 {
 		return nil, errors.New("console: no Kafka bootstrap address")
 	}
-	switch strings.ToUpper(opts.SASLMechanism) {
-	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
-		opts.SASLMechanism = strings.ToUpper(opts.SASLMechanism)
-	default:
-		return nil, fmt.Errorf("console: SASL mechanism %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", opts.SASLMechanism)
+	opts.SASLMechanism = strings.ToUpper(opts.SASLMechanism)
+	if opts.SASLMechanism != "" && !slices.Contains(opts.SASLMechanisms, opts.SASLMechanism) {
+		opts.SASLMechanisms = append([]string{opts.SASLMechanism}, opts.SASLMechanisms...)
+	}
+	for i, m := range opts.SASLMechanisms {
+		opts.SASLMechanisms[i] = strings.ToUpper(m)
+		if !supportedMechanism(opts.SASLMechanisms[i]) {
+			return nil, fmt.Errorf("console: SASL mechanism %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
+		}
+	}
+	if opts.SASLMechanism == "" && len(opts.SASLMechanisms) > 0 {
+		opts.SASLMechanism = opts.SASLMechanisms[0]
 	}
 	pages, err := loadPages()
 	if err != nil {
@@ -133,7 +144,7 @@ func New(opts Options) (*Console, error) {
 	}
 	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, stop: make(chan struct{})}
 	if opts.SASLMechanism == "" {
-		p, err := c.newPrincipal("", "")
+		p, err := c.newPrincipal("", "", "")
 		if err != nil {
 			return nil, err
 		}
@@ -207,8 +218,13 @@ func (c *Console) canWrite(s *session) bool {
 	return c.opts.AllowWrites
 }
 
-// clientOpts are the kgo options for user (SASL) or none.
-func (c *Console) clientOpts(user, pass string) []kgo.Opt {
+func supportedMechanism(m string) bool {
+	return m == "PLAIN" || m == "SCRAM-SHA-256" || m == "SCRAM-SHA-512"
+}
+
+// clientOpts are the kgo options for user with mechanism mech (no SASL
+// when mech is "").
+func (c *Console) clientOpts(mech, user, pass string) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(c.opts.Bootstrap...),
 		kgo.ClientID("sluice-console"),
@@ -218,7 +234,7 @@ func (c *Console) clientOpts(user, pass string) []kgo.Opt {
 	if c.opts.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(c.opts.TLS.Clone()))
 	}
-	switch c.opts.SASLMechanism {
+	switch mech {
 	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
 	case "SCRAM-SHA-256":
@@ -229,8 +245,8 @@ func (c *Console) clientOpts(user, pass string) []kgo.Opt {
 	return opts
 }
 
-func (c *Console) newPrincipal(user, pass string) (*principal, error) {
-	opts := c.clientOpts(user, pass)
+func (c *Console) newPrincipal(mech, user, pass string) (*principal, error) {
+	opts := c.clientOpts(mech, user, pass)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("console: kafka client: %w", err)
@@ -239,8 +255,11 @@ func (c *Console) newPrincipal(user, pass string) (*principal, error) {
 }
 
 // login opens a client as user and checks the credentials with a request.
-func (c *Console) login(ctx context.Context, user, pass string) (*principal, error) {
-	p, err := c.newPrincipal(user, pass)
+func (c *Console) login(ctx context.Context, mech, user, pass string) (*principal, error) {
+	if !slices.Contains(c.opts.SASLMechanisms, mech) {
+		return nil, fmt.Errorf("SASL mechanism %q is not enabled on the listener (%s)", mech, strings.Join(c.opts.SASLMechanisms, ", "))
+	}
+	p, err := c.newPrincipal(mech, user, pass)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/sluice-broker/sluice/internal/security"
 )
@@ -352,12 +353,31 @@ const plainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requi
 
 func TestSASLLoginActsAsPrincipal(t *testing.T) {
 	srv := startBroker(t, map[string]string{
-		"sasl.enabled.mechanisms":                             "PLAIN",
+		"sasl.enabled.mechanisms":                             "PLAIN,SCRAM-SHA-256",
 		"listener.name.sasl_plaintext.plain.sasl.jaas.config": plainJAAS,
 	}, []security.Listener{{Name: "SASL_PLAINTEXT", Protocol: security.SASLPlaintext, Bind: "127.0.0.1:0"}})
 	addr := srv.ListenerAddr("SASL_PLAINTEXT").String()
-	c, hs := newTestConsole(t, Options{Bootstrap: []string{addr}, SASLMechanism: "PLAIN"})
+	c, hs := newTestConsole(t, Options{Bootstrap: []string{addr}, SASLMechanisms: []string{"PLAIN", "SCRAM-SHA-256"}})
 	b := newBrowser(t, hs.URL)
+
+	// A SCRAM user, created by the PLAIN admin, logs in with SCRAM.
+	_, adm := adminOf(t, addr, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	if _, err := adm.AlterUserSCRAMs(context.Background(), nil, []kadm.UpsertSCRAM{{User: "carol", Mechanism: kadm.ScramSha256, Password: "carol-pw"}}); err != nil {
+		t.Fatal(err)
+	}
+	carol := newBrowser(t, hs.URL)
+	ctok := carol.csrf("/login")
+	if _, body := carol.get("/login"); !strings.Contains(body, `<option selected>PLAIN</option><option>SCRAM-SHA-256</option>`) {
+		t.Fatalf("no mechanism choice:\n%s", body)
+	}
+	if resp, body := carol.post("/login", url.Values{"csrf": {ctok}, "user": {"carol"}, "password": {"carol-pw"}, "mechanism": {"GSSAPI"}}); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not enabled") {
+		t.Fatalf("unknown mechanism: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, _ := carol.post("/login", url.Values{"csrf": {ctok}, "user": {"carol"}, "password": {"carol-pw"}, "mechanism": {"SCRAM-SHA-256"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("SCRAM login: %d", resp.StatusCode)
+	}
+	_, body := carol.get("/users")
+	mustContain(t, "users as carol", body, `id="user">carol<`, `data-user="carol"`)
 
 	resp, _ := b.get("/topics")
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?next=%2Ftopics" {
@@ -365,7 +385,7 @@ func TestSASLLoginActsAsPrincipal(t *testing.T) {
 	}
 	tok := b.csrf("/login")
 	before := sessionCookie(b)
-	resp, body := b.post("/login", url.Values{"csrf": {tok}, "user": {"alice"}, "password": {"wrong"}, "next": {"/topics"}})
+	resp, body = b.post("/login", url.Values{"csrf": {tok}, "user": {"alice"}, "password": {"wrong"}, "next": {"/topics"}})
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "login failed") {
 		t.Fatalf("bad password: %d\n%s", resp.StatusCode, body)
 	}

@@ -235,8 +235,13 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, v *view) err
 		return errHandled
 	}
 	v.Title = "Log in"
-	v.Data = map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Mechanism": c.opts.SASLMechanism}
+	v.Data = loginData{Next: safeNext(r.URL.Query().Get("next")), Mechanism: c.opts.SASLMechanism, Mechanisms: c.opts.SASLMechanisms}
 	return nil
+}
+
+type loginData struct {
+	Next, Mechanism, User string
+	Mechanisms            []string
 }
 
 // safeNext keeps a redirect target on this console.
@@ -253,16 +258,20 @@ func (c *Console) loginPost(w http.ResponseWriter, r *http.Request, v *view) err
 		return errHandled
 	}
 	user, pass := r.PostForm.Get("user"), r.PostForm.Get("password")
+	mech := r.PostForm.Get("mechanism")
+	if mech == "" {
+		mech = c.opts.SASLMechanism
+	}
 	next := safeNext(r.PostForm.Get("next"))
 	v.Title = "Log in"
-	v.Data = map[string]string{"Next": next, "Mechanism": c.opts.SASLMechanism, "User": user}
+	v.Data = loginData{Next: next, Mechanism: mech, Mechanisms: c.opts.SASLMechanisms, User: user}
 	if user == "" {
 		w.WriteHeader(http.StatusBadRequest)
 		v.Error = "user name required"
 		c.render(w, http.StatusBadRequest, "login", v)
 		return errHandled
 	}
-	p, err := c.login(r.Context(), user, pass)
+	p, err := c.login(r.Context(), mech, user, pass)
 	if err != nil {
 		c.log.Info("console login failed", "user", user, "err", err)
 		v.Error = "login failed: " + err.Error()
