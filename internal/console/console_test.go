@@ -44,7 +44,7 @@ func TestPagesShowTheSeededDataset(t *testing.T) {
 		`id="partitions">`, `id="offline">0<`, `id="under-replicated">0<`, `id="groups">1<`, `read-only`)
 
 	_, body = b.get("/topics")
-	mustContain(t, "topics", body, `data-topic="orders"`, `<td class="num">30</td>`, `data-topic="profiles"`)
+	mustContain(t, "topics", body, `data-topic="orders"`, `<td class="num">30</td>`, `data-topic="profiles"`, "Records/s")
 	if strings.Contains(body, "__consumer_offsets") {
 		t.Errorf("topics lists internal topics by default")
 	}
@@ -495,5 +495,20 @@ func TestSessionEvictionKeepsLogins(t *testing.T) {
 	}
 	if _, ok := c.sessions["anon-1"]; ok {
 		t.Fatal("the oldest anonymous session was kept")
+	}
+}
+
+func TestTopicRate(t *testing.T) {
+	h := newLagHistory(time.Minute)
+	now := time.Now()
+	if _, ok := h.rate("t"); ok {
+		t.Fatal("a rate without samples")
+	}
+	h.ends["t"] = []endPoint{{at: now.Add(-10 * time.Second), sum: 100}, {at: now, sum: 150}}
+	if v, ok := h.rate("t"); !ok || v != 5 {
+		t.Fatalf("rate %v %v, want 5", v, ok)
+	}
+	if formatRate(5) != "5.0" || formatRate(1234.4) != "1234" || formatRate(0) != "0" {
+		t.Fatal("formatRate")
 	}
 }

@@ -133,6 +133,7 @@ type topicRow struct {
 	Size               int64
 	Messages           int64 // end - start over the partitions
 	Offline, UnderRepl int
+	Rate               string // records/s over the last minute, "" before two samples
 	Err                string
 }
 
@@ -180,6 +181,9 @@ func (c *Console) topicList(ctx context.Context, p *principal, internal bool) ([
 	var rows []topicRow
 	for _, t := range td.Sorted() {
 		r := topicRow{Name: t.Topic, Internal: t.IsInternal, Partitions: len(t.Partitions)}
+		if v, ok := p.lag.rate(t.Topic); ok {
+			r.Rate = formatRate(v)
+		}
 		if t.Err != nil {
 			r.Err = t.Err.Error()
 		}
@@ -878,4 +882,15 @@ func (c *Console) users(ctx context.Context, p *principal) ([]userRow, error) {
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+func formatRate(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
 }

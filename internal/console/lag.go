@@ -18,7 +18,19 @@ type lagHistory struct {
 	window time.Duration
 	mu     sync.Mutex
 	groups map[string][]lagPoint
+	ends   map[string][]endPoint // per topic: the sum of its log end offsets
 }
+
+// endPoint is one sample of a topic's log end offsets, summed over its
+// partitions: records written since the previous sample over the time
+// between them is its throughput.
+type endPoint struct {
+	at  time.Time
+	sum int64
+}
+
+// rateWindow is how far back the records-per-second figure looks.
+const rateWindow = time.Minute
 
 // lagPoint is one sample of a group: total lag and lag per partition
 // ("topic/partition"); -1 where it is unknown.
@@ -29,10 +41,11 @@ type lagPoint struct {
 }
 
 func newLagHistory(window time.Duration) *lagHistory {
-	return &lagHistory{window: window, groups: map[string][]lagPoint{}}
+	return &lagHistory{window: window, groups: map[string][]lagPoint{}, ends: map[string][]endPoint{}}
 }
 
 func (h *lagHistory) sample(ctx context.Context, adm *kadm.Client, now time.Time) {
+	h.sampleEnds(ctx, adm, now)
 	listed, err := adm.ListGroups(ctx)
 	if err != nil || len(listed) == 0 {
 		h.trim(now, nil)
@@ -184,4 +197,55 @@ func lagChart(pts []lagPoint, window time.Duration, now time.Time) chart {
 		c.XTicks = append(c.XTicks, chartTick{Pos: x(now.Add(-back)), Label: label})
 	}
 	return c
+}
+
+func (h *lagHistory) sampleEnds(ctx context.Context, adm *kadm.Client, now time.Time) {
+	ends, err := adm.ListEndOffsets(ctx)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for t, ps := range ends {
+		var sum int64
+		ok := true
+		for _, o := range ps {
+			if o.Err != nil {
+				ok = false
+				break
+			}
+			sum += o.Offset
+		}
+		if !ok {
+			continue
+		}
+		pts := append(h.ends[t], endPoint{at: now, sum: sum})
+		i := 0
+		for i < len(pts)-1 && now.Sub(pts[i].at) > rateWindow {
+			i++
+		}
+		h.ends[t] = append([]endPoint(nil), pts[i:]...)
+	}
+	for t := range h.ends {
+		if _, ok := ends[t]; !ok {
+			delete(h.ends, t)
+		}
+	}
+}
+
+// rate is topic's records per second over the last minute, and whether
+// there are two samples to tell.
+func (h *lagHistory) rate(topic string) (float64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pts := h.ends[topic]
+	if len(pts) < 2 {
+		return 0, false
+	}
+	first, last := pts[0], pts[len(pts)-1]
+	secs := last.at.Sub(first.at).Seconds()
+	if secs <= 0 {
+		return 0, false
+	}
+	return max(0, float64(last.sum-first.sum)/secs), true
 }
