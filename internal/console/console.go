@@ -75,6 +75,7 @@ type Console struct {
 	sessions map[string]*session
 	anon     *principal // the shared client without SASL
 
+	scans   chan struct{} // a slot per running record scan (data.go)
 	srv     *http.Server
 	ln      net.Listener
 	stop    chan struct{}
@@ -142,7 +143,7 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, stop: make(chan struct{})}
+	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, stop: make(chan struct{}), scans: make(chan struct{}, maxScans)}
 	if opts.SASLMechanism == "" {
 		p, err := c.newPrincipal("", "", "")
 		if err != nil {

@@ -512,3 +512,21 @@ func TestTopicRate(t *testing.T) {
 		t.Fatal("formatRate")
 	}
 }
+
+func TestScansAreBounded(t *testing.T) {
+	addr, _ := seeded(t)
+	c, hs := newTestConsole(t, Options{Bootstrap: []string{addr}})
+	for i := 0; i < maxScans; i++ {
+		c.scans <- struct{}{}
+	}
+	b := newBrowser(t, hs.URL)
+	_, body := b.get("/topics/orders/messages")
+	mustContain(t, "busy browser", body, "already reading records")
+	_, body = b.get("/topics/profiles/compaction?key=user-1")
+	mustContain(t, "busy lookup", body, "already reading records", "may not be the latest")
+	for i := 0; i < maxScans; i++ {
+		<-c.scans
+	}
+	_, body = b.get("/topics/orders/messages?partition=0&limit=1")
+	mustContain(t, "free again", body, "1 records shown")
+}

@@ -348,6 +348,12 @@ func (c *Console) scan(ctx context.Context, p *principal, topic string, starts, 
 	if len(offsets) == 0 {
 		return 0, nil
 	}
+	select {
+	case c.scans <- struct{}{}:
+		defer func() { <-c.scans }()
+	default:
+		return 0, errBusy
+	}
 	opts := append(append([]kgo.Opt(nil), p.opts...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
 		kgo.FetchMaxWait(200*time.Millisecond))
@@ -402,6 +408,12 @@ func (c *Console) scan(ctx context.Context, p *principal, topic string, starts, 
 	}
 	return n, nil
 }
+
+// maxScans bounds the record scans (message browser, latest value by key)
+// running at once; another is refused with errBusy.
+const maxScans = 4
+
+var errBusy = errors.New("the console is already reading records for other requests: try again in a moment")
 
 // scanIdle is how long a scan waits for more records before it takes the
 // partitions it reads as exhausted.
@@ -566,6 +578,9 @@ func (c *Console) latestByKey(ctx context.Context, p *principal, topic, key stri
 		}
 		return true
 	})
+	if err != nil {
+		err = fmt.Errorf("the scan did not finish (%w): a record shown may not be the latest", err)
+	}
 	var rows []recordRow
 	for _, r := range last {
 		rows = append(rows, toRow(r, "json"))
