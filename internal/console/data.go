@@ -63,13 +63,13 @@ type overviewData struct {
 }
 
 type partitionRow struct {
-	Topic                     string
-	Partition                 int32
-	Leader                    int32
-	Replicas, ISR, Offline    []int32
-	Start, End, Size          int64
-	UnderReplicated, Offline_ bool
-	Err                       string
+	Topic                      string
+	Partition                  int32
+	Leader                     int32
+	Replicas, ISR, Offline     []int32
+	Start, End, Size           int64
+	UnderReplicated, IsOffline bool
+	Err                        string
 }
 
 func (c *Console) overview(ctx context.Context, p *principal) (overviewData, error) {
@@ -95,12 +95,12 @@ func (c *Console) overview(ctx context.Context, p *principal) (overviewData, err
 		for _, pd := range t.Partitions.Sorted() {
 			d.Partitions++
 			row := partRow(pd)
-			if row.Offline_ {
+			if row.IsOffline {
 				d.Offline++
 			} else if row.UnderReplicated {
 				d.UnderReplicated++
 			}
-			if (row.Offline_ || row.UnderReplicated) && len(d.Problems) < 100 {
+			if (row.IsOffline || row.UnderReplicated) && len(d.Problems) < 100 {
 				d.Problems = append(d.Problems, row)
 			}
 		}
@@ -115,12 +115,12 @@ func (c *Console) overview(ctx context.Context, p *principal) (overviewData, err
 
 func partRow(pd kadm.PartitionDetail) partitionRow {
 	row := partitionRow{Topic: pd.Topic, Partition: pd.Partition, Leader: pd.Leader, Replicas: pd.Replicas, ISR: pd.ISR, Offline: pd.OfflineReplicas, Start: -1, End: -1, Size: -1}
-	row.Offline_ = pd.Leader < 0
+	row.IsOffline = pd.Leader < 0
 	row.UnderReplicated = len(pd.ISR) < len(pd.Replicas)
 	if pd.Err != nil {
 		row.Err = pd.Err.Error()
 		if errors.Is(pd.Err, kerr.LeaderNotAvailable) {
-			row.Offline_ = true
+			row.IsOffline = true
 		}
 	}
 	return row
@@ -190,7 +190,7 @@ func (c *Console) topicList(ctx context.Context, p *principal, internal bool) ([
 		for _, pd := range t.Partitions {
 			r.RF = max(r.RF, len(pd.Replicas))
 			row := partRow(pd)
-			if row.Offline_ {
+			if row.IsOffline {
 				r.Offline++
 			} else if row.UnderReplicated {
 				r.UnderRepl++
@@ -223,10 +223,10 @@ type topicData struct {
 	Size       int64
 }
 
+// sourceName is a config source without the _CONFIG suffix
+// (DYNAMIC_TOPIC, DEFAULT, ...).
 func sourceName(s fmt.Stringer) string {
-	n := s.String()
-	n = strings.TrimSuffix(strings.TrimSuffix(n, "_CONFIG"), "")
-	return n
+	return strings.TrimSuffix(s.String(), "_CONFIG")
 }
 
 func (c *Console) topic(ctx context.Context, p *principal, name string, all bool) (topicData, error) {
@@ -478,8 +478,7 @@ func (c *Console) browse(ctx context.Context, p *principal, topic string, q brow
 			from[part] = max(s, ends[part]-int64(q.Limit))
 		}
 	default:
-		maps := starts
-		for part, s := range maps {
+		for part, s := range starts {
 			from[part] = s
 		}
 	}
