@@ -328,7 +328,8 @@ func loggedIn(s *session) bool { return s.p != nil && s.p.user != "" }
 func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, id string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil,
+		// Behind a proxy that terminates TLS, the proxy says so.
+		Secure: r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"),
 	})
 }
 

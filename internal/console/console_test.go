@@ -329,6 +329,16 @@ func TestCookieAndHeaders(t *testing.T) {
 			t.Errorf("Set-Cookie %q lacks %s", sc, want)
 		}
 	}
+	if strings.Contains(sc, "Secure") {
+		t.Errorf("Set-Cookie %q: Secure over plain HTTP", sc)
+	}
+	req, _ := http.NewRequest("GET", hs.URL+"/", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); !strings.Contains(resp.Header.Get("Set-Cookie"), "Secure") {
+		t.Errorf("behind a TLS proxy: Set-Cookie %q lacks Secure", resp.Header.Get("Set-Cookie"))
+	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("CSP %q", csp)
 	}
