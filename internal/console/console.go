@@ -73,7 +73,8 @@ type Console struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	anon     *principal // the shared client without SASL
+	anon     *principal             // the shared client without SASL
+	failures map[string][]time.Time // failed logins per client address, the last minute's
 
 	scans   chan struct{} // a slot per running record scan (data.go)
 	srv     *http.Server
@@ -143,7 +144,7 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, stop: make(chan struct{}), scans: make(chan struct{}, maxScans)}
+	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, failures: map[string][]time.Time{}, stop: make(chan struct{}), scans: make(chan struct{}, maxScans)}
 	if opts.SASLMechanism == "" {
 		p, err := c.newPrincipal("", "", "")
 		if err != nil {
@@ -482,4 +483,51 @@ func (c *Console) sampleAll() {
 		}
 	}
 	c.mu.Unlock()
+}
+
+// Failed logins: an address with loginFailures of them in the last
+// loginWindow gets no further attempt until the oldest is a minute old.
+const (
+	loginFailures = 10
+	loginWindow   = time.Minute
+)
+
+func clientAddr(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// loginBlocked reports whether addr has used up its failed logins.
+func (c *Console) loginBlocked(addr string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.recentFailuresLocked(addr, now)) >= loginFailures
+}
+
+func (c *Console) loginFailed(addr string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.failures) >= maxSessions { // forget the oldest addresses' counts
+		for a := range c.failures {
+			c.recentFailuresLocked(a, now)
+		}
+	}
+	c.failures[addr] = append(c.recentFailuresLocked(addr, now), now)
+}
+
+func (c *Console) recentFailuresLocked(addr string, now time.Time) []time.Time {
+	fs := c.failures[addr]
+	i := 0
+	for i < len(fs) && now.Sub(fs[i]) >= loginWindow {
+		i++
+	}
+	fs = fs[i:]
+	if len(fs) == 0 {
+		delete(c.failures, addr)
+		return nil
+	}
+	c.failures[addr] = fs
+	return fs
 }

@@ -399,6 +399,31 @@ func TestSASLLoginActsAsPrincipal(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "login failed") {
 		t.Fatalf("bad password: %d\n%s", resp.StatusCode, body)
 	}
+	// Failed logins from one address are limited.
+	c.mu.Lock()
+	n := len(c.failures["127.0.0.1"])
+	c.mu.Unlock()
+	if n != 2 { // carol's mechanism, alice's password
+		t.Fatalf("%d failures counted, want 2", n)
+	}
+	for i := n; i < loginFailures; i++ {
+		if resp, _ := b.post("/login", url.Values{"csrf": {tok}, "user": {"alice"}, "password": {"wrong"}}); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	resp, body = b.post("/login", url.Values{"csrf": {tok}, "user": {"alice"}, "password": {"alice-secret"}})
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "too many failed logins") {
+		t.Fatalf("after %d failures: %d\n%s", loginFailures, resp.StatusCode, body)
+	}
+	c.mu.Lock()
+	for a, fs := range c.failures { // a minute later
+		for i := range fs {
+			fs[i] = fs[i].Add(-loginWindow)
+		}
+		c.failures[a] = fs
+	}
+	c.mu.Unlock()
+
 	// The login form needs the token and our origin too.
 	if resp, _ := b.postWith("/login", url.Values{"user": {"alice"}, "password": {"alice-secret"}}, map[string]string{"Origin": hs.URL}); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("login without token: %d", resp.StatusCode)

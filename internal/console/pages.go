@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -271,9 +272,16 @@ func (c *Console) loginPost(w http.ResponseWriter, r *http.Request, v *view) err
 		c.render(w, http.StatusBadRequest, "login", v)
 		return errHandled
 	}
+	addr := clientAddr(r)
+	if c.loginBlocked(addr, time.Now()) {
+		v.Error = fmt.Sprintf("too many failed logins from %s: wait a minute", addr)
+		c.render(w, http.StatusTooManyRequests, "login", v)
+		return errHandled
+	}
 	p, err := c.login(r.Context(), mech, user, pass)
 	if err != nil {
-		c.log.Info("console login failed", "user", user, "err", err)
+		c.loginFailed(addr, time.Now())
+		c.log.Info("console login failed", "user", user, "addr", addr, "err", err)
 		v.Error = "login failed: " + err.Error()
 		c.render(w, http.StatusUnauthorized, "login", v)
 		return errHandled
