@@ -262,6 +262,16 @@ var brokerDefs = []Def{
 			`--metrics-listen and SLUICE_METRICS_LISTEN override it. Set here or by them, an address that cannot be bound `+
 			`stops the broker; the default only logs a warning. DescribeConfigs on a broker reports the address it bound `+
 			`("" if none): sluice compaction status finds the listener that way.`),
+	bdef("console.listen", String, ptr(""), rule{}, "",
+		`host:port of the built-in web console (docs/console.md); "" (the default) turns it off. --console-listen and `+
+			`SLUICE_CONSOLE_LISTEN override it. The console is a Kafka client of this broker's own listener: with a SASL `+
+			`listener it asks for a user name and password and acts as that principal.`),
+	bdef("console.allow.writes", Boolean, ptr("false"), vBool(), "",
+		`Let the web console create topics, alter configs, reset group offsets and delete records when the broker has no `+
+			`SASL listener (no login). With a SASL listener the logged-in principal's rights decide and this is ignored.`),
+	bdef("console.allowed.hosts", List, ptr(""), rule{}, "",
+		`Host names, besides localhost, IP addresses and the console.listen host, that the web console accepts in the `+
+			`Host header (a guard against DNS rebinding). Set it to the name users type in their browser.`),
 	bdef("sluice.log.level", String, ptr("info"), vIn("debug", "info", "warn", "error"), "",
 		`Least severe level of the broker's log lines: debug, info, warn or error. --log-level and SLUICE_LOG_LEVEL override it.`),
 	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",
