@@ -242,3 +242,36 @@ func TestAvailabilityEndsWhenWorkloadsStop(t *testing.T) {
 		t.Fatalf("longest window %v (%v to %v), faults %v", res.LongestNoWrite, res.NoWriteFrom, res.NoWriteTill, res.FaultCount)
 	}
 }
+
+// The metadata anomalies are planted into, and named in, a history with
+// both the data and the metadata workloads; without the metadata workload
+// they are not planted, which is no failure.
+func TestMetadataSabotagesAreNamed(t *testing.T) {
+	b := clean()
+	b.create(50, history.OK, "m-1")
+	b.alter(50, history.OK, "m-1", 100)
+	b.create(50, history.OK, "m-2")
+	for n := 1; n <= 3; n++ {
+		b.finalMeta(n, "c1", map[string]int64{"m-1": 1, "m-2": 1}, map[string]int64{"m-1": 100, "m-2": 5})
+	}
+	lines, err := SabotageAll(b.ops)
+	for _, l := range lines {
+		t.Log(l)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{MetadataLost, MetadataDiverged} {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, kind+": planted and named")
+		}
+		if !found {
+			t.Fatalf("%s not planted and named: %v", kind, lines)
+		}
+	}
+	lines, err = SabotageAll(clean().ops)
+	if err != nil {
+		t.Fatalf("no metadata workload: %v %v", err, lines)
+	}
+}
