@@ -190,7 +190,14 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 				role = history.RoleController
 			}
 		}
-		n.Logf("nemesis: step %d/%d: %s: node %d%s", i+1, len(steps), s, s.Node+1, map[bool]string{true: " (the active controller)"}[role != ""])
+		what := s.String()
+		if s.Controller {
+			what += fmt.Sprintf(": node %d", s.Node+1)
+		}
+		if role != "" {
+			what += " (the active controller)"
+		}
+		n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), what)
 		if err := n.inject(s, role, target); err != nil {
 			return err
 		}
