@@ -535,10 +535,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	return nil
 }
 
-// Controller asks the running, unpaused nodes (directly, one after another)
-// which node is the active controller, and returns the first id one names;
-// -1 when none answers with one within ctx.
+// Controller asks every running, unpaused node (directly) which node is the
+// active controller and returns the id most of the answers name (a node
+// just back from a pause may still name the old one); -1 when none names
+// one within ctx.
 func (c *Cluster) Controller(ctx context.Context) int {
+	votes := map[int]int{}
+	best := -1
 	for _, n := range c.Nodes {
 		if !n.Running() || n.Paused() {
 			continue
@@ -551,9 +554,14 @@ func (c *Cluster) Controller(ctx context.Context) int {
 		resp, err := MetadataOf(qctx, cl, false)
 		cancel()
 		cl.Close()
-		if err == nil && resp.ControllerID >= 0 {
-			return int(resp.ControllerID)
+		if err != nil || resp.ControllerID < 0 {
+			continue
+		}
+		id := int(resp.ControllerID)
+		votes[id]++
+		if best < 0 || votes[id] > votes[best] {
+			best = id
 		}
 	}
-	return -1
+	return best
 }
