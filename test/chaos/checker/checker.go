@@ -132,6 +132,10 @@ type Result struct {
 	// Longest window within the workload with no successful write.
 	LongestNoWrite           time.Duration
 	NoWriteFrom, NoWriteTill time.Duration
+	// The same, counting only time when no fault was active (after a heal
+	// completed and before the next fault): unavailability no fault explains.
+	LongestNoWriteNoFault                  time.Duration
+	NoWriteNoFaultFrom, NoWriteNoFaultTill time.Duration
 
 	// The metadata workload: creations and config changes by outcome (ok,
 	// fail, info), and how many nodes' final views there are.
@@ -828,12 +832,25 @@ func (c *state) availability() {
 		if c.stopAt >= 0 && c.stopAt < end {
 			end = c.stopAt // writes blocked while the workloads wind down say nothing
 		}
+		// fault intervals, by start: from injection to the completed heal
+		var faults [][2]int64
+		for _, f := range c.res.Faults {
+			healed := int64(f.Healed)
+			if f.Healed < 0 {
+				healed = end
+			}
+			faults = append(faults, [2]int64{int64(f.Start), healed})
+		}
+		sort.Slice(faults, func(i, j int) bool { return faults[i][0] < faults[j][0] })
 		for _, t := range append(append([]int64(nil), oks...), end) {
 			if t > end {
 				t = end
 			}
 			if d := time.Duration(t - prev); d > c.res.LongestNoWrite {
 				c.res.LongestNoWrite, c.res.NoWriteFrom, c.res.NoWriteTill = d, time.Duration(prev), time.Duration(t)
+			}
+			if time.Duration(t-prev) > c.res.LongestNoWriteNoFault {
+				c.noFaultPart(prev, t, faults)
 			}
 			if t > prev {
 				prev = t
@@ -849,6 +866,29 @@ func (c *state) availability() {
 		if j < len(oks) {
 			f.FirstOK = time.Duration(oks[j])
 		}
+	}
+}
+
+// noFaultPart records the longest part of the window [a, b] without a write
+// that no fault interval covers, if it is the longest so far.
+func (c *state) noFaultPart(a, b int64, faults [][2]int64) {
+	take := func(from, till int64) {
+		if d := time.Duration(till - from); d > c.res.LongestNoWriteNoFault {
+			c.res.LongestNoWriteNoFault, c.res.NoWriteNoFaultFrom, c.res.NoWriteNoFaultTill = d, time.Duration(from), time.Duration(till)
+		}
+	}
+	cur := a
+	for _, f := range faults {
+		if f[1] <= cur || f[0] >= b {
+			continue
+		}
+		if f[0] > cur {
+			take(cur, f[0])
+		}
+		cur = max(cur, f[1])
+	}
+	if cur < b {
+		take(cur, b)
 	}
 }
 
@@ -905,6 +945,10 @@ func (r Result) Summary(maxPerType int) string {
 	fmt.Fprintf(&b, "reads: %d polls; final read of %d keys\n", r.Polls, r.FinalKeys)
 	fmt.Fprintf(&b, "availability: longest window without a successful write %.1fs (%.1fs to %.1fs)\n",
 		r.LongestNoWrite.Seconds(), r.NoWriteFrom.Seconds(), r.NoWriteTill.Seconds())
+	if len(r.Faults) > 0 {
+		fmt.Fprintf(&b, "availability: longest window without a successful write while no fault was active %.1fs (%.1fs to %.1fs)\n",
+			r.LongestNoWriteNoFault.Seconds(), r.NoWriteNoFaultFrom.Seconds(), r.NoWriteNoFaultTill.Seconds())
+	}
 	for _, f := range r.Faults {
 		switch {
 		case f.Healed < 0:

@@ -275,3 +275,33 @@ func TestMetadataSabotagesAreNamed(t *testing.T) {
 		t.Fatalf("no metadata workload: %v %v", err, lines)
 	}
 }
+
+// The longest window without a write while no fault was active: only the
+// parts of a window outside every fault (injection to completed heal).
+func TestAvailabilityWithoutFault(t *testing.T) {
+	b := &builder{}
+	b.send(0, A, 1, 0)            // ok at t=20
+	b.nemesis(history.FPause, "") // fault from t=30
+	b.sendAs(1, history.Info, sendMop(A, 2, -1))
+	b.nemesis(history.FResume, "") // healed at t=80
+	b.send(2, A, 3, 1)             // ok at t=100: 20 of the window 20..100 had no fault
+	b.t += 500                     // writes stop with no fault active
+	b.send(2, A, 4, 2)             // ok at t=620
+	res := Check(b.ops)
+	if res.LongestNoWrite != 520 || res.LongestNoWriteNoFault != 520 || res.NoWriteNoFaultFrom != 100 {
+		t.Fatalf("longest %v, without fault %v (%v to %v)", res.LongestNoWrite, res.LongestNoWriteNoFault, res.NoWriteNoFaultFrom, res.NoWriteNoFaultTill)
+	}
+	b = &builder{}
+	b.send(0, A, 1, 0)
+	b.nemesis(history.FPause, "")
+	b.sendAs(1, history.Info, sendMop(A, 2, -1))
+	b.nemesis(history.FResume, "")
+	b.send(2, A, 3, 1)
+	res = Check(b.ops)
+	if res.LongestNoWrite != 80 || res.LongestNoWriteNoFault != 20 || res.NoWriteNoFaultFrom != 80 || res.NoWriteNoFaultTill != 100 {
+		t.Fatalf("longest %v, without fault %v (%v to %v)", res.LongestNoWrite, res.LongestNoWriteNoFault, res.NoWriteNoFaultFrom, res.NoWriteNoFaultTill)
+	}
+	if s := res.Summary(5); !strings.Contains(s, "while no fault was active 0.0s") {
+		t.Fatalf("summary:\n%s", s)
+	}
+}
