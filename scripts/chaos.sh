@@ -7,10 +7,8 @@
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
 # --quick without --nodes makes two short runs: one node, then a 3-node
-# cluster (--nodes 3 --workloads append,rdkafka,metadata: transactions are
-# left out of the cluster's quick run while a transactional produce to a
-# partition led by another broker than the transaction coordinator is
-# refused; see docs/reliability.md).
+# cluster (--nodes 3: the metadata workload too, and faults of the active
+# controller).
 # The last line is "N operations, F faults, A anomalies" (summed over the
 # runs); the exit status is 0 only when every run injected faults and found
 # no anomaly. A run's directory (node data and logs, history.jsonl,
@@ -45,12 +43,10 @@ fi
 
 quick=0
 nodes_given=0
-workloads_given=0
 for a in "$@"; do
   case "$a" in
     --quick|-quick|--quick=true|-quick=true) quick=1 ;;
     --nodes|-nodes|--nodes=*|-nodes=*) nodes_given=1 ;;
-    --workloads|-workloads|--workloads=*|-workloads=*) workloads_given=1 ;;
   esac
 done
 
@@ -87,11 +83,7 @@ run() {
 
 run run "$@"
 if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
-  extra=(--nodes 3)
-  if [ "$workloads_given" = 0 ]; then
-    extra+=(--workloads append,rdkafka,metadata)
-  fi
-  run run3 "$@" "${extra[@]}"
+  run run3 "$@" --nodes 3
   echo "$ops operations, $faults faults, $anomalies anomalies"
 fi
 if [ "$failed" -eq 0 ] && [ "${CHAOS_KEEP:-0}" != 1 ]; then
