@@ -651,7 +651,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.ListPartitionReassignments, kmsg.OffsetDelete, kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas,
 		kmsg.DescribeUserSCRAMCredentials, kmsg.AlterUserSCRAMCredentials, kmsg.DescribeCluster, kmsg.DescribeProducers,
 		kmsg.DescribeTransactions, kmsg.ListTransactions, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe,
-		kmsg.DescribeTopicPartitions,
+		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum,
 	} {
 		reviewed[k] = true
 	}

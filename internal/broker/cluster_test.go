@@ -415,6 +415,21 @@ func TestClusterReplication(t *testing.T) {
 		}
 		return true
 	})
+	// The survivors report the shrunken in-sync sets in their
+	// under-replicated gauge; one of them is the active controller.
+	underReplicated := func() (under, active int) {
+		for _, n := range tc.nodes {
+			if n.srv != nil {
+				c := n.broker().replicationCounts()
+				under += c.UnderReplicated
+				active += c.ActiveController
+			}
+		}
+		return
+	}
+	if under, active := underReplicated(); under != 3 || active != 1 {
+		t.Fatalf("under-replicated %d (want 3), active controllers %d", under, active)
+	}
 	pr.Close()
 	pr, err = kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("rep"),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -428,6 +443,7 @@ func TestClusterReplication(t *testing.T) {
 	vnode.start()
 	adm = tc.admin()
 	waitCluster(t, adm, "three in-sync replicas again", allISR(3))
+	waitFor(t, "no under-replicated partition", func() bool { under, _ := underReplicated(); return under == 0 })
 	for p := int32(0); p < 3; p++ {
 		l := vnode.broker().logs.Get("rep", p)
 		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up", p), func() bool { return l != nil && l.LogEndOffset() == 30 })

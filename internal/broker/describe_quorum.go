@@ -11,7 +11,7 @@
 // brokers forward DescribeQuorum to the controller. The topic must be
 // __cluster_metadata partition 0 (else UNKNOWN_TOPIC_OR_PARTITION, as
 // Kafka). On a single node the broker answers as a one-voter quorum that it
-// leads.
+// leads. It needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 package broker
 
 import (
@@ -24,6 +24,7 @@ import (
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/tracker"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/controller"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -72,6 +73,11 @@ func (c *clusterNode) describeQuorumLocal(_ context.Context, _ struct{}) (quorum
 
 func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req *kmsg.DescribeQuorumRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	if !b.allowedCluster(r, authz.OpDescribe) { // Kafka: DESCRIBE on the cluster
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr("Cluster authorization failed.")
+		return resp, nil
+	}
 	now := time.Now().UnixMilli()
 	var qs quorumState
 	var qerr error

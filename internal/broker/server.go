@@ -177,6 +177,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
+	b.metrics.RegisterReplication(b.replicationCounts)
 	if err = b.startServices(); err != nil {
 		return err
 	}
