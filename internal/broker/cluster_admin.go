@@ -161,7 +161,16 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 		if seg > 0 {
 			overrides["segment.bytes"] = fmt.Sprint(seg)
 		}
-		if _, err := c.createTopic(name, n, 1, overrides, nil); err != nil {
+		rf := b.cfg.OffsetsTopicReplicationFactor
+		if name == txn.TransactionStateTopic {
+			rf = b.cfg.TxnStateReplicationFactor
+		}
+		rf = min(rf, int16(len(c.cfg.voters)))
+		if live := len(c.store.Image().LiveBrokers()); live < int(rf) {
+			c.logger.Info("internal topic waits for enough live brokers", "topic", name, "replication_factor", rf, "live", live)
+			return
+		}
+		if _, err := c.createTopic(name, n, rf, overrides, nil); err != nil {
 			var be *Error
 			if !errors.As(err, &be) || be.Code != kerr.TopicAlreadyExists.Code {
 				c.logger.Warn("cannot create internal topic yet", "topic", name, "err", err)

@@ -128,9 +128,13 @@ func (s offsetsStorage) Append(p int32, batch []byte) error {
 	}
 	// Every write here comes from a coordinator: group records, transactional offset
 	// commits of a producer (base sequence -1) and the transaction markers ending them.
-	_, err := part.AppendAsLeader(batch, log.AppendOptions{Coordinator: true, AllowControl: true}, 0)
+	_, err := part.AppendReplicated(batch, log.AppendOptions{Coordinator: true, AllowControl: true}, coordinatorWriteTimeout)
 	return err
 }
+
+// coordinatorWriteTimeout bounds how long a coordinator's write waits for
+// its in-sync replicas (Kafka's offsets.commit.timeout.ms default).
+const coordinatorWriteTimeout = 5 * time.Second
 
 func (s offsetsStorage) Replay(p int32, fn func([]byte) error) error {
 	return replayLog(s.b.replicas.Get(group.OffsetsTopic, p), fn)
@@ -144,7 +148,7 @@ func replayLog(l *replica.Partition, fn func([]byte) error) error {
 	}
 	off, end := l.LogStartOffset(), l.LogEndOffset()
 	for off < end {
-		buf, err := l.ReadBytes(off, 1<<20)
+		buf, err := l.ReadBytesToEnd(off, 1<<20)
 		if err != nil {
 			return err
 		}

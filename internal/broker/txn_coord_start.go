@@ -131,7 +131,7 @@ func (s txnStateStorage) Append(p int32, batch []byte) error {
 			return fmt.Errorf("%s-%d does not exist", txn.TransactionStateTopic, p)
 		}
 	}
-	_, err := part.AppendAsLeader(batch, log.AppendOptions{Coordinator: true}, 0)
+	_, err := part.AppendReplicated(batch, log.AppendOptions{Coordinator: true}, coordinatorWriteTimeout)
 	return err
 }
 

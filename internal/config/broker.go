@@ -25,6 +25,7 @@ type Broker struct {
 
 	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions
 	OffsetsTopicReplicationFactor   int16 // offsets.topic.replication.factor
+	TxnStateReplicationFactor       int16 // transaction.state.log.replication.factor
 	OffsetsTopicSegmentBytes        int32 // offsets.topic.segment.bytes
 	OffsetsRetentionMinutes         int   // offsets.retention.minutes
 	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms
@@ -214,6 +215,7 @@ func (b *Broker) fill() error {
 
 	b.OffsetsTopicNumPartitions = int32(t.int("offsets.topic.num.partitions"))
 	b.OffsetsTopicReplicationFactor = int16(t.int("offsets.topic.replication.factor"))
+	b.TxnStateReplicationFactor = int16(t.int("transaction.state.log.replication.factor"))
 	b.OffsetsTopicSegmentBytes = int32(t.int("offsets.topic.segment.bytes"))
 	b.OffsetsRetentionMinutes = int(t.int("offsets.retention.minutes"))
 	b.OffsetsRetentionCheckIntervalMs = t.int("offsets.retention.check.interval.ms")

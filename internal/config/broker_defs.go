@@ -191,8 +191,9 @@ var brokerDefs = []Def{
 	// --- group coordinator and offsets ---------------------------------------
 	bdef("offsets.topic.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "",
 		`Partitions of __consumer_offsets. Do not change it once the topic exists.`),
-	bdef("offsets.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica,
-		`Replication factor of __consumer_offsets.`),
+	bdef("offsets.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), "",
+		`Replication factor of __consumer_offsets. A single node gives it one replica; a cluster min(this, the number of voters), `+
+			`created once that many brokers are live (FindCoordinator answers COORDINATOR_NOT_AVAILABLE until then).`),
 	bdef("offsets.topic.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "",
 		`Segment size of __consumer_offsets; kept small so compaction and loading stay fast.`),
 	bdef("offsets.topic.compression.codec", Int, ptr("0"), vBetween(Int, 0, 4), effectAccepted, `Compression codec id for __consumer_offsets.`),
@@ -240,7 +241,8 @@ var brokerDefs = []Def{
 	bdef("producer.id.expiration.check.interval.ms", Int, ptr("600000"), vAtLeast(Int, 1), "", `How often expired producer ids are looked for.`),
 	bdef("transaction.state.log.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "",
 		`Partitions of __transaction_state (created at the first transactional request; an existing topic keeps its count).`),
-	bdef("transaction.state.log.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica, `Replication factor of __transaction_state.`),
+	bdef("transaction.state.log.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), "",
+		`Replication factor of __transaction_state: as offsets.topic.replication.factor.`),
 	bdef("transaction.state.log.min.isr", Int, ptr("2"), vAtLeast(Int, 1), effectSingleNode, `min.insync.replicas of __transaction_state.`),
 	bdef("transaction.state.log.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __transaction_state.`),
 	bdef("transaction.state.log.load.buffer.size", Int, ptr("5242880"), vAtLeast(Int, 1), effectAccepted, `Read batch size when loading __transaction_state.`),

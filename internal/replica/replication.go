@@ -220,3 +220,29 @@ func (p *Partition) TruncateTo(offset int64) error { return p.log.TruncateTo(off
 
 // LatestEpoch is the newest leader epoch in this replica's log (-1: none).
 func (p *Partition) LatestEpoch() int32 { return p.log.LatestEpoch() }
+
+// ReadBytesToEnd returns whole batches from offset up to the log end (a
+// coordinator loading its partition: as the new leader, its whole log is
+// what it serves from now on, above a high watermark it has not learnt yet
+// too).
+func (p *Partition) ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
+	r, err := p.log.ReadToEnd(offset, maxBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.Bytes()
+}
+
+// AppendReplicated appends a coordinator's records as leader and, when
+// other replicas are in the in-sync set, waits (up to timeout) until they
+// hold them, as Kafka's coordinators write with acks=all.
+func (p *Partition) AppendReplicated(records []byte, opts log.AppendOptions, timeout time.Duration) (log.AppendResult, error) {
+	epoch := p.LeaderEpoch()
+	res, err := p.AppendAsLeader(records, opts, 0)
+	if err != nil || !p.NeedsReplication() {
+		return res, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return res, p.WaitReplicated(ctx, epoch, res.LastOffset+1, 1)
+}
