@@ -454,3 +454,28 @@ func TestIdentityAndAmnesiaRefused(t *testing.T) {
 		t.Fatalf("lost log: %v, want ErrAmnesia", err)
 	}
 }
+
+// A leader cut off with a proposal waiting fails it as soon as it steps
+// down (outcome unknown, NotLeaderError), not at the proposer's deadline.
+func TestDeposedLeaderFailsWaitingProposals(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	l := c.leader()
+	c.mustPropose(l, "before")
+	c.nw.Isolate(l)
+	errc := make(chan error, 1)
+	go func() { errc <- c.m[l].node.Propose(context.Background(), []byte("pending")) }() // no deadline
+	var err error
+	c.waitFor("the waiting proposal to fail", func() bool {
+		select {
+		case err = <-errc:
+			return true
+		default:
+			return false
+		}
+	})
+	var nl *NotLeaderError
+	if !errors.As(err, &nl) {
+		t.Fatalf("deposed leader's proposal: %v, want NotLeaderError", err)
+	}
+	c.nw.Heal()
+}
