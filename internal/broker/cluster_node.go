@@ -54,6 +54,7 @@ type clusterConfig struct {
 	sessionTimeout    time.Duration
 	heartbeatInterval time.Duration
 	tick              time.Duration
+	rebalanceInterval time.Duration // 0: auto.leader.rebalance.enable=false
 }
 
 // parseClusterConfig returns nil when the broker is a single node (no
@@ -113,6 +114,9 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	cc.sessionTimeout = ms("broker.session.timeout.ms", 9000)
 	cc.heartbeatInterval = ms("broker.heartbeat.interval.ms", 2000)
 	cc.tick = ms("controller.quorum.election.timeout.ms", 1000) / 10
+	if !strings.EqualFold(strings.TrimSpace(cfg.Raw["auto.leader.rebalance.enable"]), "false") {
+		cc.rebalanceInterval = ms("leader.imbalance.check.interval.seconds", 300) * 1000
+	}
 	return cc, nil
 }
 
@@ -219,6 +223,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.ctrl = controller.New(controller.Config{
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
+		RebalanceInterval: cc.rebalanceInterval,
 	})
 	c.srv = peer.NewServer(c.node, c.logger)
 	c.srv.ErrorFor = func(err error) *peer.RemoteError {
@@ -239,6 +244,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
+	handle(c.srv, "elect-leader", c.ctrl.ElectLeader)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel

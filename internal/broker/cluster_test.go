@@ -339,7 +339,7 @@ func TestClusterTransactionAcrossBrokers(t *testing.T) {
 // stopped broker leaves the in-sync sets and joins them again once it has
 // caught up after its restart.
 func TestClusterReplication(t *testing.T) {
-	tc := startTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "3000"})
+	tc := startTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "3000", "leader.imbalance.check.interval.seconds": "1"})
 	adm := tc.admin()
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -427,9 +427,10 @@ func TestClusterReplication(t *testing.T) {
 		}
 		return
 	}
-	if under, active := underReplicated(); under != 3 || active != 1 {
-		t.Fatalf("under-replicated %d (want 3), active controllers %d", under, active)
-	}
+	waitFor(t, "three under-replicated partitions and one active controller", func() bool {
+		under, active := underReplicated()
+		return under == 3 && active == 1
+	})
 	pr.Close()
 	pr, err = kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("rep"),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -444,6 +445,16 @@ func TestClusterReplication(t *testing.T) {
 	adm = tc.admin()
 	waitCluster(t, adm, "three in-sync replicas again", allISR(3))
 	waitFor(t, "no under-replicated partition", func() bool { under, _ := underReplicated(); return under == 0 })
+	// auto.leader.rebalance.enable: each partition goes back to its
+	// preferred (first) replica.
+	waitCluster(t, adm, "preferred leaders", func(md kadm.Metadata) bool {
+		for _, p := range md.Topics["rep"].Partitions {
+			if len(p.Replicas) == 0 || p.Leader != p.Replicas[0] {
+				return false
+			}
+		}
+		return true
+	})
 	for p := int32(0); p < 3; p++ {
 		l := vnode.broker().logs.Get("rep", p)
 		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up", p), func() bool { return l != nil && l.LogEndOffset() == 30 })

@@ -16,6 +16,14 @@
 //     INVALID_REQUEST at the top level and for every named partition.
 //
 // Nothing changes; timeout_ms has nothing to wait for.
+//
+// On a cluster node the active controller elects: PREFERRED gives the
+// partition to its first replica when that is a live in-sync replica
+// (ELECTION_NOT_NEEDED if it leads, PREFERRED_LEADER_NOT_AVAILABLE if it
+// cannot); UNCLEAN, for a partition without a live leader, makes the first
+// live replica its leader and sole in-sync replica, logged loudly (records
+// only the old in-sync set had are lost), whatever
+// unclean.leader.election.enable says, as Kafka's tool does.
 
 package broker
 
@@ -27,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/controller"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -101,6 +110,23 @@ func (b *Broker) handleElectLeaders(_ context.Context, r *wire.Request, req *kms
 func (b *Broker) electLeader(topic string, partition int32, electionType int8) kmsg.ElectLeadersResponseTopicPartition {
 	rp := kmsg.NewElectLeadersResponseTopicPartition()
 	rp.Partition = partition
+	if c := b.cluster; c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+		defer cancel()
+		var resp controller.ElectResponse
+		err := callController(ctx, c, "elect-leader", c.ctrl.ElectLeader,
+			controller.ElectRequest{Topic: topic, Partition: partition, Unclean: electionType == electionUnclean}, &resp)
+		if err != nil {
+			err = asBrokerError(err)
+			rp.ErrorCode, rp.ErrorMessage = errorCode(err), errorMessage(err)
+			return rp
+		}
+		rp.ErrorCode = resp.Code
+		if resp.Message != "" {
+			rp.ErrorMessage = kmsg.StringPtr(resp.Message)
+		}
+		return rp
+	}
 	t, ok := b.topics.Get(topic)
 	switch {
 	case !ok:

@@ -82,6 +82,10 @@ type Config struct {
 	MaxReplicationFactor int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// RebalanceInterval, when > 0, moves leadership back to preferred
+	// replicas that are live and in sync at this interval
+	// (auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds).
+	RebalanceInterval time.Duration
 }
 
 // Controller is one node's controller.
@@ -94,6 +98,8 @@ type Controller struct {
 
 	hbMu       sync.Mutex
 	heartbeats map[int32]time.Time // last heartbeat per broker id (active only)
+
+	lastRebalance time.Time
 }
 
 // New returns a controller; Run drives it.
@@ -162,6 +168,37 @@ func (c *Controller) step(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	c.fenceExpired(ctx)
+	c.rebalance(ctx)
+}
+
+// rebalance gives partitions back to their preferred replicas, every
+// RebalanceInterval.
+func (c *Controller) rebalance(ctx context.Context) {
+	if c.cfg.RebalanceInterval <= 0 {
+		return
+	}
+	im, err := c.begin()
+	if err != nil {
+		return
+	}
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	if c.lastRebalance.IsZero() {
+		c.lastRebalance = now
+	}
+	if now.Sub(c.lastRebalance) < c.cfg.RebalanceInterval {
+		return
+	}
+	c.lastRebalance = now
+	recs := preferredLeaders(im)
+	if len(recs) == 0 {
+		return
+	}
+	if _, err := c.commit(ctx, recs...); err != nil {
+		c.cfg.Logger.Warn("controller: preferred leader election failed", "err", err)
+		return
+	}
+	c.cfg.Logger.Info("controller: leadership moved back to preferred replicas", "partitions", len(recs))
 }
 
 // becomeActive commits a barrier (and the cluster id on a new cluster).

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -415,4 +416,94 @@ func (c *Controller) AlterPartition(ctx context.Context, req AlterPartitionReque
 		return AlterPartitionResponse{}, err
 	}
 	return AlterPartitionResponse{Partition: np, Offset: off}, nil
+}
+
+// ElectRequest asks for a leader election of one partition: the preferred
+// replica (the first), or unclean (any live replica, when no in-sync one
+// leads).
+type ElectRequest struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Unclean   bool   `json:"unclean,omitempty"`
+}
+
+// ElectResponse is the election's outcome as a Kafka error code (0: a
+// new leader was elected).
+type ElectResponse struct {
+	Code    int16  `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
+// ElectLeader runs Kafka's ElectLeaders for one partition.
+func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return ElectResponse{}, err
+	}
+	defer c.mu.Unlock()
+	t, ok := im.Topics[req.Topic]
+	if !ok || req.Partition < 0 || int(req.Partition) >= len(t.Partitions) {
+		return ElectResponse{Code: kerr.UnknownTopicOrPartition.Code}, nil
+	}
+	p := t.Partitions[req.Partition]
+	np := p
+	if !req.Unclean {
+		pref := p.Replicas[0]
+		switch {
+		case p.Leader == pref:
+			return ElectResponse{Code: kerr.ElectionNotNeeded.Code}, nil
+		case !im.IsLive(pref) || !slices.Contains(p.ISR, pref):
+			return ElectResponse{Code: kerr.PreferredLeaderNotAvailable.Code,
+				Message: fmt.Sprintf("preferred replica %d is not a live in-sync replica", pref)}, nil
+		}
+		np.Leader = pref
+	} else {
+		if p.Leader != metadata.NoLeader && im.IsLive(p.Leader) {
+			return ElectResponse{Code: kerr.ElectionNotNeeded.Code}, nil
+		}
+		np.Leader = metadata.NoLeader
+		for _, r := range p.Replicas {
+			if im.IsLive(r) {
+				np.Leader = r
+				break
+			}
+		}
+		if np.Leader == metadata.NoLeader {
+			return ElectResponse{Code: kerr.EligibleLeadersNotAvailable.Code, Message: "no replica is live"}, nil
+		}
+		if !slices.Contains(p.ISR, np.Leader) {
+			c.cfg.Logger.Warn("controller: UNCLEAN leader election: a replica outside the in-sync set leads; records acknowledged by the old in-sync set may be lost",
+				"topic", req.Topic, "partition", req.Partition, "leader", np.Leader, "isr", p.ISR)
+		}
+		np.ISR = []int32{np.Leader}
+	}
+	np.LeaderEpoch++
+	np.PartitionEpoch++
+	if _, err := c.commit(ctx, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name, TopicID: t.ID,
+		Partition: req.Partition, Change: &np}); err != nil {
+		return ElectResponse{}, err
+	}
+	return ElectResponse{}, nil
+}
+
+// preferredLeaders returns the changes that give every partition whose
+// preferred replica (the first) is a live in-sync replica but not its
+// leader back to it (auto.leader.rebalance.enable).
+func preferredLeaders(im *metadata.Image) []metadata.Record {
+	var out []metadata.Record
+	for _, t := range im.SortedTopics() {
+		for i, p := range t.Partitions {
+			pref := p.Replicas[0]
+			if p.Leader == pref || !im.IsLive(pref) || !slices.Contains(p.ISR, pref) {
+				continue
+			}
+			np := p
+			np.Leader = pref
+			np.LeaderEpoch++
+			np.PartitionEpoch++
+			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name, TopicID: t.ID,
+				Partition: int32(i), Change: &np})
+		}
+	}
+	return out
 }
