@@ -124,6 +124,18 @@ func (l *Log) SetHighWatermark(offset int64) {
 	}
 }
 
+// ForgetHighWatermark lowers the high watermark to the log start offset and
+// stops it following the log end: a replicated partition whose high
+// watermark is not known after a start (it is not checkpointed) exposes
+// nothing above what the in-sync replicas confirm again. Only for a log
+// no consumer has read from since it was opened.
+func (l *Log) ForgetHighWatermark() {
+	l.mu.Lock()
+	l.hwFollowsEnd.Store(false)
+	l.hw.Store(l.logStart.Load())
+	l.mu.Unlock()
+}
+
 // FollowLogEnd makes the high watermark the log end offset from now on (the
 // in-sync set is this replica alone). The high watermark never moves back,
 // so records between the kept high watermark and the end become visible.

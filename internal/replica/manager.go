@@ -142,6 +142,12 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 
 	role := roleOf(m.self, &st)
 	changed := before == nil || roleOf(m.self, before) != role || before.LeaderEpoch != st.LeaderEpoch
+	if fresh && (role == Follower || len(st.ISR) > 1) {
+		// A replicated partition's high watermark is not known at start:
+		// it comes back from the leader (follower) or the in-sync
+		// replicas' fetches (leader).
+		l.ForgetHighWatermark()
+	}
 	if changed && role == Leader {
 		p.resetLeaderView(&st, time.Now())
 	}
