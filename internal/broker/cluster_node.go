@@ -171,8 +171,10 @@ type clusterNode struct {
 	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
 	fetch  fetchers  // replica fetchers by leader (replica_fetcher.go)
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel   context.CancelFunc
+	hbCancel context.CancelFunc // the registration and heartbeat loop's (run)
+	hbDone   chan struct{}
+	wg       sync.WaitGroup
 }
 
 // startCluster starts the quorum voter, the controller, the peer listener
@@ -251,7 +253,12 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
 	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()
-	go func() { defer c.wg.Done(); c.run(ctx) }()
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
+	go func() { defer c.wg.Done(); c.isrLoop(ctx) }()
+	hbCtx, hbCancel := context.WithCancel(ctx)
+	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
+	go func() { defer c.wg.Done(); defer close(c.hbDone); c.run(hbCtx) }()
 	b.cluster = c
 	b.onClose(c.stop)
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
@@ -273,6 +280,10 @@ func handle[Req, Resp any](s *peer.Server, method string, fn func(context.Contex
 // leadership moves at once rather than after the session timeout), then the
 // loops, the peer listener and the quorum voter stop.
 func (c *clusterNode) stop() error {
+	// No heartbeat may follow the one asking to be fenced (it would
+	// unfence this broker again).
+	c.hbCancel()
+	<-c.hbDone
 	if ep := c.epoch.Load(); ep > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		var resp controller.HeartbeatResponse
@@ -332,9 +343,6 @@ func callController[Req, Resp any](ctx context.Context, c *clusterNode, method s
 // run registers the broker, then heartbeats and publishes images until ctx
 // ends; a STALE_BROKER_EPOCH answer registers it again.
 func (c *clusterNode) run(ctx context.Context) {
-	c.wg.Add(2)
-	go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
-	go func() { defer c.wg.Done(); c.isrLoop(ctx) }()
 	for ctx.Err() == nil {
 		if c.epoch.Load() == 0 {
 			if !c.register(ctx) {

@@ -460,6 +460,23 @@ func TestClusterReplication(t *testing.T) {
 		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up", p), func() bool { return l != nil && l.LogEndOffset() == 30 })
 	}
 
+	// DeleteRecords on the leader moves every replica's log start.
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "rep", Partition: 0, At: 5})
+	if res, err := adm.DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+		md, _ := adm.Metadata(ctx)
+		t.Fatalf("delete records: %v %v (nodes %v, brokers %v)", err, res.Error(), tc.addrs(), md.Brokers)
+	}
+	for i, n := range tc.nodes {
+		l := n.broker().logs.Get("rep", 0)
+		waitFor(t, fmt.Sprintf("node %d's rep-0 log start", i+1), func() bool { return l.LogStartOffset() == 5 })
+	}
+	for v, a := range acked {
+		if a.p == 0 && a.off < 5 {
+			delete(acked, v)
+		}
+	}
+
 	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("rep"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

@@ -335,6 +335,15 @@ func (f *leaderFetcher) apply(fp *fetchedPartition, rp *kmsg.FetchResponseTopicP
 	switch rp.ErrorCode {
 	case 0:
 	case kerr.OffsetOutOfRange.Code:
+		if rp.LogStartOffset > fp.p.LogEndOffset() {
+			// The leader no longer has what we miss: start at its start.
+			f.c.logger.Info("replica restarts at the leader's log start", "partition", fp.p.String(),
+				"from", fp.p.LogEndOffset(), "to", rp.LogStartOffset)
+			if err := fp.p.FollowLogStart(rp.LogStartOffset); err != nil {
+				f.c.logger.Warn("replica restart at the leader's log start failed", "partition", fp.p.String(), "err", err)
+			}
+			return
+		}
 		// Our end is past the leader's: truncate again against it.
 		fp.truncated = false
 		return
@@ -353,6 +362,11 @@ func (f *leaderFetcher) apply(fp *fetchedPartition, rp *kmsg.FetchResponseTopicP
 		}
 	}
 	fp.p.FollowHighWatermark(rp.HighWatermark)
+	if rp.LogStartOffset > fp.p.LogStartOffset() {
+		if err := fp.p.FollowLogStart(min(rp.LogStartOffset, fp.p.LogEndOffset())); err != nil {
+			f.c.logger.Warn("replica cannot follow the leader's log start", "partition", fp.p.String(), "err", err)
+		}
+	}
 }
 
 // isrLoop proposes in-sync set changes of the partitions this broker leads.

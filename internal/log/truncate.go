@@ -198,3 +198,37 @@ func (s *segment) truncate(pos, next int64, nowMs int64) error {
 	s.idxDirty.Store(true)
 	return nil
 }
+
+// TruncateFullyAndStartAt empties the log and restarts it at offset: a
+// follower whose log ends below its leader's log start (retention or
+// DeleteRecords removed what it misses) continues from the leader's start,
+// as Kafka's truncateFullyAndStartAt does. The high watermark is at least
+// offset afterwards.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("log: restart at negative offset %d", offset)
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	err := l.truncateFullyLocked(offset)
+	if err == nil {
+		if l.hw.Load() < offset {
+			l.hw.Store(offset)
+		}
+		l.durable.Store(offset)
+		l.recoveryPoint.Store(offset)
+		err = l.epochs.store(l.fs, l.dir)
+	}
+	if t, ok := l.guard.(ProducerGuardTruncator); ok {
+		t.Truncated(l.logStart.Load(), l.leo.Load())
+	}
+	l.mu.Unlock()
+	l.notify()
+	if cerr := l.m.writeCheckpoints(false); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -218,6 +218,19 @@ func (p *Partition) FollowHighWatermark(hw int64) {
 // diverged from the leader's).
 func (p *Partition) TruncateTo(offset int64) error { return p.log.TruncateTo(offset) }
 
+// FollowLogStart takes the leader's log start offset (retention,
+// DeleteRecords): records below it go here too; a log that ends below it
+// restarts, empty, at it.
+func (p *Partition) FollowLogStart(start int64) error {
+	switch {
+	case start <= p.log.LogStartOffset():
+		return nil
+	case start > p.log.LogEndOffset():
+		return p.log.TruncateFullyAndStartAt(start)
+	}
+	return p.log.TruncatePrefix(start)
+}
+
 // LatestEpoch is the newest leader epoch in this replica's log (-1: none).
 func (p *Partition) LatestEpoch() int32 { return p.log.LatestEpoch() }
 
