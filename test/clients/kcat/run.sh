@@ -79,13 +79,13 @@ t_group() {
 }
 
 # The README's quick start, run as written: the first sh block under "Quick start with kcat",
-# pointed at this run's broker ($SLUICE_BOOTSTRAP is also what `sluice topics` reads), this run's
+# pointed at this run's broker ($SLUICE_BOOTSTRAP is also what `sluice topic` reads), this run's
 # binary instead of `go run ./cmd/sluice`, and a topic name of its own.
 t_readme_quickstart() {
   local block got topic="$P-readme"
   block=$(awk '/^## Quick start with kcat/{q=1} q&&/^```sh/{f=1;next} f&&/^```/{exit} f' "$here/../../../README.md")
   [ -n "$block" ] || fail "README.md has no sh block under 'Quick start with kcat'"
-  case "$block" in *"go run ./cmd/sluice topics create user-profiles"*"kcat -b localhost:9092 -C"*) ;;
+  case "$block" in *"go run ./cmd/sluice topic create user-profiles"*"kcat -b localhost:9092 -C"*) ;;
     *) fail "the README quick start no longer creates user-profiles and consumes it with kcat:"$'\n'"$block" ;; esac
   block=${block//localhost:9092/$B}
   block=${block//go run .\/cmd\/sluice/\"\$SLUICE_BIN\"}
