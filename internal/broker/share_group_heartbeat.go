@@ -1,0 +1,21 @@
+// ShareGroupHeartbeat (key 76), v1: share-group membership (KIP-932). A member joins
+// with epoch 0 and its subscription, heartbeats with its epoch, and leaves with -1;
+// the assignment is the simple assignor's (share_groups.go, internal/share). v0 was
+// Apache Kafka 4.0's early-access version, removed in 4.1, and is not served.
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/share"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.ShareGroupHeartbeat, (*Broker).handleShareGroupHeartbeat) }
+
+func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *wire.Request, req *kmsg.ShareGroupHeartbeatRequest) (kmsg.Response, error) {
+	c := groupClient(r)
+	return b.shares.Heartbeat(req, share.Client{ID: c.ID, Host: c.Host}), nil
+}
