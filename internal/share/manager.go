@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // Config holds the share-group settings (Kafka's names in comments).
@@ -219,12 +221,6 @@ type session struct {
 	parts []Key
 }
 
-// Session error codes (Kafka's).
-const (
-	errShareSessionNotFound     = 119 // SHARE_SESSION_NOT_FOUND
-	errInvalidShareSessionEpoch = 120 // INVALID_SHARE_SESSION_EPOCH
-)
-
 // Session updates the share session of (group, member) for a request with
 // epoch: 0 opens a new one (replacing any), -1 is the final request of the
 // session (the caller closes it with CloseSession), any other value must be
@@ -243,10 +239,10 @@ func (m *Manager) Session(group, member string, epoch int32, add, forget []Key) 
 		s = &session{}
 		m.sessions[sk] = s
 	case s == nil:
-		return nil, errShareSessionNotFound
+		return nil, kerr.ShareSessionNotFound.Code
 	case epoch == -1:
 	case epoch != s.next:
-		return nil, errInvalidShareSessionEpoch
+		return nil, kerr.InvalidShareSessionEpoch.Code
 	}
 	if epoch != -1 {
 		if s.next = epoch + 1; s.next == math.MaxInt32 || s.next <= 0 {

@@ -1,0 +1,433 @@
+package broker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/share"
+)
+
+// shareTestBroker starts a broker with one share-state partition and share
+// groups reading from the earliest offset, plus props.
+func shareTestBroker(t *testing.T, props map[string]string) *testBroker {
+	t.Helper()
+	p := map[string]string{
+		"share.coordinator.state.topic.num.partitions": "1",
+		"share.auto.offset.reset":                      "earliest",
+	}
+	for k, v := range props {
+		p[k] = v
+	}
+	return startTestBroker(t, testOptions{Props: p})
+}
+
+// produceN creates topic (partitions) and writes n records to partition 0,
+// one batch per record, and returns the topic id.
+func shareProduceN(t *testing.T, tb *testBroker, topic string, partitions int32, n int) [16]byte {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := tb.admin().CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	cl := tb.client(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := 0; i < n; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte('a' + i)}, Partition: 0}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top, ok := tb.broker().topics.Get(topic)
+	if !ok {
+		t.Fatalf("topic %s missing", topic)
+	}
+	return [16]byte(top.ID)
+}
+
+type shareAck struct {
+	first, last int64
+	types       []int8
+}
+
+// shareFetch sends a ShareFetch for partition 0 of topic id.
+func shareFetch(t *testing.T, tb *testBroker, group, member string, epoch int32, id [16]byte, maxRecords, maxWaitMs int32, acks ...shareAck) *kmsg.ShareFetchResponse {
+	t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID = &group, &member
+	req.ShareSessionEpoch, req.MaxWaitMillis, req.MaxRecords = epoch, maxWaitMs, maxRecords
+	req.MaxBytes = 1 << 20
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = id
+	rp := kmsg.NewShareFetchRequestTopicPartition()
+	rp.Partition, rp.PartitionMaxBytes = 0, 1<<20
+	for _, a := range acks {
+		b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
+		rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, b)
+	}
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return tb.request(req).(*kmsg.ShareFetchResponse)
+}
+
+// shareAcknowledge sends a ShareAcknowledge for partition 0 of topic id and
+// returns the top-level and partition error codes.
+func shareAcknowledge(t *testing.T, tb *testBroker, group, member string, epoch int32, id [16]byte, acks ...shareAck) (int16, int16) {
+	t.Helper()
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = &group, &member, epoch
+	rt := kmsg.NewShareAcknowledgeRequestTopic()
+	rt.TopicID = id
+	rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
+	for _, a := range acks {
+		b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
+		rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, b)
+	}
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := tb.request(req).(*kmsg.ShareAcknowledgeResponse)
+	if resp.ErrorCode != 0 || len(resp.Topics) == 0 {
+		return resp.ErrorCode, 0
+	}
+	return 0, resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// acquired flattens a response's acquired records of partition 0:
+// offset -> delivery count; it also checks that every acquired offset is in
+// the returned record batches.
+func shareAcquired(t *testing.T, resp *kmsg.ShareFetchResponse) map[int64]int16 {
+	t.Helper()
+	if resp.ErrorCode != 0 {
+		t.Fatalf("ShareFetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	out := map[int64]int16{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("ShareFetch partition %d: %v", rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+			have := map[int64]bool{}
+			for buf := rp.Records; len(buf) >= 61; {
+				var rb kmsg.RecordBatch
+				if err := rb.ReadFrom(buf); err != nil {
+					t.Fatalf("records: %v", err)
+				}
+				for o := rb.FirstOffset; o <= rb.FirstOffset+int64(rb.LastOffsetDelta); o++ {
+					have[o] = true
+				}
+				buf = buf[12+int(rb.Length):]
+			}
+			for _, a := range rp.AcquiredRecords {
+				for o := a.FirstOffset; o <= a.LastOffset; o++ {
+					if !have[o] {
+						t.Fatalf("acquired offset %d not in the returned records", o)
+					}
+					out[o] = a.DeliveryCount
+				}
+			}
+		}
+	}
+	return out
+}
+
+func shareHeartbeat(t *testing.T, tb *testBroker, group, member string, epoch int32, topics ...string) *kmsg.ShareGroupHeartbeatResponse {
+	t.Helper()
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.GroupID, req.MemberID, req.MemberEpoch = group, member, epoch
+	req.SubscribedTopicNames = topics
+	return tb.request(req).(*kmsg.ShareGroupHeartbeatResponse)
+}
+
+func TestShareGroupMembership(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 2, 0)
+
+	r1 := shareHeartbeat(t, tb, "sg", "m1", 0, "q")
+	if r1.ErrorCode != 0 || r1.Assignment == nil || len(r1.Assignment.TopicPartitions) != 1 || len(r1.Assignment.TopicPartitions[0].Partitions) != 2 {
+		t.Fatalf("join m1: %+v", r1)
+	}
+	r2 := shareHeartbeat(t, tb, "sg", "m2", 0, "q")
+	if r2.ErrorCode != 0 || r2.MemberEpoch <= r1.MemberEpoch {
+		t.Fatalf("join m2: %+v", r2)
+	}
+	// m1 learns its new assignment: two members share two partitions
+	r1b := shareHeartbeat(t, tb, "sg", "m1", r1.MemberEpoch)
+	if r1b.ErrorCode != 0 || r1b.Assignment == nil || r1b.Assignment.TopicPartitions[0].TopicID != id || len(r1b.Assignment.TopicPartitions[0].Partitions) != 1 {
+		t.Fatalf("m1 heartbeat: %+v", r1b)
+	}
+	// a third member on a two-partition topic still gets a partition
+	r3 := shareHeartbeat(t, tb, "sg", "m3", 0, "q")
+	if r3.Assignment == nil || len(r3.Assignment.TopicPartitions) != 1 || len(r3.Assignment.TopicPartitions[0].Partitions) != 1 {
+		t.Fatalf("join m3: %+v", r3)
+	}
+	if r := shareHeartbeat(t, tb, "sg", "m1", r1.MemberEpoch); r.ErrorCode != kerr.FencedMemberEpoch.Code {
+		t.Fatalf("stale epoch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := shareHeartbeat(t, tb, "sg", "nobody", 3); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown member: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := shareHeartbeat(t, tb, "sg", "m4", 0); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("join without topics: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := shareHeartbeat(t, tb, "sg", "", 0, "q"); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("empty member id: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	dreq := kmsg.NewPtrShareGroupDescribeRequest()
+	dreq.GroupIDs = []string{"sg", "missing"}
+	d := tb.request(dreq).(*kmsg.ShareGroupDescribeResponse)
+	if len(d.Groups) != 2 || d.Groups[0].ErrorCode != 0 || len(d.Groups[0].Members) != 3 || d.Groups[0].Assignor != "simple" || d.Groups[0].GroupState != "Stable" {
+		t.Fatalf("describe: %+v", d.Groups)
+	}
+	for _, m := range d.Groups[0].Members {
+		if len(m.Assignment.TopicPartitions) != 1 || m.Assignment.TopicPartitions[0].Topic != "q" {
+			t.Fatalf("member %s assignment: %+v", m.MemberID, m.Assignment)
+		}
+	}
+	if d.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("describe missing: %v", kerr.ErrorForCode(d.Groups[1].ErrorCode))
+	}
+
+	lreq := kmsg.NewPtrListGroupsRequest()
+	lreq.TypesFilter = []string{"share"}
+	l := tb.request(lreq).(*kmsg.ListGroupsResponse)
+	if len(l.Groups) != 1 || l.Groups[0].Group != "sg" || l.Groups[0].GroupType != "share" {
+		t.Fatalf("list: %+v", l.Groups)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"sg"}
+	if r := tb.request(del).(*kmsg.DeleteGroupsResponse); r.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("delete non-empty: %v", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+	for _, m := range []string{"m1", "m2", "m3"} {
+		if r := shareHeartbeat(t, tb, "sg", m, -1); r.ErrorCode != 0 || r.MemberEpoch != -1 {
+			t.Fatalf("leave %s: %+v", m, r)
+		}
+	}
+	if r := tb.request(del).(*kmsg.DeleteGroupsResponse); r.Groups[0].ErrorCode != 0 {
+		t.Fatalf("delete empty: %v", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+}
+
+func TestShareFetchAcknowledge(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 10)
+
+	a := shareFetch(t, tb, "sg", "A", 0, id, 500, 100)
+	got := shareAcquired(t, a)
+	if len(got) != 10 || got[0] != 1 || got[9] != 1 {
+		t.Fatalf("A's first fetch acquired %v", got)
+	}
+	if a.AcquisitionLockTimeoutMillis != 30000 {
+		t.Fatalf("lock timeout %d", a.AcquisitionLockTimeoutMillis)
+	}
+	// B finds everything locked
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "B", 0, id, 500, 10)); len(got) != 0 {
+		t.Fatalf("B acquired locked records %v", got)
+	}
+	// B cannot acknowledge A's records
+	if top, part := shareAcknowledge(t, tb, "sg", "B", 1, id, shareAck{0, 0, []int8{share.AckAccept}}); top != 0 || part != kerr.InvalidRecordState.Code {
+		t.Fatalf("B acks A's record: %v %v", kerr.ErrorForCode(top), kerr.ErrorForCode(part))
+	}
+	// A: accept 0-2, release 3-4, reject 5, accept 6-9 (per-offset types)
+	if top, part := shareAcknowledge(t, tb, "sg", "A", 1, id,
+		shareAck{0, 2, []int8{share.AckAccept}},
+		shareAck{3, 5, []int8{share.AckRelease, share.AckRelease, share.AckReject}},
+		shareAck{6, 9, []int8{share.AckAccept}}); top != 0 || part != 0 {
+		t.Fatalf("A acks: %v %v", kerr.ErrorForCode(top), kerr.ErrorForCode(part))
+	}
+	// B's next fetch (epoch 2 after its ShareAcknowledge) gets the released records, delivered a second time
+	got = shareAcquired(t, shareFetch(t, tb, "sg", "B", 2, id, 500, 100))
+	if len(got) != 2 || got[3] != 2 || got[4] != 2 {
+		t.Fatalf("B acquired %v, want 3 and 4 with delivery count 2", got)
+	}
+	// acknowledging twice is INVALID_RECORD_STATE
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 2, id, shareAck{0, 0, []int8{share.AckAccept}}); part != kerr.InvalidRecordState.Code {
+		t.Fatalf("second ack: %v", kerr.ErrorForCode(part))
+	}
+	// B accepts with its next fetch, which also picks up new records
+	cl := tb.client(kgo.DefaultProduceTopic("q"))
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte("k")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	resp := shareFetch(t, tb, "sg", "B", 3, id, 500, 1000, shareAck{3, 4, []int8{share.AckAccept}})
+	if rp := resp.Topics[0].Partitions[0]; rp.AcknowledgeErrorCode != 0 {
+		t.Fatalf("ack in fetch: %v", kerr.ErrorForCode(rp.AcknowledgeErrorCode))
+	}
+	if got := shareAcquired(t, resp); len(got) != 1 || got[10] != 1 {
+		t.Fatalf("B acquired %v, want the new offset 10", got)
+	}
+	sp := tb.broker().shares.Partition(share.Key{Group: "sg", TopicID: id}, nil)
+	if start, end := sp.Offsets(); start != 10 || end != 11 {
+		t.Fatalf("share-partition offsets %d-%d, want 10-11", start, end)
+	}
+	// closing B's session releases offset 10
+	shareAcknowledge(t, tb, "sg", "B", -1, id)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 3, id, 500, 1000)); len(got) != 1 || got[10] != 2 {
+		t.Fatalf("A acquired %v after B closed its session", got)
+	}
+}
+
+func TestShareSessionErrors(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 2)
+	if top, _ := shareAcknowledge(t, tb, "sg", "A", 0, id, shareAck{0, 0, []int8{1}}); top != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("ack with epoch 0: %v", kerr.ErrorForCode(top))
+	}
+	if top, _ := shareAcknowledge(t, tb, "sg", "A", 1, id, shareAck{0, 0, []int8{1}}); top != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("ack without session: %v", kerr.ErrorForCode(top))
+	}
+	if r := shareFetch(t, tb, "sg", "A", 0, id, 1, 100, shareAck{0, 0, []int8{1}}); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("acks in the initial fetch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 1, 100)); len(got) != 1 {
+		t.Fatalf("max records 1 acquired %v", got)
+	}
+	if r := shareFetch(t, tb, "sg", "A", 5, id, 1, 100); r.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("wrong epoch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 1, id, shareAck{0, 0, []int8{9}}); part != kerr.InvalidRequest.Code {
+		t.Fatalf("bad ack type: %v", kerr.ErrorForCode(part))
+	}
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 2, id, shareAck{0, 0, []int8{1, 1}}); part != kerr.InvalidRequest.Code {
+		t.Fatalf("types longer than the range: %v", kerr.ErrorForCode(part))
+	}
+	var unknown [16]byte
+	unknown[0] = 1
+	if r := shareFetch(t, tb, "sg", "A", 3, unknown, 1, 0); r.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("unknown topic id: %+v", r.Topics)
+	}
+}
+
+func TestShareLockExpiryAndDeliveryLimit(t *testing.T) {
+	tb := shareTestBroker(t, map[string]string{
+		"group.share.record.lock.duration.ms": "200",
+		"group.share.delivery.count.limit":    "3",
+	})
+	id := shareProduceN(t, tb, "q", 1, 1)
+	// A takes offset 0 and never acknowledges: after the lock expires B gets it
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 10, 100)); got[0] != 1 {
+		t.Fatalf("A acquired %v", got)
+	}
+	epochB := int32(0)
+	var got map[int64]int16
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) == 0 && time.Now().Before(deadline) {
+		got = shareAcquired(t, shareFetch(t, tb, "sg", "B", epochB, id, 10, 1000))
+		epochB++
+	}
+	if got[0] != 2 {
+		t.Fatalf("B acquired %v, want offset 0 delivered a second time", got)
+	}
+	// B releases it: third delivery to A, who releases it again: the limit (3) archives it
+	if _, part := shareAcknowledge(t, tb, "sg", "B", epochB, id, shareAck{0, 0, []int8{share.AckRelease}}); part != 0 {
+		t.Fatalf("release: %v", kerr.ErrorForCode(part))
+	}
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 1, id, 10, 1000)); got[0] != 3 {
+		t.Fatalf("A acquired %v, want offset 0 a third time", got)
+	}
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 2, id, shareAck{0, 0, []int8{share.AckRelease}}); part != 0 {
+		t.Fatalf("release: %v", kerr.ErrorForCode(part))
+	}
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 3, id, 10, 300)); len(got) != 0 {
+		t.Fatalf("archived record delivered again: %v", got)
+	}
+	sp := tb.broker().shares.Partition(share.Key{Group: "sg", TopicID: id}, nil)
+	if start, _ := sp.Offsets(); start != 1 {
+		t.Fatalf("start offset %d after archiving offset 0", start)
+	}
+}
+
+func TestShareRenew(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 1)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 10, 100)); got[0] != 1 {
+		t.Fatalf("A acquired %v", got)
+	}
+	sp := tb.broker().shares.Partition(share.Key{Group: "sg", TopicID: id}, nil)
+	before := sp.NextDeadline()
+	waitFor(t, "the clock to move", func() bool { return time.Now().After(before.Add(-30*time.Second + time.Millisecond)) })
+	// RENEW needs v2 with IsRenewAck
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	g, m := "sg", "A"
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = &g, &m, 1, true
+	rt := kmsg.NewShareAcknowledgeRequestTopic()
+	rt.TopicID = id
+	rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
+	ab := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+	ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes = 0, 0, []int8{share.AckRenew}
+	rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ab)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := tb.request(req).(*kmsg.ShareAcknowledgeResponse)
+	if resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 || resp.AcquisitionLockTimeoutMillis != 30000 {
+		t.Fatalf("renew: %+v", resp)
+	}
+	if after := sp.NextDeadline(); !after.After(before) {
+		t.Fatalf("lock deadline %v not moved past %v by RENEW", after, before)
+	}
+	// RENEW without IsRenewAck is an invalid type
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 2, id, shareAck{0, 0, []int8{share.AckRenew}}); part != kerr.InvalidRequest.Code {
+		t.Fatalf("renew without IsRenewAck: %v", kerr.ErrorForCode(part))
+	}
+	// still acquired by A: A accepts it
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 3, id, shareAck{0, 0, []int8{share.AckAccept}}); part != 0 {
+		t.Fatalf("accept after renew: %v", kerr.ErrorForCode(part))
+	}
+}
+
+func TestShareStateSurvivesRestart(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 6)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 500, 100)); len(got) != 6 {
+		t.Fatalf("acquired %v", got)
+	}
+	// accept 0-1 and 4, reject 5, leave 2-3 unacknowledged (locked)
+	if top, part := shareAcknowledge(t, tb, "sg", "A", 1, id,
+		shareAck{0, 1, []int8{share.AckAccept}}, shareAck{4, 5, []int8{share.AckAccept, share.AckReject}}); top != 0 || part != 0 {
+		t.Fatalf("acks: %v %v", kerr.ErrorForCode(top), kerr.ErrorForCode(part))
+	}
+	tb.restart()
+	// 2 and 3 come back (their locks died with the broker); 0, 1, 4 and 5 never do
+	got := shareAcquired(t, shareFetch(t, tb, "sg", "B", 0, id, 500, 500))
+	if len(got) != 2 || got[2] != 2 || got[3] != 2 {
+		t.Fatalf("after restart acquired %v, want 2 and 3 with delivery count 2", got)
+	}
+	sp := tb.broker().shares.Partition(share.Key{Group: "sg", TopicID: id}, nil)
+	if start, end := sp.Offsets(); start != 2 || end != 6 {
+		t.Fatalf("share-partition offsets %d-%d after restart, want 2-6", start, end)
+	}
+	// the group is known again (empty) and listed
+	lreq := kmsg.NewPtrListGroupsRequest()
+	lreq.TypesFilter = []string{"share"}
+	if l := tb.request(lreq).(*kmsg.ListGroupsResponse); len(l.Groups) != 1 {
+		t.Fatalf("share groups after restart: %+v", l.Groups)
+	}
+}
+
+func TestApiVersionsShareFeature(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	resp := tb.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
+	found := false
+	for _, f := range resp.FinalizedFeatures {
+		if f.Name == "share.version" && f.MaxVersionLevel == 1 {
+			found = true
+		}
+	}
+	if !found || resp.FinalizedFeaturesEpoch < 0 {
+		t.Fatalf("finalized features %+v (epoch %d)", resp.FinalizedFeatures, resp.FinalizedFeaturesEpoch)
+	}
+	keys := map[int16]int16{}
+	for _, k := range resp.ApiKeys {
+		keys[k.ApiKey] = k.MaxVersion
+	}
+	for key, max := range map[int16]int16{76: 1, 77: 1, 78: 2, 79: 2} {
+		if keys[key] != max {
+			t.Fatalf("api key %d max version %d, want %d", key, keys[key], max)
+		}
+	}
+}
