@@ -2,11 +2,12 @@
 // serves, derived from apiTable (registry.go) — only keys with a registered
 // handler are listed.
 //
-// Features (v3+, tagged fields): only share.version is reported, supported
-// 0–1 and finalized at 1, as Apache Kafka 4.2 reports it when share groups are
-// enabled; other features (metadata.version, group.version,
-// transaction.version, ...) are not reported yet, so clients use their
-// defaults for them.
+// Features (v3+, tagged fields): share.version, supported 0–1 and finalized
+// at 1, as Apache Kafka reports it when share groups are enabled.
+//
+// Differences from Kafka: share.version is the only feature reported
+// (metadata.version, kraft.version, group.version, transaction.version and
+// streams.version are not), so clients use their defaults for the others.
 // An unsupported ApiVersions version never reaches this handler: the wire
 // layer answers it with a v0 UNSUPPORTED_VERSION response (KIP-511).
 
