@@ -16,7 +16,9 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListGroupsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -24,8 +26,11 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -53,15 +58,46 @@ final class Share {
         h.add("share-several-consumers", "share.several-consumers", APIS, Share::severalConsumers);
         h.add("share-delivery-count-limit", "share.delivery-limit", APIS, Share::deliveryLimit);
         h.add("share-lock-expiry", "share.lock-expiry", APIS, Share::lockExpiry);
+        List<String> adminApis = new ArrayList<>(APIS);
+        adminApis.addAll(List.of("ListGroups", "ShareGroupDescribe", "DeleteGroups"));
+        h.add("share-admin-list-describe-delete", "share.admin", adminApis, Share::adminListDescribeDelete);
     }
 
-    private static void createTopic(String name) throws Exception {
+    private static Admin admin() {
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) TIMEOUT_MS);
-        try (Admin a = Admin.create(p)) {
+        return Admin.create(p);
+    }
+
+    private static void createTopic(String name) throws Exception {
+        try (Admin a = admin()) {
             a.createTopics(List.of(new NewTopic(name, Optional.of(1), Optional.empty())))
                     .all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Admin: the share group is listed (type SHARE), described with its member, and deleted once empty. */
+    private static void adminListDescribeDelete() throws Exception {
+        String topic = PREFIX + "-admin", group = topic + "-g";
+        createTopic(topic);
+        try (Admin a = admin(); KafkaProducer<String, String> p = producer()) {
+            try (KafkaShareConsumer<String, String> c = consumer(group, "implicit", 500)) {
+                c.subscribe(List.of(topic));
+                warmUp(p, topic, false, c);
+                var listed = a.listGroups(ListGroupsOptions.forShareGroups()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                check(listed.stream().anyMatch(g -> g.groupId().equals(group) && g.type().equals(Optional.of(GroupType.SHARE))),
+                        "share group not listed: " + listed);
+                ShareGroupDescription d = a.describeShareGroups(List.of(group)).describedGroups().get(group)
+                        .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                check(d.groupState() == GroupState.STABLE, "state " + d.groupState());
+                check(d.members().size() == 1, "members " + d.members());
+                var tps = d.members().iterator().next().assignment().topicPartitions();
+                check(tps.equals(Set.of(new TopicPartition(topic, 0))), "assignment " + tps);
+            }
+            a.deleteShareGroups(List.of(group)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            var listed = a.listGroups(ListGroupsOptions.forShareGroups()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            check(listed.stream().noneMatch(g -> g.groupId().equals(group)), "deleted share group still listed");
         }
     }
 
