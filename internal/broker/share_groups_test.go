@@ -431,3 +431,79 @@ func TestApiVersionsShareFeature(t *testing.T) {
 		}
 	}
 }
+
+func TestShareGroupOffsets(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 2, 5)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 500, 100)); len(got) != 5 {
+		t.Fatalf("acquired %v", got)
+	}
+	if _, part := shareAcknowledge(t, tb, "sg", "A", 1, id, shareAck{0, 1, []int8{share.AckAccept}}, shareAck{3, 3, []int8{share.AckAccept}}); part != 0 {
+		t.Fatalf("ack: %v", kerr.ErrorForCode(part))
+	}
+	describe := func(topics []kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroup {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		g.GroupID, g.Topics = "sg", topics
+		req.Groups = append(req.Groups, g)
+		resp := tb.request(req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		return resp.Groups[0]
+	}
+	// all partitions with state: partition 0, start 2, lag 5-2-1 (offset 3 accepted) = 2
+	g := describe(nil)
+	if g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Topic != "q" || len(g.Topics[0].Partitions) != 1 {
+		t.Fatalf("describe all: %+v", g)
+	}
+	if p := g.Topics[0].Partitions[0]; p.Partition != 0 || p.StartOffset != 2 || p.Lag != 2 {
+		t.Fatalf("partition 0: %+v", p)
+	}
+	// requested partitions: 1 never fetched (-1), 7 unknown
+	qt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+	qt.Topic, qt.Partitions = "q", []int32{1, 7}
+	g = describe([]kmsg.DescribeShareGroupOffsetsRequestGroupTopic{qt})
+	if ps := g.Topics[0].Partitions; ps[0].StartOffset != -1 || ps[0].ErrorCode != 0 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("describe requested: %+v", ps)
+	}
+
+	// alter needs an empty group: A is a member
+	shareHeartbeat(t, tb, "sg", "A", 0, "q")
+	alter := func(offset int64) *kmsg.AlterShareGroupOffsetsResponse {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "sg"
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = "q"
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = 0, offset
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+	}
+	if r := alter(0); r.ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("alter with a member: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	shareHeartbeat(t, tb, "sg", "A", -1)
+	if r := alter(0); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %+v", r)
+	}
+	// every record from 0 is delivered again (a new window: delivery count 1)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "B", 0, id, 500, 100)); len(got) != 5 || got[0] != 1 {
+		t.Fatalf("after reset acquired %v", got)
+	}
+	shareFetch(t, tb, "sg", "B", -1, id, 0, 0) // close B's session: its records are released
+
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = "sg"
+	dt := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
+	dt.Topic = "q"
+	del.Topics = append(del.Topics, dt)
+	if r := tb.request(del).(*kmsg.DeleteShareGroupOffsetsResponse); r.ErrorCode != 0 || r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete offsets: %+v", r)
+	}
+	if g := describe(nil); len(g.Topics) != 0 {
+		t.Fatalf("state left after delete: %+v", g.Topics)
+	}
+	del.GroupID = "nope"
+	if r := tb.request(del).(*kmsg.DeleteShareGroupOffsetsResponse); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("delete offsets of a missing group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}

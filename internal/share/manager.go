@@ -132,6 +132,9 @@ func (m *Manager) Partition(k Key, initStart func(reset string) int64) *Partitio
 	if !ok {
 		p = newPartition(k, initStart(m.cfg.AutoOffsetReset), &m.cfg)
 		m.parts[k] = p
+		if m.groups[k.Group] == nil {
+			m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
+		}
 	}
 	return p
 }
@@ -332,4 +335,66 @@ func (m *Manager) GroupPartitions(group string) []*Partition {
 		return a.Partition < b.Partition
 	})
 	return ps
+}
+
+// GroupState reports whether id is a share group and whether it has members.
+func (m *Manager) GroupState(id string) (exists, empty bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[id]
+	if g == nil {
+		return false, true
+	}
+	m.expireMembersLocked(g, m.now())
+	return true, len(g.members) == 0
+}
+
+// EnsureGroup creates share group id (empty) if it does not exist; it
+// returns false if a group of another type has the id.
+func (m *Manager) EnsureGroup(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.groups[id] != nil {
+		return true
+	}
+	if m.otherGroup(id) {
+		return false
+	}
+	m.groups[id] = &Group{ID: id, members: map[string]*member{}}
+	return true
+}
+
+// Lookup returns the state of share partition k, or nil if it has none.
+func (m *Manager) Lookup(k Key) *Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.parts[k]
+}
+
+// ResetStart replaces the state of share partition k with an empty window
+// starting at start (AlterShareGroupOffsets) and persists it.
+func (m *Manager) ResetStart(k Key, start int64) error {
+	p := newPartition(k, start, &m.cfg)
+	m.mu.Lock()
+	if old := m.parts[k]; old != nil {
+		old.mu.Lock()
+		p.epoch = old.epoch
+		old.mu.Unlock()
+	}
+	m.parts[k] = p
+	m.mu.Unlock()
+	return m.Persist(p)
+}
+
+// DeleteState forgets share partition k and writes its tombstone
+// (DeleteShareGroupOffsets).
+func (m *Manager) DeleteState(k Key) error {
+	m.mu.Lock()
+	_, had := m.parts[k]
+	delete(m.parts, k)
+	m.mu.Unlock()
+	if !had || m.store == nil {
+		return nil
+	}
+	return m.store.Write(k, nil)
 }

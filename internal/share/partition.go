@@ -385,3 +385,24 @@ func (p *Partition) restore(s Snapshot) {
 	p.advance()
 	p.persisted = EncodeSnapshotValue(p.snapshotLocked())
 }
+
+// Lag is the number of records of the partition not yet delivered to
+// completion: those from the start offset up to hw, less the acknowledged
+// and archived ones of the in-flight window.
+func (p *Partition) Lag(hw int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hw <= p.start {
+		return 0
+	}
+	lag := hw - p.start
+	for i := range p.recs {
+		if p.start+int64(i) >= hw {
+			break
+		}
+		if st := p.recs[i].state; st == StateAcknowledged || st == StateArchived {
+			lag--
+		}
+	}
+	return lag
+}
