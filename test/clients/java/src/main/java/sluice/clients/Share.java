@@ -17,8 +17,11 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListGroupsOptions;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -59,7 +62,8 @@ final class Share {
         h.add("share-delivery-count-limit", "share.delivery-limit", APIS, Share::deliveryLimit);
         h.add("share-lock-expiry", "share.lock-expiry", APIS, Share::lockExpiry);
         List<String> adminApis = new ArrayList<>(APIS);
-        adminApis.addAll(List.of("ListGroups", "ShareGroupDescribe", "DeleteGroups"));
+        adminApis.addAll(List.of("ListGroups", "ShareGroupDescribe", "DeleteGroups", "DescribeShareGroupOffsets",
+                "AlterShareGroupOffsets", "ListOffsets"));
         h.add("share-admin-list-describe-delete", "share.admin", adminApis, Share::adminListDescribeDelete);
     }
 
@@ -77,7 +81,10 @@ final class Share {
         }
     }
 
-    /** Admin: the share group is listed (type SHARE), described with its member, and deleted once empty. */
+    /**
+     * Admin: the share group is listed (type SHARE) and described with its member; once empty, its
+     * offsets are listed, reset to 0 and listed again, and the group is deleted.
+     */
     private static void adminListDescribeDelete() throws Exception {
         String topic = PREFIX + "-admin", group = topic + "-g";
         createTopic(topic);
@@ -95,6 +102,21 @@ final class Share {
                 var tps = d.members().iterator().next().assignment().topicPartitions();
                 check(tps.equals(Set.of(new TopicPartition(topic, 0))), "assignment " + tps);
             }
+            // the consumer accepted the warm-up records it received: the start offset is past the first
+            TopicPartition tp = new TopicPartition(topic, 0);
+            long end = a.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
+                    .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).offset();
+            var offsets = a.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            SharePartitionOffsetInfo info = offsets.get(tp);
+            check(info != null && info.startOffset() > 0, "share offsets " + offsets);
+            check(info.lag().isEmpty() || (info.lag().get() >= 0 && info.startOffset() + info.lag().get() <= end),
+                    "start offset " + info.startOffset() + " lag " + info.lag() + " end " + end);
+            a.alterShareGroupOffsets(group, Map.of(tp, 0L)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            info = a.listShareGroupOffsets(Map.of(group, new ListShareGroupOffsetsSpec()))
+                    .partitionsToOffsetInfo(group).get(TIMEOUT_MS, TimeUnit.MILLISECONDS).get(tp);
+            check(info.startOffset() == 0, "start offset after the reset " + info.startOffset());
+            check(info.lag().isEmpty() || info.lag().get() == end, "lag after the reset " + info.lag() + ", want " + end);
             a.deleteShareGroups(List.of(group)).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             var listed = a.listGroups(ListGroupsOptions.forShareGroups()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
             check(listed.stream().noneMatch(g -> g.groupId().equals(group)), "deleted share group still listed");
