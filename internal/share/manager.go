@@ -155,7 +155,11 @@ func (m *Manager) Persist(p *Partition) error {
 		return nil
 	}
 	p.epoch++
-	s.SnapshotEpoch = p.epoch
+	now := m.now().UnixMilli()
+	if p.created == 0 {
+		p.created = now
+	}
+	s.SnapshotEpoch, s.CreateTimestamp, s.WriteTimestamp = p.epoch, p.created, now
 	val := EncodeSnapshotValue(s)
 	p.mu.Unlock()
 	if err := m.store.Write(p.Key, val); err != nil {

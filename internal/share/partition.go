@@ -59,6 +59,7 @@ type Partition struct {
 	// skipped when nothing that is persisted changed).
 	persisted []byte
 	epoch     int32 // snapshot epoch, bumped per write
+	created   int64 // create timestamp of the state (ms), set at its first write
 }
 
 func newPartition(key Key, start int64, cfg *Config) *Partition {
@@ -320,22 +321,32 @@ type StateBatch struct {
 }
 
 // Snapshot is the persisted state of a share partition: Kafka's
-// ShareSnapshot content (start offset and state batches).
+// ShareSnapshotValue (start offset and state batches).
 type Snapshot struct {
 	Key           Key
 	SnapshotEpoch int32
+	StateEpoch    int32
+	LeaderEpoch   int32
 	StartOffset   int64
-	Batches       []StateBatch
+	// DeliveryCompleteCount is the number of acknowledged and archived
+	// offsets at or past the start offset (-1: unknown).
+	DeliveryCompleteCount int32
+	CreateTimestamp       int64 // ms
+	WriteTimestamp        int64 // ms
+	Batches               []StateBatch
 }
 
 // snapshotLocked returns the persisted view: acquired records are written
 // as available (a restart releases every lock), and available records never
 // delivered are left out.
 func (p *Partition) snapshotLocked() Snapshot {
-	s := Snapshot{Key: p.Key, StartOffset: p.start}
+	s := Snapshot{Key: p.Key, StartOffset: p.start, LeaderEpoch: -1}
 	for i := range p.recs {
 		r := &p.recs[i]
 		st := r.state
+		if st == StateAcknowledged || st == StateArchived {
+			s.DeliveryCompleteCount++
+		}
 		if st == StateAcquired {
 			st = StateAvailable
 		}
@@ -366,7 +377,7 @@ func (p *Partition) Snapshot() Snapshot {
 func (p *Partition) restore(s Snapshot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.start, p.recs, p.epoch = s.StartOffset, nil, s.SnapshotEpoch
+	p.start, p.recs, p.epoch, p.created = s.StartOffset, nil, s.SnapshotEpoch, s.CreateTimestamp
 	for _, b := range s.Batches {
 		for off := b.First; off <= b.Last; off++ {
 			if off < p.start {

@@ -71,7 +71,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	s := p.Snapshot()
 	s.SnapshotEpoch = 7
 	dec, err := DecodeSnapshotValue(EncodeSnapshotValue(s))
-	if err != nil || !reflect.DeepEqual(dec, Snapshot{SnapshotEpoch: 7, StartOffset: 5, Batches: dec.Batches}) {
+	if err != nil || !reflect.DeepEqual(dec, Snapshot{SnapshotEpoch: 7, LeaderEpoch: -1, StartOffset: 5, DeliveryCompleteCount: 2, Batches: dec.Batches}) {
 		t.Fatalf("decode: %+v %v", dec, err)
 	}
 	want := []StateBatch{{5, 5, StateAvailable, 1}, {6, 6, StateAcknowledged, 1}, {7, 8, StateAvailable, 1}, {9, 9, StateArchived, 1}}
@@ -88,5 +88,22 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	k, ok, err := DecodeKey(EncodeKey(p.Key))
 	if err != nil || !ok || k != p.Key {
 		t.Fatalf("key round trip %v %v %v", k, ok, err)
+	}
+}
+
+func TestStatePartition(t *testing.T) {
+	// Kafka: Utils.abs("group:topicId:partition".hashCode()) % 50, values from a JVM
+	id := [16]byte{164, 50, 50, 136, 1, 194, 67, 222, 142, 206, 142, 167, 51, 217, 148, 212} // pDIyiAHCQ96Ozo6nM9mU1A
+	for _, c := range []struct {
+		k    Key
+		want int32
+	}{
+		{Key{Group: "g", Partition: 0}, 49},
+		{Key{Group: "orders-workers", TopicID: id, Partition: 7}, 43},
+		{Key{Group: "grüße", Partition: 1}, 6},
+	} {
+		if got := c.k.StatePartition(50); got != c.want {
+			t.Errorf("%s: partition %d, want %d", c.k.CoordinatorKey(), got, c.want)
+		}
 	}
 }
