@@ -21,10 +21,10 @@ func init() { register(kmsg.ShareAcknowledge, (*Broker).handleShareAcknowledge) 
 
 func (b *Broker) handleShareAcknowledge(_ context.Context, _ *wire.Request, req *kmsg.ShareAcknowledgeRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	if req.Version >= 2 {
-		resp.AcquisitionLockTimeoutMillis = int32(b.shares.Config().RecordLockDuration / time.Millisecond)
-	}
 	group, member := derefStr(req.GroupID), derefStr(req.MemberID)
+	if req.Version >= 2 {
+		resp.AcquisitionLockTimeoutMillis = int32(b.shares.GroupConfig(group).RecordLockDuration / time.Millisecond)
+	}
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
 		if msg != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -112,20 +113,33 @@ func (b *Broker) shareInitStart(part *replica.Partition) func(string) int64 {
 
 // acquireShare acquires up to maxRecords records of t for member and reads the
 // batches holding them; it returns how many records were acquired.
-func (b *Broker) acquireShare(t *shareTarget, member string, maxRecords int, maxBytes int) int {
+//
+// With committed (share.isolation.level=read_committed) it reads up to the
+// last stable offset, and the batches of aborted transactions are archived
+// like control batches.
+func (b *Broker) acquireShare(t *shareTarget, member string, maxRecords int, maxBytes int, committed bool) int {
 	sp := b.shares.Partition(t.key, b.shareInitStart(t.part))
 	logStart := t.part.LogStartOffset()
 	from := sp.NeedsRead(logStart)
 	var batches []share.Batch
-	if from < t.part.HighWatermark() {
-		if res, err := t.part.Read(from, maxBytes, true, false); err == nil {
+	upper := t.part.HighWatermark()
+	if committed {
+		upper = t.part.LastStableOffset()
+	}
+	if from < upper {
+		if res, err := t.part.Read(from, maxBytes, true, committed); err == nil {
+			var aborted []log.AbortedTxn
+			if committed {
+				aborted = t.part.AbortedTxns(from, res.NextOffset)
+			}
 			if buf, err := res.Bytes(); err == nil {
 				for len(buf) > 0 {
 					h, err := batch.ParseHeader(buf)
 					if err != nil || h.TotalSize() > len(buf) {
 						break
 					}
-					batches = append(batches, share.Batch{First: h.BaseOffset, Last: h.LastOffset(), Control: h.IsControl()})
+					skip := h.IsControl() || (h.IsTransactional() && abortedBatch(aborted, h.ProducerID, h.BaseOffset))
+					batches = append(batches, share.Batch{First: h.BaseOffset, Last: h.LastOffset(), Control: skip})
 					buf = buf[h.TotalSize():]
 				}
 			}
@@ -145,6 +159,17 @@ func (b *Broker) acquireShare(t *shareTarget, member string, maxRecords int, max
 		n += int(a.Last - a.First + 1)
 	}
 	return n
+}
+
+// abortedBatch reports whether a transactional batch of producer pid at
+// offset belongs to one of the aborted transactions.
+func abortedBatch(aborted []log.AbortedTxn, pid, offset int64) bool {
+	for _, a := range aborted {
+		if a.ProducerID == pid && a.FirstOffset <= offset && offset < a.LastOffset {
+			return true
+		}
+	}
+	return false
 }
 
 // readShareRecords returns the whole batches of part holding the acquired
@@ -191,8 +216,9 @@ func (b *Broker) readShareRecords(part *replica.Partition, acq []share.Acquired)
 
 func (b *Broker) handleShareFetch(ctx context.Context, _ *wire.Request, req *kmsg.ShareFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	resp.AcquisitionLockTimeoutMillis = int32(b.shares.Config().RecordLockDuration / time.Millisecond)
 	group, member := derefStr(req.GroupID), derefStr(req.MemberID)
+	gcfg := b.shares.GroupConfig(group)
+	resp.AcquisitionLockTimeoutMillis = int32(gcfg.RecordLockDuration / time.Millisecond)
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
 		if msg != "" {
@@ -286,7 +312,7 @@ func (b *Broker) handleShareFetch(ctx context.Context, _ *wire.Request, req *kms
 				continue
 			}
 			waits = append(waits, t.part.Wait())
-			got += b.acquireShare(t, member, maxRecords-got, maxBytes)
+			got += b.acquireShare(t, member, maxRecords-got, maxBytes, gcfg.ReadCommitted)
 		}
 		if got > 0 || !time.Now().Before(deadline) || len(waits) == 0 || renew {
 			break

@@ -51,7 +51,11 @@ func (b *Broker) startShareGroups() error {
 			}
 		}
 	}
+	opts.ConfigStore = groupConfigStore{b}
 	b.shares = share.New(opts)
+	if err := b.loadGroupConfigs(); err != nil {
+		return fmt.Errorf("reading %s: %w", groupConfigsFileName, err)
+	}
 	if single {
 		b.replicas.Listen(internalPartitionListener(ShareStateTopic, b.loadShareState, func(int32) {}))
 	}

@@ -507,3 +507,111 @@ func TestShareGroupOffsets(t *testing.T) {
 		t.Fatalf("delete offsets of a missing group: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 }
+
+// alterGroupConfig sets (value non-nil) or deletes a group config and
+// returns the resource's error code.
+func alterGroupConfig(t *testing.T, tb *testBroker, group, name string, value *string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value, c.Op = name, value, kmsg.IncrementalAlterConfigOpSet
+	if value == nil {
+		c.Op = kmsg.IncrementalAlterConfigOpDelete
+	}
+	r.Configs = append(r.Configs, c)
+	req.Resources = append(req.Resources, r)
+	return tb.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+}
+
+func describeGroupConfig(t *testing.T, tb *testBroker, group, name string) (string, kmsg.ConfigSource) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	req.Resources = append(req.Resources, r)
+	resp := tb.request(req).(*kmsg.DescribeConfigsResponse)
+	if resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("describe group configs: %v", kerr.ErrorForCode(resp.Resources[0].ErrorCode))
+	}
+	for _, c := range resp.Resources[0].Configs {
+		if c.Name == name && c.Value != nil {
+			return *c.Value, c.Source
+		}
+	}
+	t.Fatalf("no %s in %+v", name, resp.Resources[0].Configs)
+	return "", 0
+}
+
+func TestShareGroupConfigs(t *testing.T) {
+	dir := t.TempDir()
+	tb := startTestBroker(t, testOptions{DataDir: dir, Props: map[string]string{"share.coordinator.state.topic.num.partitions": "1"}})
+	id := shareProduceN(t, tb, "q", 1, 3)
+	if v, src := describeGroupConfig(t, tb, "g1", "share.auto.offset.reset"); v != "latest" || src != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("default: %s (%v)", v, src)
+	}
+	if code := alterGroupConfig(t, tb, "g1", "share.auto.offset.reset", kmsg.StringPtr("sometimes")); code != kerr.InvalidConfig.Code {
+		t.Fatalf("bad value: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterGroupConfig(t, tb, "g1", "no.such.config", kmsg.StringPtr("1")); code != kerr.InvalidConfig.Code {
+		t.Fatalf("unknown name: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterGroupConfig(t, tb, "g1", "share.auto.offset.reset", kmsg.StringPtr("earliest")); code != 0 {
+		t.Fatalf("set: %v", kerr.ErrorForCode(code))
+	}
+	if code := alterGroupConfig(t, tb, "g1", "share.record.lock.duration.ms", kmsg.StringPtr("20000")); code != 0 {
+		t.Fatalf("set lock duration: %v", kerr.ErrorForCode(code))
+	}
+	tb.restart() // group configs are persisted
+	if v, src := describeGroupConfig(t, tb, "g1", "share.auto.offset.reset"); v != "earliest" || src != kmsg.ConfigSourceGroupConfig {
+		t.Fatalf("after restart: %s (%v)", v, src)
+	}
+	// g1 starts at the earliest offset, g2 (no config) at the latest
+	r := shareFetch(t, tb, "g1", "A", 0, id, 500, 100)
+	if got := shareAcquired(t, r); len(got) != 3 || r.AcquisitionLockTimeoutMillis != 20000 {
+		t.Fatalf("g1 acquired %v (lock %d ms)", got, r.AcquisitionLockTimeoutMillis)
+	}
+	if got := shareAcquired(t, shareFetch(t, tb, "g2", "A", 0, id, 500, 10)); len(got) != 0 {
+		t.Fatalf("g2 acquired %v", got)
+	}
+	if code := alterGroupConfig(t, tb, "g1", "share.auto.offset.reset", nil); code != 0 {
+		t.Fatalf("delete: %v", kerr.ErrorForCode(code))
+	}
+	if v, src := describeGroupConfig(t, tb, "g1", "share.auto.offset.reset"); v != "latest" || src != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("after delete: %s (%v)", v, src)
+	}
+}
+
+func TestShareReadCommitted(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	ctx := context.Background()
+	id := shareProduceN(t, tb, "q", 1, 0)
+	if code := alterGroupConfig(t, tb, "rc", "share.isolation.level", kmsg.StringPtr("read_committed")); code != 0 {
+		t.Fatalf("set isolation: %v", kerr.ErrorForCode(code))
+	}
+	txn := tb.client(kgo.TransactionalID("share-txn"), kgo.DefaultProduceTopic("q"))
+	for _, commit := range []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("t")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txn.EndTransaction(ctx, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// offsets 0-1 aborted, 2 abort marker, 3-4 committed, 5 commit marker
+	got := shareAcquired(t, shareFetch(t, tb, "rc", "A", 0, id, 500, 1000))
+	if len(got) != 2 || got[3] != 1 || got[4] != 1 {
+		t.Fatalf("read_committed acquired %v, want 3 and 4", got)
+	}
+	// read_uncommitted (the default) gets the aborted records too
+	got = shareAcquired(t, shareFetch(t, tb, "ru", "A", 0, id, 500, 1000))
+	if len(got) != 4 || got[0] != 1 || got[4] != 1 {
+		t.Fatalf("read_uncommitted acquired %v, want 0, 1, 3, 4", got)
+	}
+}

@@ -256,7 +256,7 @@ var brokerDefs = []Def{
 		`A share-group member that sends no heartbeat for this long is removed and its records released.`),
 	bdef("group.share.max.size", Int, ptr("200"), vAtLeast(Int, 1), "", `Most members a share group may have (else GROUP_MAX_SIZE_REACHED).`),
 	bdef("share.auto.offset.reset", String, ptr("latest"), vInFold("latest", "earliest"), "",
-		`Where a share group starts reading a partition it has no state for: latest or earliest. Apache Kafka sets this per group (a group config); Sluice applies it to every share group.`),
+		`Where a share group starts reading a partition it has no state for (latest or earliest), for groups without their own share.auto.offset.reset group config. Apache Kafka has only the group config (default latest).`),
 	bdef("share.coordinator.state.topic.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "",
 		`Partitions of __share_group_state (created at the first share-group use; an existing topic keeps its count).`),
 	bdef("share.coordinator.state.topic.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __share_group_state.`),

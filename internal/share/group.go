@@ -110,7 +110,9 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		m.persistAll(released)
 		return errResp(resp, kerr.FencedMemberEpoch, "")
 	}
-	mb.clientID, mb.clientHost, mb.deadline = c.ID, c.Host, now.Add(m.cfg.SessionTimeout)
+	eff := m.effectiveLocked(g.ID)
+	resp.HeartbeatIntervalMillis = int32(eff.HeartbeatInterval / time.Millisecond)
+	mb.clientID, mb.clientHost, mb.deadline = c.ID, c.Host, now.Add(eff.SessionTimeout)
 	if req.RackID != nil {
 		mb.rack = req.RackID
 	}

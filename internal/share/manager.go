@@ -20,6 +20,7 @@ type Config struct {
 	SessionTimeout     time.Duration // group.share.session.timeout.ms (45000)
 	MaxGroupSize       int           // group.share.max.size (200)
 	AutoOffsetReset    string        // share.auto.offset.reset: latest (default) or earliest
+	ReadCommitted      bool          // share.isolation.level=read_committed (a group config)
 }
 
 func (c Config) withDefaults() Config {
@@ -71,6 +72,8 @@ type Options struct {
 	Config Config
 	Topics Topics
 	Store  Store // nil: state is kept in memory only
+	// ConfigStore persists group configs (nil: kept in memory only).
+	ConfigStore ConfigStore
 	// OtherGroup reports whether a group of another type (classic or
 	// consumer) has the id; such ids cannot be share groups.
 	OtherGroup func(id string) bool
@@ -92,6 +95,9 @@ type Manager struct {
 	groups   map[string]*Group
 	parts    map[Key]*Partition
 	sessions map[sessionKey]*session
+	// groupCfgs holds the group configs set per group (copy on write).
+	groupCfgs map[string]map[string]string
+	cfgStore  ConfigStore
 	// persistMu orders snapshot writes with the state they capture.
 	persistMu sync.Mutex
 }
@@ -102,6 +108,7 @@ func New(o Options) *Manager {
 		cfg:        o.Config.withDefaults(),
 		topics:     o.Topics,
 		store:      o.Store,
+		cfgStore:   o.ConfigStore,
 		otherGroup: o.OtherGroup,
 		now:        o.Now,
 		groups:     map[string]*Group{},
@@ -130,7 +137,8 @@ func (m *Manager) Partition(k Key, initStart func(reset string) int64) *Partitio
 	defer m.mu.Unlock()
 	p, ok := m.parts[k]
 	if !ok {
-		p = newPartition(k, initStart(m.cfg.AutoOffsetReset), &m.cfg)
+		eff := m.effectiveLocked(k.Group)
+		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
 		m.parts[k] = p
 		if m.groups[k.Group] == nil {
 			m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
@@ -190,7 +198,7 @@ func (m *Manager) Load(key, value []byte) error {
 	}
 	p, ok := m.parts[k]
 	if !ok {
-		p = newPartition(k, 0, &m.cfg)
+		p = newPartition(k, 0, m.effectiveLocked(k.Group))
 		m.parts[k] = p
 	}
 	p.restore(s)
@@ -378,8 +386,8 @@ func (m *Manager) Lookup(k Key) *Partition {
 // ResetStart replaces the state of share partition k with an empty window
 // starting at start (AlterShareGroupOffsets) and persists it.
 func (m *Manager) ResetStart(k Key, start int64) error {
-	p := newPartition(k, start, &m.cfg)
 	m.mu.Lock()
+	p := newPartition(k, start, m.effectiveLocked(k.Group))
 	if old := m.parts[k]; old != nil {
 		old.mu.Lock()
 		p.epoch = old.epoch
