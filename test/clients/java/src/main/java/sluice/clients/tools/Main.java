@@ -88,7 +88,8 @@ public final class Main {
         h.add("kafka-share-groups-console-share-consumer", "tools.share-groups",
                 List.of("CreateTopics", "Produce", "FindCoordinator", "ShareGroupHeartbeat", "ShareFetch",
                         "ShareAcknowledge", "ListGroups", "ShareGroupDescribe", "DescribeShareGroupOffsets",
-                        "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DeleteGroups"), Main::shareGroups);
+                        "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DeleteGroups", "DescribeConfigs",
+                        "IncrementalAlterConfigs"), Main::shareGroups);
         h.add("kafka-acls", "tools.acls", List.of("DescribeACLs", "CreateACLs"), Main::acls);
         h.add("kafka-reassign-partitions", "tools.reassign-partitions",
                 List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "ListPartitionReassignments",
@@ -627,8 +628,9 @@ public final class Main {
     /**
      * A share group made with kafka-share-groups --reset-offsets (it starts at the earliest offset),
      * read with kafka-console-share-consumer, described (start offset and lag), its state decoded by
-     * kafka-dump-log --share-group-state-decoder from __share_group_state, then its offsets and the
-     * group deleted.
+     * kafka-dump-log --share-group-state-decoder from __share_group_state; a second group set to start
+     * at the earliest offset with kafka-configs --entity-type groups; then the first group's offsets and
+     * the group deleted.
      */
     private static void shareGroups() throws Exception {
         String t = PREFIX + "-share";
@@ -669,9 +671,20 @@ public final class Main {
         check(dump.status() == 0 && !dump.err().contains("Exception"), "kafka-dump-log --share-group-state-decoder: " + dump);
         check(dump.out().lines().anyMatch(l -> l.contains("\"groupId\":\"" + g + "\"") && l.contains("\"startOffset\":3")),
                 "no snapshot of " + g + " at start offset 3 in " + dump);
+        // a second group told to start at the earliest offset by a group config (kafka-configs)
+        String g2 = g + "-2";
+        configs("--alter", "--entity-type", "groups", "--entity-name", g2, "--add-config",
+                "share.auto.offset.reset=earliest").ok();
+        contains(configs("--describe", "--entity-type", "groups", "--entity-name", g2).ok(),
+                "share.auto.offset.reset=earliest");
+        ToolRunner.Result c2 = ToolRunner.run("kafka-console-share-consumer", SHARE_CONSUMER,
+                withBootstrap("--topic", t, "--group", g2, "--max-messages", "3", "--timeout-ms",
+                        String.valueOf(TIMEOUT_MS))).ok();
+        List<String> lines2 = c2.out().lines().filter(l -> !l.isBlank()).sorted().toList();
+        check(lines2.equals(List.of("a", "b", "c")), "group with share.auto.offset.reset=earliest read " + lines2);
         contains(shareGroups("--delete-offsets", "--group", g, "--topic", t).ok(), "Successful");
         contains(shareGroups("--delete", "--group", g).ok(), "was successful");
-        check(!shareGroups("--list").ok().out().contains(g), "deleted share group still listed");
+        check(shareGroups("--list").ok().out().lines().noneMatch(l -> l.strip().equals(g)), "deleted share group still listed");
     }
 
     /** Kafka's transaction-log decoder reads Sluice's __transaction_state records (Kafka's own formats). */
