@@ -615,3 +615,20 @@ func TestShareReadCommitted(t *testing.T) {
 		t.Fatalf("read_uncommitted acquired %v, want 0, 1, 3, 4", got)
 	}
 }
+
+func TestShareStateOfDeletedTopicIsDropped(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 2)
+	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 500, 100)); len(got) != 2 {
+		t.Fatalf("acquired %v", got)
+	}
+	if r, err := tb.admin().DeleteTopic(context.Background(), "q"); err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	k := share.Key{Group: "sg", TopicID: id}
+	waitFor(t, "the deleted topic's share state to go", func() bool { return tb.broker().shares.Lookup(k) == nil })
+	tb.restart()
+	if tb.broker().shares.Lookup(k) != nil {
+		t.Fatal("the deleted topic's share state came back after a restart")
+	}
+}

@@ -209,18 +209,29 @@ func (m *Manager) Load(key, value []byte) error {
 }
 
 // ExpireAll releases expired acquisition locks of every share partition and
-// persists what changed; members whose session timed out are removed.
+// persists what changed; members whose session timed out are removed, and
+// the state of share partitions whose topic was deleted is deleted.
 func (m *Manager) ExpireAll() {
 	now := m.now()
 	m.mu.Lock()
+	var released []*Partition
 	for _, g := range m.groups {
-		m.expireMembersLocked(g, now)
+		released = append(released, m.expireMembersLocked(g, now)...)
 	}
 	parts := make([]*Partition, 0, len(m.parts))
-	for _, p := range m.parts {
+	var gone []Key
+	for k, p := range m.parts {
+		if _, ok := m.topics.TopicByID(k.TopicID); !ok {
+			gone = append(gone, k)
+			continue
+		}
 		parts = append(parts, p)
 	}
 	m.mu.Unlock()
+	m.persistAll(released)
+	for _, k := range gone {
+		_ = m.DeleteState(k)
+	}
 	for _, p := range parts {
 		p.Expire(now)
 		_ = m.Persist(p)
