@@ -6,10 +6,13 @@
 #
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
-# The last line is "N operations, F faults, A anomalies"; the exit status is 0
-# only when faults were injected and no anomaly was found. The run directory
-# (node data and logs, history.jsonl, summary.txt) is kept when the run fails
-# or CHAOS_KEEP=1.
+# --quick without --nodes makes two short runs: one node, then a 3-node
+# cluster (--nodes 3: the metadata workload too, and faults of the active
+# controller).
+# The last line is "N operations, F faults, A anomalies" (summed over the
+# runs); the exit status is 0 only when every run injected faults and found
+# no anomaly. A run's directory (node data and logs, history.jsonl,
+# summary.txt) is kept when the run fails or CHAOS_KEEP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,17 +41,52 @@ if [ -n "$unformatted" ]; then
 fi
 (cd test/chaos && go vet ./... && go test -count=1 ./...)
 
-echo "== chaos: run ($*)"
-set +e
-"$work/sluice-chaos" --bin "$work/sluice" --dir "$work/run" "$@" &
-pid=$!
-wait "$pid"
-status=$?
-pid=""
-set -e
-if [ "$status" -eq 0 ] && [ "${CHAOS_KEEP:-0}" != 1 ]; then
-  rm -rf "$work"
-else
-  echo "chaos: run directory kept: $work/run (history.jsonl, summary.txt, node*/node.log)"
+quick=0
+nodes_given=0
+for a in "$@"; do
+  case "$a" in
+    --quick|-quick|--quick=true|-quick=true) quick=1 ;;
+    --nodes|-nodes|--nodes=*|-nodes=*) nodes_given=1 ;;
+  esac
+done
+
+# run NAME ARGS...: one sluice-chaos run in $work/NAME; its summary is also
+# kept in $work/NAME.out for the summed last line.
+ops=0 faults=0 anomalies=0 failed=0
+run() {
+  local name=$1
+  shift
+  echo "== chaos: run ($*)"
+  set +e
+  # (the progress log is on stderr; the summary on stdout comes at the end)
+  "$work/sluice-chaos" --bin "$work/sluice" --dir "$work/$name" "$@" >"$work/$name.out" &
+  pid=$!
+  wait "$pid"
+  local status=$?
+  pid=""
+  set -e
+  cat "$work/$name.out"
+  local last
+  last=$(tail -n 1 "$work/$name.out")
+  if [[ "$last" =~ ^([0-9]+)\ operations,\ ([0-9]+)\ faults,\ ([0-9]+)\ anomalies$ ]]; then
+    ops=$((ops + BASH_REMATCH[1])) faults=$((faults + BASH_REMATCH[2])) anomalies=$((anomalies + BASH_REMATCH[3]))
+  fi
+  if [ "$status" -ne 0 ]; then
+    failed=$status
+    echo "chaos: run directory kept: $work/$name (history.jsonl, summary.txt, node*/node.log)"
+  elif [ "${CHAOS_KEEP:-0}" = 1 ]; then
+    echo "chaos: run directory kept: $work/$name"
+  else
+    rm -rf "$work/$name"
+  fi
+}
+
+run run "$@"
+if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
+  run run3 "$@" --nodes 3
+  echo "$ops operations, $faults faults, $anomalies anomalies"
 fi
-exit "$status"
+if [ "$failed" -eq 0 ] && [ "${CHAOS_KEEP:-0}" != 1 ]; then
+  rm -rf "$work"
+fi
+exit "$failed"

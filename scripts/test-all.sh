@@ -19,6 +19,22 @@ for m in "${modules[@]}"; do
   (cd "$m" && go mod download)
 done
 
+# Headless Chromium for the web console's browser test (internal/console/chromium_test.go), which
+# skips without it; here it must run, so SLUICE_REQUIRE_CHROMIUM makes a missing browser a failure.
+echo "== chromium (Debian package, for the web console's browser test)"
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+  export DEBIAN_FRONTEND=noninteractive
+  apt_log=$(mktemp)
+  if ! { as_root apt-get install -y -q chromium >"$apt_log" 2>&1 ||
+         { as_root apt-get update -q >>"$apt_log" 2>&1 && as_root apt-get install -y -q chromium >>"$apt_log" 2>&1; }; }; then
+    tail -n 5 "$apt_log"; rm -f "$apt_log"
+    echo "test-all.sh: cannot install chromium (apt-get install -y chromium, as root)" >&2; exit 1
+  fi
+  rm -f "$apt_log"
+fi
+export SLUICE_REQUIRE_CHROMIUM=1
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

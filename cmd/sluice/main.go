@@ -136,6 +136,7 @@ const defaultMetricsListen = compact.DefaultStatusAddr
 type settings struct {
 	listen, dataDir, advertise, configFile, metricsListen string
 	logLevel, logFormat                                   string // "" takes the config file's (logging.go)
+	consoleListen                                         string // "" takes console.listen from the file (console.go)
 	showVersion                                           bool
 	listenSet                                             bool // --listen or SLUICE_LISTEN given
 	metricsSet                                            bool // --metrics-listen or SLUICE_METRICS_LISTEN given
@@ -171,6 +172,7 @@ var envNames = map[string]string{
 	"metrics-listen": "SLUICE_METRICS_LISTEN",
 	"log-level":      "SLUICE_LOG_LEVEL",
 	"log-format":     "SLUICE_LOG_FORMAT",
+	"console-listen": "SLUICE_CONSOLE_LISTEN",
 }
 
 // parseArgs parses flags over environment defaults. It returns the
@@ -195,6 +197,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.metricsListen, "metrics-listen", env("metrics-listen", defaultMetricsListen), "`host:port` for /metrics, /healthz, /readyz and /compaction/status (default: sluice.metrics.listen from --config, else "+defaultMetricsListen+"); \"\" turns it off [$SLUICE_METRICS_LISTEN]")
 	fs.StringVar(&s.logLevel, "log-level", env("log-level", ""), "least severe `level` logged: debug, info, warn or error (default: sluice.log.level from --config, else info) [$SLUICE_LOG_LEVEL]")
 	fs.StringVar(&s.logFormat, "log-format", env("log-format", ""), "log line `format`: text or json (default: sluice.log.format from --config, else text) [$SLUICE_LOG_FORMAT]")
+	fs.StringVar(&s.consoleListen, "console-listen", env("console-listen", ""), "`host:port` of the built-in web console (default: console.listen from --config, else off; docs/console.md) [$SLUICE_CONSOLE_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), topLevelUsage)
@@ -331,8 +334,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Error("sluice failed to start", "err", err)
 		return 1
 	}
+	con, err := startConsole(s, cfg, srv, logger) // console.go
+	if err != nil {
+		logger.Error("sluice failed to start", "err", err)
+		srv.Close()
+		return 1
+	}
 	<-ctx.Done()
 	logger.Info("shutting down", "reason", context.Cause(ctx))
+	if con != nil {
+		con.Close()
+	}
 	if err := srv.Close(); err != nil {
 		logger.Error("shutdown finished with errors", "err", err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -20,8 +21,17 @@ import (
 
 func init() { register(kmsg.AddOffsetsToTxn, (*Broker).handleAddOffsetsToTxn) }
 
-func (b *Broker) handleAddOffsetsToTxn(_ context.Context, _ *wire.Request, req *kmsg.AddOffsetsToTxnRequest) (kmsg.Response, error) {
+func (b *Broker) handleAddOffsetsToTxn(_ context.Context, r *wire.Request, req *kmsg.AddOffsetsToTxnRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	// Authorization as Kafka: WRITE on the transactional id, READ on the group.
+	if !b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
+	if !b.allowed(r, authz.OpRead, authz.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp, nil

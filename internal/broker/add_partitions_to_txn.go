@@ -18,16 +18,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.AddPartitionsToTxn, (*Broker).handleAddPartitionsToTxn) }
 
-func (b *Broker) handleAddPartitionsToTxn(_ context.Context, _ *wire.Request, req *kmsg.AddPartitionsToTxnRequest) (kmsg.Response, error) {
+func (b *Broker) handleAddPartitionsToTxn(_ context.Context, r *wire.Request, req *kmsg.AddPartitionsToTxnRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	// Authorization as Kafka: WRITE on the transactional id (else every
+	// partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic
+	// (else TOPIC_AUTHORIZATION_FAILED and nothing is added, the others
+	// OPERATION_NOT_ATTEMPTED).
+	txnDenied := b.authz != nil && !b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, req.TransactionalID)
+	var denied map[string]bool
+	if !txnDenied {
+		names := make([]string, len(req.Topics))
+		for i, t := range req.Topics {
+			names[i] = t.Topic
+		}
+		denied = b.deniedTopics(r, authz.OpWrite, names)
+	}
 	var parts []txn.TopicPartition
-	missing := false
+	missing := txnDenied || len(denied) > 0
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			if code := b.partitionExists(t.Topic, p); code != 0 {
@@ -51,6 +65,12 @@ func (b *Broker) handleAddPartitionsToTxn(_ context.Context, _ *wire.Request, re
 				rp.ErrorCode = kerr.OperationNotAttempted.Code
 				if c := b.partitionExists(t.Topic, p); c != 0 {
 					rp.ErrorCode = c
+				}
+				if denied[t.Topic] {
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				}
+				if txnDenied {
+					rp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)

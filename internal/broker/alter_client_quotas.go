@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -39,6 +40,9 @@ func (b *Broker) handleAlterClientQuotas(_ context.Context, r *wire.Request, req
 			re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: ent.Type, Name: ent.Name})
 		}
 		err, unsupported := alterClientQuotaEntry(e)
+		if !b.allowedCluster(r, authz.OpAlterConfigs) { // Kafka: ALTER_CONFIGS on the cluster
+			err, unsupported = errorf(kerr.ClusterAuthorizationFailed, clusterAuthMessage), false
+		}
 		if err != nil {
 			re.ErrorCode, re.ErrorMessage = err.Code, kmsg.StringPtr(err.Msg)
 		}

@@ -20,19 +20,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.AlterConfigs, (*Broker).handleAlterConfigs) }
 
-func (b *Broker) handleAlterConfigs(_ context.Context, _ *wire.Request, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
+func (b *Broker) handleAlterConfigs(_ context.Context, r *wire.Request, req *kmsg.AlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	keys := make([]resourceKey, len(req.Resources))
-	for i, r := range req.Resources {
-		keys[i] = resourceKey{int8(r.ResourceType), r.ResourceName}
+	for i, rr := range req.Resources {
+		keys[i] = resourceKey{int8(rr.ResourceType), rr.ResourceName}
 	}
-	errs := b.alterEach(keys, func(i int) error { return b.alterOne(&req.Resources[i], req.ValidateOnly) })
+	errs := b.alterEach(keys, func(i int) error {
+		if err := b.configResourceDenied(r, authz.OpAlterConfigs, keys[i].typ, keys[i].name); err != nil {
+			return err
+		}
+		return b.alterOne(&req.Resources[i], req.ValidateOnly)
+	})
 	for i, rr := range req.Resources {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -32,8 +33,12 @@ func init() {
 	register(kmsg.AlterPartitionAssignments, (*Broker).handleAlterPartitionReassignments)
 }
 
-func (b *Broker) handleAlterPartitionReassignments(_ context.Context, _ *wire.Request, req *kmsg.AlterPartitionAssignmentsRequest) (kmsg.Response, error) {
+func (b *Broker) handleAlterPartitionReassignments(_ context.Context, r *wire.Request, req *kmsg.AlterPartitionAssignmentsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	if !b.allowedCluster(r, authz.OpAlter) { // Kafka: ALTER on the cluster
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+		return resp, nil
+	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = t.Topic

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -43,6 +44,25 @@ type scramAlterResult struct {
 
 func (b *Broker) handleAlterUserSCRAMCredentials(_ context.Context, r *wire.Request, req *kmsg.AlterUserSCRAMCredentialsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	if !b.allowedCluster(r, authz.OpAlter) { // Kafka: ALTER on the cluster; nothing changes
+		seen := map[string]bool{}
+		users := make([]string, 0, len(req.Deletions)+len(req.Upsertions))
+		for _, d := range req.Deletions {
+			users = append(users, d.Name)
+		}
+		for _, u := range req.Upsertions {
+			users = append(users, u.Name)
+		}
+		for _, u := range users {
+			if !seen[u] {
+				seen[u] = true
+				res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+				res.User, res.ErrorCode, res.ErrorMessage = u, kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+				resp.Results = append(resp.Results, res)
+			}
+		}
+		return resp, nil
+	}
 	results := map[string]*scramAlterResult{}
 	var order []string
 	// add records a user's result; res nil means the user was named again,

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
@@ -50,6 +51,11 @@ type Broker struct {
 	listeners map[string]*listenerState
 	scram     *security.ScramStore
 
+	// authz is the authorizer (nil: none configured, everything allowed);
+	// audit limits its denial log lines (authorize.go).
+	authz *authz.Authorizer
+	audit *authz.Auditor
+
 	// adminMu serialises metadata changes (create/delete topics, partitions,
 	// config changes) so they are all-or-nothing with respect to each other.
 	// Never taken on the produce/fetch path.
@@ -87,8 +93,14 @@ type Broker struct {
 // NodeID returns this broker's node id.
 func (b *Broker) NodeID() int32 { return b.nodeID }
 
-// ClusterID returns the persisted cluster id.
-func (b *Broker) ClusterID() string { return b.clusterID }
+// ClusterID returns the cluster id: the metadata's on a cluster node (once
+// the first controller has recorded one), else the data directory's.
+func (b *Broker) ClusterID() string {
+	if im := b.image(); im != nil && im.ClusterID != "" {
+		return im.ClusterID
+	}
+	return b.clusterID
+}
 
 // Logs returns the log manager.
 func (b *Broker) Logs() *log.Manager { return b.logs }

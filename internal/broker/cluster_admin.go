@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/metadata"
@@ -41,10 +37,13 @@ func asBrokerError(err error) error {
 	return &Error{Code: kerr.UnknownServerError.Code, Msg: err.Error()}
 }
 
-func (c *clusterNode) createTopic(name string, partitions int32, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
+func (c *clusterNode) createTopic(name string, partitions int32, rf int16, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	req := controller.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: 1,
+	if rf <= 0 {
+		rf = 1
+	}
+	req := controller.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: rf,
 		Assignments: assign, Configs: overrides}
 	var resp controller.TopicResponse
 	if err := callController(ctx, c, "create-topic", c.ctrl.CreateTopic, req, &resp); err != nil {
@@ -162,7 +161,7 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 		if seg > 0 {
 			overrides["segment.bytes"] = fmt.Sprint(seg)
 		}
-		if _, err := c.createTopic(name, n, overrides, nil); err != nil {
+		if _, err := c.createTopic(name, n, 1, overrides, nil); err != nil {
 			var be *Error
 			if !errors.As(err, &be) || be.Code != kerr.TopicAlreadyExists.Code {
 				c.logger.Warn("cannot create internal topic yet", "topic", name, "err", err)
@@ -172,8 +171,10 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 }
 
 // writeRemoteMarker sends a transaction marker to the broker leading tp
-// (Kafka's WriteTxnMarkers, as Kafka's coordinator does). Errors other than
-// ErrPartitionGone and ErrMarkerFenced make the coordinator retry.
+// over the peer listener (Kafka's coordinator sends WriteTxnMarkers; the
+// peer listener is the cluster's own, so no client principal needs
+// ClusterAction). Errors other than ErrPartitionGone and ErrMarkerFenced
+// make the coordinator retry.
 func (c *clusterNode) writeRemoteMarker(tp txn.TopicPartition, m batch.Marker) error {
 	im := c.store.Image()
 	ip, ok := im.Partition(tp.Topic, tp.Partition)
@@ -183,65 +184,36 @@ func (c *clusterNode) writeRemoteMarker(tp txn.TopicPartition, m batch.Marker) e
 	if ip.Leader == metadata.NoLeader || ip.Leader == c.cfg.nodeID {
 		return fmt.Errorf("%s-%d: no leader to write the transaction marker to yet", tp.Topic, tp.Partition)
 	}
-	reg, ok := im.Broker(ip.Leader)
+	addr, ok := c.peers.Addr(uint64(ip.Leader))
 	if !ok {
-		return fmt.Errorf("%s-%d: leader %d is not registered", tp.Topic, tp.Partition, ip.Leader)
+		return fmt.Errorf("%s-%d: leader %d has no peer address", tp.Topic, tp.Partition, ip.Leader)
 	}
-	ep, ok := reg.Endpoint(c.b.listenerName(nil))
-	if !ok {
-		return fmt.Errorf("%s-%d: leader %d has no %s listener", tp.Topic, tp.Partition, ip.Leader, c.b.listenerName(nil))
-	}
-	cl, err := c.brokerClient(net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))))
-	if err != nil {
-		return err
-	}
-	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	mk := kmsg.NewWriteTxnMarkersRequestMarker()
-	mk.ProducerID, mk.ProducerEpoch, mk.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.CoordinatorEpoch
-	mk.Committed = m.Type == batch.ControlCommit
-	mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
-	mt.Topic, mt.Partitions = tp.Topic, []int32{tp.Partition}
-	mk.Topics = append(mk.Topics, mt)
-	req.Markers = append(req.Markers, mk)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
-	if err != nil {
+	var resp markerResponse
+	if err := c.peers.Call(ctx, addr, "write-txn-marker", markerRequest{Topic: tp.Topic, Partition: tp.Partition, Marker: m}, &resp); err != nil {
 		return fmt.Errorf("%s-%d: sending the transaction marker to broker %d: %w", tp.Topic, tp.Partition, ip.Leader, err)
 	}
-	code := int16(-2)
-	for _, rm := range resp.Markers {
-		for _, rt := range rm.Topics {
-			for _, rp := range rt.Partitions {
-				code = rp.ErrorCode
-			}
-		}
-	}
-	switch code {
+	switch resp.Code {
 	case 0:
 		return nil
 	case kerr.InvalidProducerEpoch.Code, kerr.ProducerFenced.Code, kerr.TransactionCoordinatorFenced.Code:
-		return fmt.Errorf("%s-%d: %w: %s", tp.Topic, tp.Partition, txn.ErrMarkerFenced, kerr.ErrorForCode(code))
-	case -2:
-		return fmt.Errorf("%s-%d: broker %d answered no partition", tp.Topic, tp.Partition, ip.Leader)
+		return fmt.Errorf("%s-%d: %w: %s", tp.Topic, tp.Partition, txn.ErrMarkerFenced, kerr.ErrorForCode(resp.Code))
 	}
-	return fmt.Errorf("%s-%d: broker %d: %w", tp.Topic, tp.Partition, ip.Leader, kerr.ErrorForCode(code))
+	return fmt.Errorf("%s-%d: broker %d: %w", tp.Topic, tp.Partition, ip.Leader, kerr.ErrorForCode(resp.Code))
 }
 
-// brokerClient returns a client for the broker at addr (kept for reuse).
-func (c *clusterNode) brokerClient(addr string) (*kgo.Client, error) {
-	c.clientsMu.Lock()
-	defer c.clientsMu.Unlock()
-	if cl, ok := c.clients[addr]; ok {
-		return cl, nil
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("sluice-broker-"+strconv.Itoa(int(c.cfg.nodeID))))
-	if err != nil {
-		return nil, err
-	}
-	if c.clients == nil {
-		c.clients = map[string]*kgo.Client{}
-	}
-	c.clients[addr] = cl
-	return cl, nil
+type markerRequest struct {
+	Topic     string       `json:"topic"`
+	Partition int32        `json:"partition"`
+	Marker    batch.Marker `json:"marker"`
+}
+
+type markerResponse struct {
+	Code int16 `json:"code"`
+}
+
+// writeMarkerLocal serves another broker's writeRemoteMarker.
+func (c *clusterNode) writeMarkerLocal(_ context.Context, req markerRequest) (markerResponse, error) {
+	return markerResponse{Code: c.b.writeMarkerCode(txn.TopicPartition{Topic: req.Topic, Partition: req.Partition}, req.Marker)}, nil
 }

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -38,6 +37,10 @@ import (
 // registers with the active controller, heartbeats to it, and makes its
 // local state — the topic registry, the partition logs it holds and their
 // roles in the partition layer — follow the metadata image (publish).
+
+// maxReplicationFactor bounds a topic's replication factor (besides the
+// number of live brokers).
+const maxReplicationFactor = 16
 
 // quorumDirName is the metadata quorum's directory inside the data
 // directory (not a partition directory: no "-N" suffix).
@@ -152,16 +155,17 @@ type clusterNode struct {
 	// caughtUp is the offset of this run's registration: images before it
 	// are prefixes of what the local state may already hold (replayed at
 	// start) and are never published.
-	caughtUp   atomic.Uint64
-	pubMu      sync.Mutex
-	pubChanged chan struct{}
+	caughtUp atomic.Uint64
+	// wakePublish nudges the publish loop when caughtUp is set (the image
+	// may already be there, with no change to come).
+	wakePublish chan struct{}
+	pubMu       sync.Mutex
+	pubChanged  chan struct{}
 
 	creating atomic.Bool // an internal topic is being created
 
 	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
-
-	clientsMu sync.Mutex
-	clients   map[string]*kgo.Client // other brokers' Kafka listeners (transaction markers)
+	fetch  fetchers  // replica fetchers by leader (replica_fetcher.go)
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -171,7 +175,8 @@ type clusterNode struct {
 // and the broker's registration, heartbeats and publishing. Called by
 // Server.Start after the logs are open and the services started.
 func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
-	c := &clusterNode{b: b, cfg: cc, logger: b.logger.With("component", "cluster"), pubChanged: make(chan struct{})}
+	c := &clusterNode{b: b, cfg: cc, logger: b.logger.With("component", "cluster"), pubChanged: make(chan struct{}),
+		wakePublish: make(chan struct{}, 1)}
 	var inc [8]byte
 	rand.Read(inc[:])
 	c.incarnation = hex.EncodeToString(inc[:])
@@ -213,7 +218,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	}
 	c.ctrl = controller.New(controller.Config{
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
-		SessionTimeout: cc.sessionTimeout,
+		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 	})
 	c.srv = peer.NewServer(c.node, c.logger)
 	c.srv.ErrorFor = func(err error) *peer.RemoteError {
@@ -231,6 +236,9 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
+	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
+	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
+	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -269,12 +277,9 @@ func (c *clusterNode) stop() error {
 	c.cancel()
 	c.srv.Close()
 	c.wg.Wait()
+	c.stopFetchers()
 	c.peers.Close()
-	c.clientsMu.Lock()
-	for _, cl := range c.clients {
-		cl.Close()
-	}
-	c.clientsMu.Unlock()
+
 	return c.node.Stop()
 }
 
@@ -321,8 +326,9 @@ func callController[Req, Resp any](ctx context.Context, c *clusterNode, method s
 // run registers the broker, then heartbeats and publishes images until ctx
 // ends; a STALE_BROKER_EPOCH answer registers it again.
 func (c *clusterNode) run(ctx context.Context) {
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
+	go func() { defer c.wg.Done(); c.isrLoop(ctx) }()
 	for ctx.Err() == nil {
 		if c.epoch.Load() == 0 {
 			if !c.register(ctx) {
@@ -373,6 +379,10 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	c.epoch.Store(resp.Epoch)
 	if c.caughtUp.Load() == 0 {
 		c.caughtUp.Store(resp.Offset)
+		select {
+		case c.wakePublish <- struct{}{}:
+		default:
+		}
 	}
 	c.logger.Info("broker registered with the controller", "broker_epoch", resp.Epoch, "controller", c.node.Leader())
 	return true
@@ -407,6 +417,7 @@ func (c *clusterNode) publishLoop(ctx context.Context) {
 		im := c.store.Image()
 		if cu := c.caughtUp.Load(); cu > 0 && im.Offset >= cu && im.Offset > c.published.Load() {
 			c.b.publish(im)
+			c.updateFetchers(im)
 			c.pubMu.Lock()
 			c.published.Store(im.Offset)
 			close(c.pubChanged)
@@ -417,6 +428,7 @@ func (c *clusterNode) publishLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ch:
+		case <-c.wakePublish:
 		}
 	}
 }
@@ -467,3 +479,16 @@ func (r raftLogger) Fatalf(format string, v ...any) {
 }
 func (r raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
 func (r raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
+
+// splitHostPort splits host:port with a port in 1-65535.
+func splitHostPort(addr string) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, uint16(p), nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // freePorts returns n TCP ports free on 127.0.0.1 right now.
@@ -128,8 +129,8 @@ func TestClusterThreeNodes(t *testing.T) {
 	if err != nil || res.Err != nil {
 		t.Fatalf("create topic: %v %v", err, res.Err)
 	}
-	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "rf3"); err == nil {
-		t.Fatalf("replication factor 3 accepted before replication exists")
+	if res, err := adm.CreateTopic(ctx, 1, 4, nil, "rf4"); err == nil && res.Err == nil {
+		t.Fatalf("replication factor 4 accepted on three brokers")
 	}
 	md := waitCluster(t, adm, "spread with leaders", func(md kadm.Metadata) bool {
 		td, ok := md.Topics["spread"]
@@ -143,6 +144,28 @@ func TestClusterThreeNodes(t *testing.T) {
 		}
 		return true
 	})
+	// DescribeQuorum, asked of every broker, names the controller as the
+	// leader of three voters that all have the committed entries.
+	for _, addr := range tc.addrs() {
+		one, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dq := kmsg.NewPtrDescribeQuorumRequest()
+		dt := kmsg.NewDescribeQuorumRequestTopic()
+		dt.Topic = "__cluster_metadata"
+		dt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+		dq.Topics = append(dq.Topics, dt)
+		qr, err := dq.RequestWith(ctx, one)
+		one.Close()
+		if err != nil {
+			t.Fatalf("DescribeQuorum via %s: %v", addr, err)
+		}
+		qp := qr.Topics[0].Partitions[0]
+		if qp.ErrorCode != 0 || qp.LeaderID != md.Controller || len(qp.CurrentVoters) != 3 || qp.HighWatermark <= 0 {
+			t.Fatalf("DescribeQuorum via %s: %+v (controller %d)", addr, qp, md.Controller)
+		}
+	}
 	per := map[int32]int{}
 	for _, p := range md.Topics["spread"].Partitions {
 		per[p.Leader]++
@@ -306,6 +329,143 @@ func TestClusterTransactionAcrossBrokers(t *testing.T) {
 	for v := range got {
 		if !strings.HasPrefix(v, "committed-") {
 			t.Fatalf("read_committed returned %q from an aborted transaction", v)
+		}
+	}
+}
+
+// Replication factor 3 with min.insync.replicas=2: acks=all records are on
+// every in-sync replica; when a leader stops, a new one is elected from the
+// in-sync set and serves every acknowledged record at its offset; the
+// stopped broker leaves the in-sync sets and joins them again once it has
+// caught up after its restart.
+func TestClusterReplication(t *testing.T) {
+	tc := startTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "3000"})
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	mir := "2"
+	if res, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": &mir}, "rep"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	allISR := func(n int) func(kadm.Metadata) bool {
+		return func(md kadm.Metadata) bool {
+			ps := md.Topics["rep"].Partitions
+			if len(ps) != 3 {
+				return false
+			}
+			for _, p := range ps {
+				if p.Leader < 1 || len(p.Replicas) != 3 || len(p.ISR) != n {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitCluster(t, adm, "three in-sync replicas everywhere", allISR(3))
+
+	type at struct {
+		p   int32
+		off int64
+	}
+	acked := map[string]at{}
+	pr, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("rep"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	produce := func(prefix string, n int) {
+		for i := range n {
+			v := fmt.Sprintf("%s-%03d", prefix, i)
+			res := pr.ProduceSync(ctx, kgo.StringRecord(v))
+			if err := res.FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", v, err)
+			}
+			acked[v] = at{res[0].Record.Partition, res[0].Record.Offset}
+		}
+	}
+	produce("a", 60)
+
+	// Every replica holds the acknowledged records.
+	for i, n := range tc.nodes {
+		for p := int32(0); p < 3; p++ {
+			l := n.broker().logs.Get("rep", p)
+			if l == nil {
+				t.Fatalf("node %d has no replica of rep-%d", i+1, p)
+			}
+			waitFor(t, fmt.Sprintf("node %d's rep-%d to catch up", i+1, p), func() bool {
+				return l.LogEndOffset() == 20 && l.HighWatermark() == 20
+			})
+		}
+	}
+
+	// Stop the leader of partition 0.
+	md := waitCluster(t, adm, "metadata", allISR(3))
+	victim := md.Topics["rep"].Partitions[0].Leader
+	vnode := tc.nodes[victim-1]
+	vdir := vnode.opts.DataDir
+	vnode.stop()
+	adm = tc.admin()
+	waitCluster(t, adm, "new leaders and two in-sync replicas", func(md kadm.Metadata) bool {
+		for _, p := range md.Topics["rep"].Partitions {
+			if p.Leader < 1 || p.Leader == victim || len(p.ISR) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	// The survivors report the shrunken in-sync sets in their
+	// under-replicated gauge; one of them is the active controller.
+	underReplicated := func() (under, active int) {
+		for _, n := range tc.nodes {
+			if n.srv != nil {
+				c := n.broker().replicationCounts()
+				under += c.UnderReplicated
+				active += c.ActiveController
+			}
+		}
+		return
+	}
+	if under, active := underReplicated(); under != 3 || active != 1 {
+		t.Fatalf("under-replicated %d (want 3), active controllers %d", under, active)
+	}
+	pr.Close()
+	pr, err = kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("rep"),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce("b", 30)
+
+	// It comes back, catches up, and is in every in-sync set again.
+	vnode.opts.DataDir = vdir
+	vnode.start()
+	adm = tc.admin()
+	waitCluster(t, adm, "three in-sync replicas again", allISR(3))
+	waitFor(t, "no under-replicated partition", func() bool { under, _ := underReplicated(); return under == 0 })
+	for p := int32(0); p < 3; p++ {
+		l := vnode.broker().logs.Get("rep", p)
+		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up", p), func() bool { return l != nil && l.LogEndOffset() == 30 })
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.ConsumeTopics("rep"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got := map[string]at{}
+	for len(got) < len(acked) {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read back %d of %d", len(got), len(acked))
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Value)] = at{r.Partition, r.Offset} })
+	}
+	for v, want := range acked {
+		if got[v] != want {
+			t.Fatalf("%s acknowledged at %v, read at %v", v, want, got[v])
 		}
 	}
 }

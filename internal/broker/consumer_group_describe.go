@@ -13,6 +13,6 @@ import (
 
 func init() { register(kmsg.ConsumerGroupDescribe, (*Broker).handleConsumerGroupDescribe) }
 
-func (b *Broker) handleConsumerGroupDescribe(_ context.Context, _ *wire.Request, req *kmsg.ConsumerGroupDescribeRequest) (kmsg.Response, error) {
-	return b.groups.ConsumerGroupDescribe(req), nil
+func (b *Broker) handleConsumerGroupDescribe(_ context.Context, r *wire.Request, req *kmsg.ConsumerGroupDescribeRequest) (kmsg.Response, error) {
+	return b.consumerGroupDescribeAuthorized(r, req), nil // authorize_groups.go
 }

@@ -16,5 +16,8 @@ import (
 func init() { register(kmsg.ConsumerGroupHeartbeat, (*Broker).handleConsumerGroupHeartbeat) }
 
 func (b *Broker) handleConsumerGroupHeartbeat(_ context.Context, r *wire.Request, req *kmsg.ConsumerGroupHeartbeatRequest) (kmsg.Response, error) {
+	if resp := b.groupReadDenied(r, req); resp != nil { // authorize_groups.go
+		return resp, nil
+	}
 	return b.groups.ConsumerGroupHeartbeat(groupClient(r), req), nil
 }

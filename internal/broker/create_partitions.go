@@ -18,12 +18,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.CreatePartitions, (*Broker).handleCreatePartitions) }
 
-func (b *Broker) handleCreatePartitions(_ context.Context, _ *wire.Request, req *kmsg.CreatePartitionsRequest) (kmsg.Response, error) {
+func (b *Broker) handleCreatePartitions(_ context.Context, r *wire.Request, req *kmsg.CreatePartitionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -37,6 +38,8 @@ func (b *Broker) handleCreatePartitions(_ context.Context, _ *wire.Request, req 
 		var err error
 		if count[rt.Topic] > 1 {
 			err = errorf(kerr.InvalidRequest, "Duplicate topic in request.")
+		} else if !b.allowed(r, authz.OpAlter, authz.ResourceTopic, rt.Topic) {
+			err = errTopicAuth
 		} else {
 			err = b.createPartitionsOne(&rt, req.ValidateOnly)
 		}

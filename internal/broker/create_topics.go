@@ -26,13 +26,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.CreateTopics, (*Broker).handleCreateTopics) }
 
-func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
+func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kmsg.CreateTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := make(map[string]int, len(req.Topics))
 	for _, t := range req.Topics {
@@ -50,6 +51,11 @@ func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kms
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if err := b.createTopicDenied(r, rt.Topic); err != nil { // authorize_admin.go
+			setCreateErr(&st, err)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		t, err := b.createOne(rt, req.ValidateOnly)
 		if err != nil {
 			setCreateErr(&st, err)
@@ -58,8 +64,13 @@ func (b *Broker) handleCreateTopics(_ context.Context, _ *wire.Request, req *kms
 		}
 		st.TopicID = t.ID
 		st.NumPartitions = t.Partitions
-		st.ReplicationFactor = 1
-		if req.Version >= 5 {
+		st.ReplicationFactor = int16(max(len(b.partitionInfo(t.Name, 0).Replicas), 1))
+		if req.ValidateOnly {
+			st.ReplicationFactor = validatedRF(rt, b.cfg.DefaultReplicationFactor)
+		}
+		if req.Version >= 5 && !b.allowedQuiet(r, authz.OpDescribeConfigs, authz.ResourceTopic, t.Name) {
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		} else if req.Version >= 5 {
 			for _, v := range b.cfg.ResolveTopic(t.Configs) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				c.Name = v.Name
@@ -94,6 +105,7 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 		return nil, errorf(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", name)
 	}
 	partitions := rt.NumPartitions
+	rf := rt.ReplicationFactor
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
 			return nil, errorf(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
@@ -116,7 +128,6 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 		case partitions <= 0:
 			return nil, errorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
 		}
-		rf := rt.ReplicationFactor
 		if rf == -1 {
 			rf = b.cfg.DefaultReplicationFactor
 		}
@@ -125,10 +136,6 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 			return nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 		case int(rf) > len(b.liveBrokers(nil)):
 			return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(b.liveBrokers(nil)))
-		case rf > 1:
-			// Until partitions replicate (docs/cluster.md), a cluster places
-			// each partition on one broker.
-			return nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): this Sluice does not replicate partitions yet; use replication factor 1.", rf)
 		}
 	}
 	if partitions > maxPartitionsPerTopic {
@@ -156,11 +163,22 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 			assign[a.Partition] = a.Replicas
 		}
 	}
-	return b.createTopic(name, partitions, plain, cfg, assign)
+	return b.createTopic(name, partitions, rf, plain, cfg, assign)
 }
 
 // checkReplicas accepts a manual assignment of live brokers, each named
 // once. Until partitions replicate, it must be a single broker: this one.
+// validatedRF is the replication factor a validate-only creation reports.
+func validatedRF(rt *kmsg.CreateTopicsRequestTopic, def int16) int16 {
+	switch {
+	case len(rt.ReplicaAssignment) > 0:
+		return int16(len(rt.ReplicaAssignment[0].Replicas))
+	case rt.ReplicationFactor == -1:
+		return def
+	}
+	return rt.ReplicationFactor
+}
+
 func (b *Broker) checkReplicas(replicas []int32) error {
 	if len(replicas) == 0 {
 		return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")

@@ -22,13 +22,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.DeleteRecords, (*Broker).handleDeleteRecords) }
 
-func (b *Broker) handleDeleteRecords(_ context.Context, _ *wire.Request, req *kmsg.DeleteRecordsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDeleteRecords(_ context.Context, r *wire.Request, req *kmsg.DeleteRecordsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	names := make([]string, len(req.Topics))
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+	}
+	denied := b.deniedTopics(r, authz.OpDelete, names) // Kafka: DELETE on the topic
 	for _, t := range req.Topics {
 		rt := kmsg.NewDeleteRecordsResponseTopic()
 		rt.Topic = t.Topic
@@ -36,7 +42,11 @@ func (b *Broker) handleDeleteRecords(_ context.Context, _ *wire.Request, req *km
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.LowWatermark = -1
-			rp.ErrorCode = b.deleteRecords(&rp, t.Topic, p)
+			if denied[t.Topic] {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else {
+				rp.ErrorCode = b.deleteRecords(&rp, t.Topic, p)
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

@@ -1,6 +1,9 @@
 // DeleteTopics (key 20), v1–v6: deletes topics by name (all versions) or by
 // topic id (v6+); the metadata goes first, then every partition's data is
-// removed from disk (see Broker.deleteTopic).
+// removed from disk (see Broker.deleteTopic). adminMu is held per topic and
+// only for the metadata change: data is removed after releasing it, so a
+// long deletion does not stall other clients' Metadata (auto-creation),
+// Produce or admin requests.
 //
 // Errors per topic: unknown name UNKNOWN_TOPIC_OR_PARTITION, unknown id
 // UNKNOWN_TOPIC_ID, both or neither of name and id (v6) INVALID_REQUEST, a
@@ -19,13 +22,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.DeleteTopics, (*Broker).handleDeleteTopics) }
 
-func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kmsg.DeleteTopicsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	type target struct {
 		name *string
@@ -42,11 +46,9 @@ func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kms
 		}
 	}
 
-	b.adminMu.Lock()
-	defer b.adminMu.Unlock()
-
 	// Resolve every target to a name first, to spot duplicates (by name or
 	// by id of the same topic).
+	b.adminMu.Lock()
 	names := make([]string, len(targets))
 	errs := make([]error, len(targets))
 	count := map[string]int{}
@@ -71,17 +73,34 @@ func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kms
 			count[names[i]]++
 		}
 	}
+	b.adminMu.Unlock()
+
+	var purges []func()
+	defer func() {
+		for _, purge := range purges {
+			purge()
+		}
+	}()
 
 	for i, tg := range targets {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic = tg.name
 		rt.TopicID = tg.id
 		err := errs[i]
+		if err == nil && !b.allowed(r, authz.OpDelete, authz.ResourceTopic, names[i]) {
+			err = errTopicAuth // the name of a topic given by id is not revealed
+		}
 		if err == nil {
+			var purge func()
+			b.adminMu.Lock()
 			if t, ok := b.topics.Get(names[i]); ok {
 				rt.TopicID = t.ID
 			}
-			err = b.deleteOne(names[i], count[names[i]] > 1)
+			purge, err = b.deleteOne(names[i], count[names[i]] > 1)
+			b.adminMu.Unlock()
+			if purge != nil {
+				purges = append(purges, purge)
+			}
 			if t := names[i]; err == nil || tg.name == nil {
 				rt.Topic = kmsg.StringPtr(t)
 			}
@@ -97,15 +116,17 @@ func (b *Broker) handleDeleteTopics(_ context.Context, _ *wire.Request, req *kms
 	return resp, nil
 }
 
-func (b *Broker) deleteOne(name string, duplicate bool) error {
+// deleteOne deletes one topic's metadata and returns the purge of its data
+// (see Broker.deleteTopic). Caller holds adminMu.
+func (b *Broker) deleteOne(name string, duplicate bool) (purge func(), err error) {
 	switch {
 	case duplicate:
-		return errorf(kerr.InvalidRequest, "Topic '%s' is listed more than once in the request.", name)
+		return nil, errorf(kerr.InvalidRequest, "Topic '%s' is listed more than once in the request.", name)
 	case !b.cfg.DeleteTopicEnable:
-		return errorf(kerr.TopicDeletionDisabled, "Topic deletion is disabled (delete.topic.enable=false).")
+		return nil, errorf(kerr.TopicDeletionDisabled, "Topic deletion is disabled (delete.topic.enable=false).")
 	case topics.IsInternal(name):
 		if _, ok := b.topics.Get(name); ok {
-			return errorf(kerr.InvalidRequest, "Internal topic %s cannot be deleted.", name)
+			return nil, errorf(kerr.InvalidRequest, "Internal topic %s cannot be deleted.", name)
 		}
 	}
 	return b.deleteTopic(name)

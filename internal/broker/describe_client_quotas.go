@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -32,8 +33,12 @@ const (
 	quotaEntityIP       = "ip"
 )
 
-func (b *Broker) handleDescribeClientQuotas(_ context.Context, _ *wire.Request, req *kmsg.DescribeClientQuotasRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeClientQuotas(_ context.Context, r *wire.Request, req *kmsg.DescribeClientQuotasRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+	if !b.allowedCluster(r, authz.OpDescribeConfigs) { // Kafka: DESCRIBE_CONFIGS on the cluster
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+		return resp, nil
+	}
 	if err := validateQuotaFilter(req.Components); err != nil {
 		resp.ErrorCode = err.Code
 		resp.ErrorMessage = kmsg.StringPtr(err.Msg)

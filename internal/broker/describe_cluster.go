@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -24,7 +25,7 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *wire.Request, req *
 		resp.ErrorMessage = kmsg.StringPtr("The endpoint type requested is not supported by this broker.")
 		return resp, nil
 	}
-	resp.ClusterID = b.clusterID
+	resp.ClusterID = b.ClusterID()
 	resp.ControllerID = b.controllerID()
 	for _, cb := range b.liveBrokers(r) {
 		br := kmsg.NewDescribeClusterResponseBroker()
@@ -33,6 +34,12 @@ func (b *Broker) handleDescribeCluster(_ context.Context, r *wire.Request, req *
 	}
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOps
+		if b.authz != nil { // Kafka: the operations if DESCRIBE is allowed, else none
+			resp.ClusterAuthorizedOperations = 0
+			if b.allowedQuiet(r, authz.OpDescribe, authz.ResourceCluster, authz.ClusterName) {
+				resp.ClusterAuthorizedOperations = b.authorizedOps(r, authz.ResourceCluster, authz.ClusterName)
+			}
+		}
 	} else {
 		resp.ClusterAuthorizedOperations = notRequestedOps
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -34,12 +35,15 @@ const (
 	resourceBrokerLogger = int8(kmsg.ConfigResourceTypeBrokerLogger)
 )
 
-func (b *Broker) handleDescribeConfigs(_ context.Context, _ *wire.Request, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeConfigs(_ context.Context, r *wire.Request, req *kmsg.DescribeConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, rr := range req.Resources {
 		res := kmsg.NewDescribeConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		values, err := b.describeResource(int8(rr.ResourceType), rr.ResourceName)
+		values, err := []config.Value(nil), b.configResourceDenied(r, authz.OpDescribeConfigs, int8(rr.ResourceType), rr.ResourceName)
+		if err == nil {
+			values, err = b.describeResource(int8(rr.ResourceType), rr.ResourceName)
+		}
 		if err != nil {
 			res.ErrorCode = errorCode(err)
 			res.ErrorMessage = errorMessage(err)

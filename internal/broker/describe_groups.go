@@ -13,6 +13,6 @@ import (
 
 func init() { register(kmsg.DescribeGroups, (*Broker).handleDescribeGroups) }
 
-func (b *Broker) handleDescribeGroups(_ context.Context, _ *wire.Request, req *kmsg.DescribeGroupsRequest) (kmsg.Response, error) {
-	return b.groups.DescribeGroups(req), nil
+func (b *Broker) handleDescribeGroups(_ context.Context, r *wire.Request, req *kmsg.DescribeGroupsRequest) (kmsg.Response, error) {
+	return b.describeGroupsAuthorized(r, req), nil // authorize_groups.go
 }

@@ -13,15 +13,21 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.DescribeLogDirs, (*Broker).handleDescribeLogDirs) }
 
-func (b *Broker) handleDescribeLogDirs(_ context.Context, _ *wire.Request, req *kmsg.DescribeLogDirsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeLogDirs(_ context.Context, r *wire.Request, req *kmsg.DescribeLogDirsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !b.allowedCluster(r, authz.OpDescribe) { // Kafka: DESCRIBE on the cluster
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.dataDir
 	dir.TotalBytes, dir.UsableBytes = diskSpace(b.dataDir)

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/producer"
 	"github.com/sluice-broker/sluice/internal/topics"
@@ -32,13 +33,15 @@ import (
 
 func init() { register(kmsg.DescribeProducers, (*Broker).handleDescribeProducers) }
 
-func (b *Broker) handleDescribeProducers(_ context.Context, _ *wire.Request, req *kmsg.DescribeProducersRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeProducers(_ context.Context, r *wire.Request, req *kmsg.DescribeProducersRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	for _, t := range req.Topics {
 		rt := kmsg.NewDescribeProducersResponseTopic()
 		rt.Topic = t.Topic
 		topicCode, topicMsg := int16(0), (*string)(nil)
-		if err := topics.ValidateName(t.Topic); err != nil {
+		if !b.allowed(r, authz.OpRead, authz.ResourceTopic, t.Topic) { // Kafka: READ on the topic
+			topicCode = kerr.TopicAuthorizationFailed.Code
+		} else if err := topics.ValidateName(t.Topic); err != nil {
 			topicCode, topicMsg = kerr.InvalidTopicException.Code, errorMessage(err)
 		} else if _, ok := b.topics.Get(t.Topic); !ok {
 			topicCode = kerr.UnknownTopicOrPartition.Code

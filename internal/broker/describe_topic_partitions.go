@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -27,7 +28,7 @@ func init() { register(kmsg.DescribeTopicPartitions, (*Broker).handleDescribeTop
 // maxDescribePartitions is Kafka's max.request.partition.size.limit default.
 const maxDescribePartitions = 2000
 
-func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Request, req *kmsg.DescribeTopicPartitionsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *wire.Request, req *kmsg.DescribeTopicPartitionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
 	limit := int(req.ResponsePartitionLimit)
 	if limit <= 0 || limit > maxDescribePartitions {
@@ -37,6 +38,9 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Reques
 	var names []string
 	if len(req.Topics) == 0 {
 		for _, t := range b.topics.List() {
+			if !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, t.Name) {
+				continue // only the topics the principal may describe
+			}
 			names = append(names, t.Name)
 		}
 	} else {
@@ -63,6 +67,11 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Reques
 		}
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic = kmsg.StringPtr(name)
+		if len(req.Topics) > 0 && !b.allowed(r, authz.OpDescribe, authz.ResourceTopic, name) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		t, ok := b.topics.Get(name)
 		if !ok {
 			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -74,7 +83,7 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, _ *wire.Reques
 		}
 		rt.TopicID = t.ID
 		rt.IsInternal = topics.IsInternal(name)
-		rt.AuthorizedOperations = allTopicOps
+		rt.AuthorizedOperations = b.authorizedOps(r, authz.ResourceTopic, name)
 		for p := from; p < t.Partitions; p++ {
 			if limit == 0 {
 				cur := kmsg.NewDescribeTopicPartitionsResponseNextCursor()

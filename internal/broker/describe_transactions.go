@@ -12,18 +12,25 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.DescribeTransactions, (*Broker).handleDescribeTransactions) }
 
-func (b *Broker) handleDescribeTransactions(_ context.Context, _ *wire.Request, req *kmsg.DescribeTransactionsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeTransactions(_ context.Context, r *wire.Request, req *kmsg.DescribeTransactionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
 	for _, id := range req.TransactionalIDs {
 		s := kmsg.NewDescribeTransactionsResponseTransactionState()
 		s.TransactionalID = id
+		if !b.allowed(r, authz.OpDescribe, authz.ResourceTransactionalID, id) { // Kafka: DESCRIBE on the id
+			s.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, s)
+			continue
+		}
 		d, code := b.txns.Describe(id)
 		s.ErrorCode = code
 		if code == 0 {
@@ -33,6 +40,9 @@ func (b *Broker) handleDescribeTransactions(_ context.Context, _ *wire.Request, 
 			s.ProducerID = d.ProducerID
 			s.ProducerEpoch = d.ProducerEpoch
 			for _, tp := range d.Partitions {
+				if !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, tp.Topic) {
+					continue // Kafka leaves out the topics the principal may not describe
+				}
 				n := len(s.Topics)
 				if n == 0 || s.Topics[n-1].Topic != tp.Topic {
 					t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()

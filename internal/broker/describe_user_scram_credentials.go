@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -25,8 +26,12 @@ func init() {
 	register(kmsg.DescribeUserSCRAMCredentials, (*Broker).handleDescribeUserSCRAMCredentials)
 }
 
-func (b *Broker) handleDescribeUserSCRAMCredentials(_ context.Context, _ *wire.Request, req *kmsg.DescribeUserSCRAMCredentialsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeUserSCRAMCredentials(_ context.Context, r *wire.Request, req *kmsg.DescribeUserSCRAMCredentialsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !b.allowedCluster(r, authz.OpDescribe) { // Kafka: DESCRIBE on the cluster
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+		return resp, nil
+	}
 	count := make(map[string]int, len(req.Users))
 	var order []string
 	for _, u := range req.Users {

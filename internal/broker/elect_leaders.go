@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -36,8 +37,22 @@ const (
 	electionUnclean   int8 = 1
 )
 
-func (b *Broker) handleElectLeaders(_ context.Context, _ *wire.Request, req *kmsg.ElectLeadersRequest) (kmsg.Response, error) {
+func (b *Broker) handleElectLeaders(_ context.Context, r *wire.Request, req *kmsg.ElectLeadersRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	if !b.allowedCluster(r, authz.OpAlter) { // Kafka: ALTER on the cluster
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		for _, t := range req.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewElectLeadersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}
 	electionType := req.ElectionType
 	if req.Version < 1 {
 		electionType = electionPreferred

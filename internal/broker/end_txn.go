@@ -17,16 +17,22 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.EndTxn, (*Broker).handleEndTxn) }
 
-func (b *Broker) handleEndTxn(_ context.Context, _ *wire.Request, req *kmsg.EndTxnRequest) (kmsg.Response, error) {
+func (b *Broker) handleEndTxn(_ context.Context, r *wire.Request, req *kmsg.EndTxnRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if !b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
 	resp.ErrorCode = fencedForVersion(b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit), req.Version, 2)
 	return resp, nil
 }

@@ -36,15 +36,20 @@
 // below the end of the data — so the client drops those records; an empty
 // list when nothing overlaps. last_stable_offset is sent for both levels.
 //
-// Differences from Kafka: follower fetches (replica_id >= 0) are answered
-// like consumer fetches.
+// Follower fetches (replica_id >= 0; replica_state from v15) read up to the
+// log end, not the high watermark, and each tells the partition how far that
+// follower's log reaches (internal/replica: the high watermark moves with
+// the in-sync set). A consumer's fetch is never answered above the high
+// watermark.
 //
 // Zero copy: record sets are not read into memory. The response carries
 // the segment file ranges (fetch_encode.go) and the connection's write loop
-// sends them with sendfile(2) from explicit offsets (internal/wire). A
-// segment deleted in between stays open for file.delete.delay.ms; a file
-// closed before its section is sent ends the connection (the client
-// retries), and one closed during sendfile stays valid until it finishes.
+// sends them with sendfile(2) from explicit offsets (internal/wire),
+// pinning the segment file's descriptor in the log's descriptor cache for
+// the length of the transfer (an idle descriptor evicted in between is
+// reopened). A segment deleted in between stays readable for
+// file.delete.delay.ms; a file that cannot be reopened (its partition was
+// deleted) ends the connection (the client retries).
 
 package broker
 
@@ -57,6 +62,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -141,12 +147,17 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	for i, p := range fctx.Partitions {
 		targets[i] = b.resolveFetchTarget(p, req.Version)
 	}
+	b.authorizeFetch(r, req, targets)
 
 	maxBytes := b.fetchMaxBytes()
 	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
 		maxBytes = req.MaxBytes
 	}
 	committed := req.Version >= 4 && req.IsolationLevel == 1
+	replica := fetchReplicaID(req)
+	if replica >= 0 {
+		committed = false // followers copy the log up to its end
+	}
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := r.Received.Add(wait)
 	if r.Received.IsZero() {
@@ -164,14 +175,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 				}
 			}
 		}
-		total, failed := b.readFetchTargets(fctx, targets, maxBytes, committed)
+		total, failed := b.readFetchTargets(fctx, targets, maxBytes, committed, replica)
 		if failed || total >= int64(req.MinBytes) || len(waits) == 0 || !time.Now().Before(deadline) {
 			break
 		}
 		if !waitAny(ctx, waits, deadline) {
 			// Deadline or connection gone: one last read so the answer is
 			// current, then respond.
-			b.readFetchTargets(fctx, targets, maxBytes, committed)
+			b.readFetchTargets(fctx, targets, maxBytes, committed, replica)
 			break
 		}
 	}
@@ -181,6 +192,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 		return resp, nil
 	}
 	return &fetchResponse{FetchResponse: resp, records: records}, nil
+}
+
+// fetchReplicaID is the follower a fetch comes from, -1 for a consumer.
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchsession.Key {
@@ -226,7 +245,7 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 // readFetchTargets reads every partition within the byte limits. It
 // returns the bytes available and whether any partition failed (which ends
 // a long poll at once, as in Kafka).
-func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32, committed bool) (int64, bool) {
+func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTarget, maxBytes int32, committed bool, replica int32) (int64, bool) {
 	remaining := int64(maxBytes)
 	var total int64
 	failed := false
@@ -240,7 +259,11 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 		p := fctx.Partitions[i]
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
-		ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
+		if replica >= 0 {
+			ft.res, ft.err = ft.p.ReadForReplica(replica, p.FetchOffset, int(limit), minOne, time.Now())
+		} else {
+			ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
+		}
 		if committed && ft.err == nil && ft.res.Size > 0 {
 			ft.aborted = ft.p.AbortedTxns(p.FetchOffset, ft.res.NextOffset)
 		}
@@ -356,4 +379,41 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 		return nil
 	}
 	return records
+}
+
+// authorizeFetch applies Kafka's checks: a replica fetch (replica id >= 0)
+// needs CLUSTER_ACTION on the cluster, else every partition fails with
+// TOPIC_AUTHORIZATION_FAILED; a consumer needs READ on each topic, else
+// TOPIC_AUTHORIZATION_FAILED for its partitions (an unknown topic id stays
+// UNKNOWN_TOPIC_ID: there is no name to check). Denied partitions are not
+// read.
+func (b *Broker) authorizeFetch(r *wire.Request, req *kmsg.FetchRequest, targets []fetchTarget) {
+	if b.authz == nil {
+		return
+	}
+	replica := req.ReplicaID
+	if req.Version >= 15 {
+		replica = req.ReplicaState.ID
+	}
+	deny := func(ft *fetchTarget) { ft.p, ft.errCode = nil, kerr.TopicAuthorizationFailed.Code }
+	if replica >= 0 {
+		if !b.allowedCluster(r, authz.OpClusterAction) {
+			for i := range targets {
+				deny(&targets[i])
+			}
+		}
+		return
+	}
+	names := make([]string, 0, len(targets))
+	for i := range targets {
+		if targets[i].errCode != kerr.UnknownTopicID.Code {
+			names = append(names, targets[i].topic)
+		}
+	}
+	denied := b.deniedTopics(r, authz.OpRead, names)
+	for i := range targets {
+		if targets[i].errCode != kerr.UnknownTopicID.Code && denied[targets[i].topic] {
+			deny(&targets[i])
+		}
+	}
 }

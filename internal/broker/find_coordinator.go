@@ -34,7 +34,9 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 				resp.ErrorCode = kerr.InvalidGroupID.Code
 				return resp, nil
 			}
-			if cb, ok := b.coordinatorFor(r, req.CoordinatorType, req.CoordinatorKey); ok {
+			if c := b.coordinatorKeyDenied(r, req.CoordinatorType, req.CoordinatorKey); c != 0 {
+				resp.ErrorCode = c
+			} else if cb, ok := b.coordinatorFor(r, req.CoordinatorType, req.CoordinatorKey); ok {
 				resp.NodeID, resp.Host, resp.Port = cb.id, cb.host, cb.port
 			} else {
 				resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
@@ -52,7 +54,9 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
 		default:
-			if cb, ok := b.coordinatorFor(r, req.CoordinatorType, key); ok {
+			if denied := b.coordinatorKeyDenied(r, req.CoordinatorType, key); denied != 0 { // authorize_groups.go
+				c.ErrorCode = denied
+			} else if cb, ok := b.coordinatorFor(r, req.CoordinatorType, key); ok {
 				c.NodeID, c.Host, c.Port = cb.id, cb.host, cb.port
 			} else {
 				c.ErrorCode = kerr.CoordinatorNotAvailable.Code

@@ -50,6 +50,9 @@ func (b *Broker) startGroupCoordinator() error {
 		return err
 	}
 	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.groups.LoadPartition, b.groups.UnloadPartition))
+	if err := b.loadLedPartitions(group.OffsetsTopic, b.groups.LoadPartition); err != nil {
+		return err
+	}
 	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {
 		b.logger.Error("group: registering lag metrics", "err", err)
 	}
@@ -109,7 +112,7 @@ func (b *Broker) ensureOffsetsTopic() (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.createTopic(group.OffsetsTopic, n, overrides, cfg, nil); err != nil {
+	if _, err := b.createTopic(group.OffsetsTopic, n, 1, overrides, cfg, nil); err != nil {
 		return 0, fmt.Errorf("sluice: creating %s: %w", group.OffsetsTopic, err)
 	}
 	return n, nil

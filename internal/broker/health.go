@@ -33,8 +33,8 @@ const (
 type health struct {
 	mu        sync.Mutex
 	ready     bool
-	reason    string // why not ready
-	clusterID string
+	reason    string        // why not ready
+	clusterID func() string // the broker's current cluster id
 	nodeID    int32
 	known     bool // clusterID and nodeID are set
 }
@@ -45,7 +45,7 @@ func (h *health) set(ready bool, reason string) {
 	h.mu.Unlock()
 }
 
-func (h *health) identify(clusterID string, nodeID int32) {
+func (h *health) identify(clusterID func() string, nodeID int32) {
 	h.mu.Lock()
 	h.clusterID, h.nodeID, h.known = clusterID, nodeID, true
 	h.mu.Unlock()
@@ -54,7 +54,10 @@ func (h *health) identify(clusterID string, nodeID int32) {
 func (h *health) snapshot() (ready bool, reason, clusterID string, nodeID int32, known bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ready, h.reason, h.clusterID, h.nodeID, h.known
+	if !h.known {
+		return h.ready, h.reason, "", h.nodeID, false
+	}
+	return h.ready, h.reason, h.clusterID(), h.nodeID, h.known
 }
 
 // ServeHTTP adds the identity headers, then serves mux.

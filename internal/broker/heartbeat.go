@@ -13,6 +13,9 @@ import (
 
 func init() { register(kmsg.Heartbeat, (*Broker).handleHeartbeat) }
 
-func (b *Broker) handleHeartbeat(_ context.Context, _ *wire.Request, req *kmsg.HeartbeatRequest) (kmsg.Response, error) {
+func (b *Broker) handleHeartbeat(_ context.Context, r *wire.Request, req *kmsg.HeartbeatRequest) (kmsg.Response, error) {
+	if resp := b.groupReadDenied(r, req); resp != nil { // authorize_groups.go
+		return resp, nil
+	}
 	return b.groups.Heartbeat(req), nil
 }

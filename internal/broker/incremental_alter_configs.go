@@ -26,19 +26,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.IncrementalAlterConfigs, (*Broker).handleIncrementalAlterConfigs) }
 
-func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, _ *wire.Request, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
+func (b *Broker) handleIncrementalAlterConfigs(_ context.Context, r *wire.Request, req *kmsg.IncrementalAlterConfigsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	keys := make([]resourceKey, len(req.Resources))
-	for i, r := range req.Resources {
-		keys[i] = resourceKey{int8(r.ResourceType), r.ResourceName}
+	for i, rr := range req.Resources {
+		keys[i] = resourceKey{int8(rr.ResourceType), rr.ResourceName}
 	}
-	errs := b.alterEach(keys, func(i int) error { return b.incrementalAlterOne(&req.Resources[i], req.ValidateOnly) })
+	errs := b.alterEach(keys, func(i int) error {
+		if err := b.configResourceDenied(r, authz.OpAlterConfigs, keys[i].typ, keys[i].name); err != nil {
+			return err
+		}
+		return b.incrementalAlterOne(&req.Resources[i], req.ValidateOnly)
+	})
 	for i, rr := range req.Resources {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName

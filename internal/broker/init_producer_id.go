@@ -36,6 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/producer"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -46,6 +47,21 @@ func init() { register(kmsg.InitProducerID, (*Broker).handleInitProducerID) }
 func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *kmsg.InitProducerIDRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	// Authorization as Kafka: WRITE on the transactional id; without one
+	// (idempotent producer) IDEMPOTENT_WRITE on the cluster or WRITE on at
+	// least one topic.
+	if b.authz != nil {
+		if req.TransactionalID != nil && !b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, *req.TransactionalID) {
+			resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			return resp, nil
+		}
+		if req.TransactionalID == nil && !b.allowedQuiet(r, authz.OpIdempotentWrite, authz.ResourceCluster, authz.ClusterName) &&
+			!b.authz.AuthorizeAny(authzRequest(r), authz.OpWrite, authz.ResourceTopic) {
+			b.allowedCluster(r, authz.OpIdempotentWrite) // the audit line
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			return resp, nil
+		}
+	}
 	if req.TransactionalID != nil {
 		expectedID, expectedEpoch := int64(-1), int16(-1)
 		if req.Version >= 3 {
@@ -220,8 +236,8 @@ func (b *Broker) expireProducers(nowMs, expirationMs int64) {
 func (b *Broker) snapshotProducers() {
 	for tp, s := range b.producers.all() {
 		l := b.logs.Get(tp.Topic, tp.Partition)
-		if l == nil {
-			continue
+		if l == nil || (s.Len() == 0 && l.LogEndOffset() == l.LogStartOffset()) {
+			continue // an empty log needs no snapshot: its rebuild replays nothing
 		}
 		if err := s.WriteSnapshot(b.fs, l.Dir(), l.LogEndOffset()); err != nil {
 			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)

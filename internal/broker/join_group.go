@@ -16,6 +16,9 @@ import (
 func init() { register(kmsg.JoinGroup, (*Broker).handleJoinGroup) }
 
 func (b *Broker) handleJoinGroup(ctx context.Context, r *wire.Request, req *kmsg.JoinGroupRequest) (kmsg.Response, error) {
+	if resp := b.groupReadDenied(r, req); resp != nil { // authorize_groups.go
+		return resp, nil
+	}
 	resp := b.groups.JoinGroup(ctx, groupClient(r), req)
 	if resp == nil { // connection or server closing: nobody to answer
 		return nil, ctx.Err()

@@ -12,6 +12,9 @@ import (
 
 func init() { register(kmsg.LeaveGroup, (*Broker).handleLeaveGroup) }
 
-func (b *Broker) handleLeaveGroup(_ context.Context, _ *wire.Request, req *kmsg.LeaveGroupRequest) (kmsg.Response, error) {
+func (b *Broker) handleLeaveGroup(_ context.Context, r *wire.Request, req *kmsg.LeaveGroupRequest) (kmsg.Response, error) {
+	if resp := b.groupReadDenied(r, req); resp != nil { // authorize_groups.go
+		return resp, nil
+	}
 	return b.groups.LeaveGroup(req), nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -40,7 +41,7 @@ const (
 	listEarliestPendingUpload = -5
 )
 
-func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleListOffsets(_ context.Context, r *wire.Request, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	type tp struct {
 		topic     string
@@ -52,6 +53,12 @@ func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg
 			count[tp{t.Topic, p.Partition}]++
 		}
 	}
+	// DESCRIBE on each topic (authorize.go), else TOPIC_AUTHORIZATION_FAILED.
+	names := make([]string, len(req.Topics))
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+	}
+	denied := b.deniedTopics(r, authz.OpDescribe, names)
 	for _, t := range req.Topics {
 		rt := kmsg.NewListOffsetsResponseTopic()
 		rt.Topic = t.Topic
@@ -59,7 +66,9 @@ func (b *Broker) handleListOffsets(_ context.Context, _ *wire.Request, req *kmsg
 			rp := kmsg.NewListOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.Timestamp, rp.Offset, rp.LeaderEpoch = -1, -1, -1
-			if count[tp{t.Topic, p.Partition}] > 1 {
+			if denied[t.Topic] {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			} else if count[tp{t.Topic, p.Partition}] > 1 {
 				rp.ErrorCode = kerr.InvalidRequest.Code
 			} else {
 				b.listOffset(&rp, req.Version, req.Version >= 2 && req.IsolationLevel == 1, t.Topic, p)

@@ -12,8 +12,10 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -21,6 +23,10 @@ func init() {
 	register(kmsg.ListPartitionReassignments, (*Broker).handleListPartitionReassignments)
 }
 
-func (b *Broker) handleListPartitionReassignments(_ context.Context, _ *wire.Request, req *kmsg.ListPartitionReassignmentsRequest) (kmsg.Response, error) {
-	return req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse), nil
+func (b *Broker) handleListPartitionReassignments(_ context.Context, r *wire.Request, req *kmsg.ListPartitionReassignmentsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !b.allowedCluster(r, authz.OpDescribe) { // Kafka: DESCRIBE on the cluster
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+	}
+	return resp, nil
 }

@@ -14,13 +14,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.ListTransactions, (*Broker).handleListTransactions) }
 
-func (b *Broker) handleListTransactions(_ context.Context, _ *wire.Request, req *kmsg.ListTransactionsRequest) (kmsg.Response, error) {
+func (b *Broker) handleListTransactions(_ context.Context, r *wire.Request, req *kmsg.ListTransactionsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
 	f := txn.Filter{ProducerIDs: req.ProducerIDFilters, MinDurationMs: -1}
 	if req.Version >= 1 {
@@ -39,6 +40,9 @@ func (b *Broker) handleListTransactions(_ context.Context, _ *wire.Request, req 
 	list, code := b.txns.List(f)
 	resp.ErrorCode = code
 	for _, l := range list {
+		if !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTransactionalID, l.TransactionalID) {
+			continue // Kafka lists the ids the principal may describe
+		}
 		s := kmsg.NewListTransactionsResponseTransactionState()
 		s.TransactionalID = l.TransactionalID
 		s.ProducerID = l.ProducerID

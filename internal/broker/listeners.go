@@ -112,6 +112,11 @@ func (s *Server) bindListeners(b *Broker) error {
 				return fmt.Errorf("sluice: listener %s: %w", name, err)
 			}
 		}
+		if l.Protocol == security.SSL {
+			if wl.MapPrincipal, err = security.PrincipalMapper(o.Config, name); err != nil {
+				return fmt.Errorf("sluice: listener %s: %w", name, err)
+			}
+		}
 		if l.SASL() {
 			if st.sasl, err = security.ListenerSASL(o.Config, name); err != nil {
 				return fmt.Errorf("sluice: listener %s: %w", name, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -29,8 +30,9 @@ import (
 
 func init() { register(kmsg.Metadata, (*Broker).handleMetadata) }
 
-// Authorized-operation bit sets reported when a client asks for them: Sluice
-// has no authorizer, so everything is allowed (as Kafka without one).
+// Authorized-operation bit sets reported when a client asks for them without
+// an authorizer: everything is allowed (as Kafka without one). With one, the
+// fields hold what the principal may do (metadataTopicOps).
 const (
 	allTopicOps = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
 	// The cluster resource's operations (CREATE, CLUSTER_ACTION,
@@ -48,15 +50,26 @@ func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.Me
 		br.NodeID, br.Host, br.Port, br.Rack = cb.id, cb.host, cb.port, cb.rack
 		resp.Brokers = append(resp.Brokers, br)
 	}
-	resp.ClusterID = &b.clusterID
+	clusterID := b.ClusterID()
+	resp.ClusterID = &clusterID
 	resp.ControllerID = b.controllerID()
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOps
+		if b.authz != nil { // authorize.go
+			resp.AuthorizedOperations = 0
+			if b.allowedQuiet(r, authz.OpDescribe, authz.ResourceCluster, authz.ClusterName) {
+				resp.AuthorizedOperations = b.authorizedOps(r, authz.ResourceCluster, authz.ClusterName)
+			}
+		}
 	}
+	defer b.metadataTopicOps(r, req, resp)
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
 		for _, t := range b.topics.List() {
+			if !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, t.Name) {
+				continue // only the topics the principal may describe
+			}
 			resp.Topics = append(resp.Topics, b.topicMetadata(req, t))
 		}
 		return resp, nil
@@ -80,6 +93,13 @@ func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.Me
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+			if !b.allowed(r, authz.OpDescribe, authz.ResourceTopic, t.Name) {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			resp.Topics = append(resp.Topics, b.topicMetadata(req, t))
 			continue
 		}
@@ -89,6 +109,13 @@ func (b *Broker) handleMetadata(_ context.Context, r *wire.Request, req *kmsg.Me
 		}
 		seen[name] = true
 		t, ok := b.topics.Get(name)
+		if code := b.metadataTopicDenied(r, name, ok, autoCreate); code != 0 {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = kmsg.StringPtr(name)
+			mt.ErrorCode = code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if !ok {
 			t, ok = b.maybeAutoCreate(name, autoCreate)
 		}
@@ -125,7 +152,7 @@ func (b *Broker) maybeAutoCreate(name string, allowed bool) (*topics.Topic, bool
 		b.logger.Error("auto-create: broker topic defaults do not resolve", "topic", name, "err", err)
 		return nil, false
 	}
-	t, err := b.createTopic(name, b.cfg.NumPartitions, map[string]string{}, cfg, nil)
+	t, err := b.createTopic(name, b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor, map[string]string{}, cfg, nil)
 	if err != nil {
 		b.logger.Warn("auto-create failed", "topic", name, "err", err)
 		return nil, false
@@ -156,4 +183,36 @@ func (b *Broker) topicMetadata(req *kmsg.MetadataRequest, t *topics.Topic) kmsg.
 		mt.Partitions[p] = mp
 	}
 	return mt
+}
+
+// metadataTopicDenied applies Kafka's Metadata checks to a topic requested
+// by name: DESCRIBE on it, else TOPIC_AUTHORIZATION_FAILED (whether it
+// exists or not); a missing topic that would be auto-created also needs
+// CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED.
+func (b *Broker) metadataTopicDenied(r *wire.Request, name string, exists, autoCreate bool) int16 {
+	if b.authz == nil {
+		return 0
+	}
+	if !b.allowed(r, authz.OpDescribe, authz.ResourceTopic, name) {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	if !exists && autoCreate && topics.ValidateName(name) == nil &&
+		!b.allowedQuiet(r, authz.OpCreate, authz.ResourceCluster, authz.ClusterName) &&
+		!b.allowed(r, authz.OpCreate, authz.ResourceTopic, name) {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	return 0
+}
+
+// metadataTopicOps fills the topics' authorized-operations fields with what
+// the principal may do when asked for and an authorizer is configured.
+func (b *Broker) metadataTopicOps(r *wire.Request, req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
+	if b.authz == nil || !req.IncludeTopicAuthorizedOperations {
+		return
+	}
+	for i := range resp.Topics {
+		if mt := &resp.Topics[i]; mt.ErrorCode == 0 && mt.Topic != nil {
+			mt.AuthorizedOperations = b.authorizedOps(r, authz.ResourceTopic, *mt.Topic)
+		}
+	}
 }

@@ -16,6 +16,6 @@ import (
 
 func init() { register(kmsg.OffsetCommit, (*Broker).handleOffsetCommit) }
 
-func (b *Broker) handleOffsetCommit(_ context.Context, _ *wire.Request, req *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
-	return b.groups.OffsetCommit(req), nil
+func (b *Broker) handleOffsetCommit(_ context.Context, r *wire.Request, req *kmsg.OffsetCommitRequest) (kmsg.Response, error) {
+	return b.offsetCommitAuthorized(r, req), nil // authorize_groups.go
 }

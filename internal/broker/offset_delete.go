@@ -13,6 +13,6 @@ import (
 
 func init() { register(kmsg.OffsetDelete, (*Broker).handleOffsetDelete) }
 
-func (b *Broker) handleOffsetDelete(_ context.Context, _ *wire.Request, req *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
-	return b.groups.OffsetDelete(req), nil
+func (b *Broker) handleOffsetDelete(_ context.Context, r *wire.Request, req *kmsg.OffsetDeleteRequest) (kmsg.Response, error) {
+	return b.offsetDeleteAuthorized(r, req), nil // authorize_groups.go
 }

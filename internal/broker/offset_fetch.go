@@ -15,6 +15,6 @@ import (
 
 func init() { register(kmsg.OffsetFetch, (*Broker).handleOffsetFetch) }
 
-func (b *Broker) handleOffsetFetch(_ context.Context, _ *wire.Request, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
-	return b.groups.OffsetFetch(req), nil
+func (b *Broker) handleOffsetFetch(_ context.Context, r *wire.Request, req *kmsg.OffsetFetchRequest) (kmsg.Response, error) {
+	return b.offsetFetchAuthorized(r, req), nil // authorize_groups.go
 }

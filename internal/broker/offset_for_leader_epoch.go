@@ -15,15 +15,30 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.OffsetForLeaderEpoch, (*Broker).handleOffsetForLeaderEpoch) }
 
-func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *wire.Request, req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error) {
+func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, r *wire.Request, req *kmsg.OffsetForLeaderEpochRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	// Authorization as Kafka: a follower (replica id >= 0) needs
+	// CLUSTER_ACTION, a consumer DESCRIBE on each topic.
+	var clusterDenied bool
+	var denied map[string]bool
+	if req.Version >= 3 && req.ReplicaID >= 0 {
+		clusterDenied = !b.allowedCluster(r, authz.OpClusterAction)
+	} else {
+		names := make([]string, len(req.Topics))
+		for i, t := range req.Topics {
+			names[i] = t.Topic
+		}
+		denied = b.deniedTopics(r, authz.OpDescribe, names)
+	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		rt.Topic = t.Topic
@@ -32,7 +47,12 @@ func (b *Broker) handleOffsetForLeaderEpoch(_ context.Context, _ *wire.Request, 
 			rp.Partition = p.Partition
 			rp.LeaderEpoch, rp.EndOffset = -1, -1
 			part, _, code := b.partition(t.Topic, p.Partition)
-			if code == 0 {
+			switch {
+			case clusterDenied:
+				code = kerr.ClusterAuthorizationFailed.Code
+			case denied[t.Topic]:
+				code = kerr.TopicAuthorizationFailed.Code
+			case code == 0:
 				code = part.CheckLeader(p.CurrentLeaderEpoch)
 			}
 			if code != 0 {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 )
@@ -141,6 +143,20 @@ func (b *Broker) partitionInfo(topic string, partition int32) partitionView {
 	return v
 }
 
+// loadLedPartitions loads the partitions of topic this broker already leads
+// (assigned before the coordinator listened: a new single node creates
+// __consumer_offsets before its group coordinator exists).
+func (b *Broker) loadLedPartitions(topic string, load func(int32) error) error {
+	for _, p := range b.replicas.Partitions() {
+		if p.Topic() == topic && p.Role() == replica.Leader {
+			if err := load(p.Index()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // internalPartitionListener makes a coordinator follow the leadership of its
 // internal topic's partitions: it loads a partition when this broker becomes
 // its leader and unloads it when the broker stops leading it or it is
@@ -156,4 +172,33 @@ func internalPartitionListener(topic string, load func(int32) error, unload func
 		unload(e.Partition.Index())
 		return nil
 	}
+}
+
+// replicationCounts are the replication gauges: under-replicated partitions
+// this broker leads; on the active controller (a single node is its own)
+// the partitions without a live leader.
+func (b *Broker) replicationCounts() metrics.ReplicationCounts {
+	var c metrics.ReplicationCounts
+	for _, p := range b.replicas.Partitions() {
+		if st := p.State(); st.Leader == b.self() && len(st.ISR) < len(st.Replicas) {
+			c.UnderReplicated++
+		}
+	}
+	if b.cluster == nil {
+		c.ActiveController = 1
+		return c
+	}
+	if !b.cluster.ctrl.Active() {
+		return c
+	}
+	c.ActiveController = 1
+	im := b.image()
+	for _, t := range im.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == metadata.NoLeader || !im.IsLive(p.Leader) {
+				c.Offline++
+			}
+		}
+	}
+	return c
 }

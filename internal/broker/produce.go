@@ -41,12 +41,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -84,6 +87,7 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 			work = append(work, produceItem{sp: sp, topic: rt.Topic, rp: rp})
 		}
 	}
+	b.authorizeProduce(r, req, work)
 	if parallelProduce(work) {
 		var wg sync.WaitGroup
 		for i := range work {
@@ -113,10 +117,11 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	}
 	var syncs []*produceItem
 	for i := range work {
-		if work[i].err == nil && work[i].syncTo > 0 {
+		if work[i].err == nil && (work[i].syncTo > 0 || work[i].replicateTo > 0) {
 			syncs = append(syncs, &work[i])
 		}
 	}
+	timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 	finish := func() {
 		for i := range work {
 			b.fillProduceError(r, &work[i])
@@ -131,14 +136,32 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	// share the fsync).
 	return &wire.Deferred{Response: resp, Wait: func() error {
 		waitDurable(syncs)
+		waitReplicated(syncs, timeout)
 		finish()
 		return nil
 	}}, nil
 }
 
+// waitReplicated waits, for the acks=all items, until the in-sync replicas
+// hold their records (request.timeout: REQUEST_TIMED_OUT); a failure becomes
+// the item's error.
+func waitReplicated(items []*produceItem, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, it := range items {
+		if it.err == nil && it.replicateTo > 0 {
+			it.err = it.p.WaitReplicated(ctx, it.epoch, it.replicateTo, it.minISR)
+		}
+	}
+}
+
 // waitDurable waits until every item's records are durable, the partitions'
 // fsyncs running concurrently; a failure becomes the item's error.
 func waitDurable(items []*produceItem) {
+	items = slices.DeleteFunc(slices.Clone(items), func(it *produceItem) bool { return it.syncTo <= 0 })
+	if len(items) == 0 {
+		return
+	}
 	if len(items) == 1 {
 		items[0].err = items[0].p.WaitDurable(items[0].syncTo)
 		return
@@ -194,6 +217,11 @@ type produceItem struct {
 	// syncTo (flush.messages) before the answer.
 	p      *replica.Partition
 	syncTo int64
+	// replicateTo: acks=all waits until the high watermark of p reaches it
+	// in leader epoch epoch, with at least minISR in-sync replicas.
+	replicateTo int64
+	epoch       int32
+	minISR      int
 }
 
 // parallelMinBytes is the smallest produce (all partitions together) whose
@@ -233,7 +261,46 @@ func parallelProduce(work []produceItem) bool {
 // producePartition appends one partition's records and fills its answer's
 // offsets, or sets it.err (carrying the partition's Kafka error code).
 func (b *Broker) producePartition(it *produceItem, req *kmsg.ProduceRequest) {
+	if it.err != nil {
+		return // denied (authorizeProduce)
+	}
 	it.err = b.appendPartition(it, req)
+}
+
+// authorizeProduce applies Kafka's checks before anything is appended:
+// transactional records need WRITE on the transactional id (else every
+// partition fails with TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and each
+// topic needs WRITE (else TOPIC_AUTHORIZATION_FAILED, whether the topic
+// exists or not). Idempotent producers need nothing more here (Kafka 3.0+:
+// InitProducerId checked IDEMPOTENT_WRITE or WRITE on some topic).
+func (b *Broker) authorizeProduce(r *wire.Request, req *kmsg.ProduceRequest, work []produceItem) {
+	if b.authz == nil {
+		return
+	}
+	transactional := false
+	for i := range work {
+		if h, err := batch.ParseHeader(work[i].rp.Records); err == nil && h.IsTransactional() {
+			transactional = true
+			break
+		}
+	}
+	if transactional && (req.TransactionID == nil ||
+		!b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, *req.TransactionID)) {
+		for i := range work {
+			work[i].err = &Error{Code: kerr.TransactionalIDAuthorizationFailed.Code, Msg: "Transactional Id authorization failed."}
+		}
+		return
+	}
+	names := make([]string, len(work))
+	for i := range work {
+		names[i] = work[i].topic
+	}
+	denied := b.deniedTopics(r, authz.OpWrite, names)
+	for i := range work {
+		if denied[work[i].topic] {
+			work[i].err = &Error{Code: kerr.TopicAuthorizationFailed.Code, Msg: "Topic authorization failed."}
+		}
+	}
 }
 
 func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) error {
@@ -265,12 +332,17 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 		}
 	}
 	// acks=0 has no answer to hold back, so it waits for the fsync here.
+	epoch := part.LeaderEpoch()
 	res, err := part.AppendAsLeader(rp.Records, log.AppendOptions{DeferSync: req.Acks != 0}, requireISR)
 	release()
 	if err != nil {
 		return err
 	}
 	it.p, it.syncTo = part, res.SyncOffset
+	if req.Acks == -1 && part.NeedsReplication() {
+		// Answered once the in-sync replicas hold the records.
+		it.replicateTo, it.epoch, it.minISR = res.LastOffset+1, epoch, max(requireISR, 1)
+	}
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = res.LogAppendTime
 	if res.Duplicate {

@@ -72,6 +72,7 @@ var apiTable = []apiSpec{
 	{key: 49, min: 0, max: 1},                   // AlterClientQuotas
 	{key: 50, min: 0, max: 0, concurrent: true}, // DescribeUserScramCredentials
 	{key: 51, min: 0, max: 0},                   // AlterUserScramCredentials
+	{key: 55, min: 0, max: 2, concurrent: true}, // DescribeQuorum
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions

@@ -147,14 +147,18 @@ func (s *Server) Start() (err error) {
 	if b.scram, err = security.OpenScramStore(o.FS, dataDir); err != nil {
 		return err
 	}
+	if err = b.openAuthorizer(); err != nil {
+		return err
+	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()
-	s.health.identify(b.clusterID, b.nodeID)
+	s.health.identify(b.ClusterID, b.nodeID)
 
 	mopts := log.ManagerOptions{
-		Logger: o.Logger,
+		Logger:                 o.Logger,
+		RetentionCheckInterval: time.Duration(o.Config.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// Partitions found on disk open with their topic's config.
 		ConfigFor: func(topic string, partition int32) log.Config {
 			if t, ok := b.topics.Get(topic); ok {
@@ -173,6 +177,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
+	b.metrics.RegisterReplication(b.replicationCounts)
 	if err = b.startServices(); err != nil {
 		return err
 	}

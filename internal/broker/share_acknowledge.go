@@ -4,7 +4,7 @@
 // from v2 with IsRenewAck, RENEW (4, the acquisition lock starts again). The request
 // continues (the next epoch) or closes (-1) the member's share session; epoch 0 is
 // INVALID_SHARE_SESSION_EPOCH. Acknowledgements are written to __share_group_state
-// before the response.
+// before the response. Authorization as ShareFetch: READ on the group and on each topic.
 package broker
 
 import (
@@ -14,12 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 func init() { register(kmsg.ShareAcknowledge, (*Broker).handleShareAcknowledge) }
 
-func (b *Broker) handleShareAcknowledge(_ context.Context, _ *wire.Request, req *kmsg.ShareAcknowledgeRequest) (kmsg.Response, error) {
+func (b *Broker) handleShareAcknowledge(_ context.Context, r *wire.Request, req *kmsg.ShareAcknowledgeRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
 	group, member := derefStr(req.GroupID), derefStr(req.MemberID)
 	if req.Version >= 2 {
@@ -39,6 +40,8 @@ func (b *Broker) handleShareAcknowledge(_ context.Context, _ *wire.Request, req 
 		return fail(kerr.InvalidRequest, "MemberId must be set.")
 	case req.ShareSessionEpoch == 0 || req.ShareSessionEpoch < -1:
 		return fail(kerr.InvalidShareSessionEpoch, "")
+	case b.authz != nil && b.groupDenied(r, authz.OpRead, group):
+		return fail(kerr.GroupAuthorizationFailed, "")
 	}
 	if _, code := b.shares.Session(group, member, req.ShareSessionEpoch, nil, nil); code != 0 {
 		resp.ErrorCode = code
@@ -49,7 +52,7 @@ func (b *Broker) handleShareAcknowledge(_ context.Context, _ *wire.Request, req 
 		at := kmsg.NewShareAcknowledgeResponseTopic()
 		at.TopicID = rt.TopicID
 		for _, rp := range rt.Partitions {
-			t := b.resolveShareTarget(group, rt.TopicID, rp.Partition)
+			t := b.resolveShareTarget(r, group, rt.TopicID, rp.Partition)
 			t.acks = shareAckBatches(rp.AcknowledgementBatches, func(a kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
 				return a.FirstOffset, a.LastOffset, a.AcknowledgeTypes
 			})

@@ -8,7 +8,9 @@
 // group.share.record.lock.duration.ms. With nothing to acquire it waits up to
 // MaxWaitMillis for new records or an expiring lock. v2 (Kafka 4.2) adds
 // ShareAcquireMode (Sluice always stays within MaxRecords, which satisfies both modes)
-// and RENEW acknowledgements (IsRenewAck).
+// and RENEW acknowledgements (IsRenewAck). With an authorizer: READ on the group
+// (GROUP_AUTHORIZATION_FAILED for the request) and READ on each topic
+// (TOPIC_AUTHORIZATION_FAILED for its partitions), as Kafka.
 package broker
 
 import (
@@ -18,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -47,13 +50,16 @@ type shareTarget struct {
 	inReq    bool
 }
 
-// resolveShareTarget looks up topic id / partition for group.
-func (b *Broker) resolveShareTarget(group string, id [16]byte, p int32) *shareTarget {
+// resolveShareTarget looks up topic id / partition for group; with an
+// authorizer the topic needs READ (else TOPIC_AUTHORIZATION_FAILED).
+func (b *Broker) resolveShareTarget(r *wire.Request, group string, id [16]byte, p int32) *shareTarget {
 	t := &shareTarget{key: share.Key{Group: group, TopicID: id, Partition: p}}
 	top, ok := b.topicByID(id)
 	switch {
 	case !ok:
 		t.code = kerr.UnknownTopicID.Code
+	case b.authz != nil && !b.allowed(r, authz.OpRead, authz.ResourceTopic, top.Name):
+		t.code = kerr.TopicAuthorizationFailed.Code
 	case p < 0 || p >= top.Partitions:
 		t.code = kerr.UnknownTopicOrPartition.Code
 	default:
@@ -214,7 +220,7 @@ func (b *Broker) readShareRecords(part *replica.Partition, acq []share.Acquired)
 	return out
 }
 
-func (b *Broker) handleShareFetch(ctx context.Context, _ *wire.Request, req *kmsg.ShareFetchRequest) (kmsg.Response, error) {
+func (b *Broker) handleShareFetch(ctx context.Context, r *wire.Request, req *kmsg.ShareFetchRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
 	group, member := derefStr(req.GroupID), derefStr(req.MemberID)
 	gcfg := b.shares.GroupConfig(group)
@@ -235,12 +241,15 @@ func (b *Broker) handleShareFetch(ctx context.Context, _ *wire.Request, req *kms
 	if req.ShareSessionEpoch < -1 {
 		return fail(kerr.InvalidShareSessionEpoch, "")
 	}
+	if b.authz != nil && b.groupDenied(r, authz.OpRead, group) {
+		return fail(kerr.GroupAuthorizationFailed, "")
+	}
 	var targets []*shareTarget
 	var add, forget []share.Key
 	hasAcks := false
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
-			t := b.resolveShareTarget(group, rt.TopicID, rp.Partition)
+			t := b.resolveShareTarget(r, group, rt.TopicID, rp.Partition)
 			t.inReq = true
 			t.acks = shareAckBatches(rp.AcknowledgementBatches, func(a kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
 				return a.FirstOffset, a.LastOffset, a.AcknowledgeTypes
@@ -286,7 +295,7 @@ func (b *Broker) handleShareFetch(ctx context.Context, _ *wire.Request, req *kms
 	for _, k := range session {
 		t := byKey[k]
 		if t == nil {
-			t = b.resolveShareTarget(group, k.TopicID, k.Partition)
+			t = b.resolveShareTarget(r, group, k.TopicID, k.Partition)
 			targets = append(targets, t)
 			byKey[k] = t
 		}

@@ -27,10 +27,9 @@ import (
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
-const (
-	resourceGroup        = int8(kmsg.ConfigResourceTypeGroupConfig)
-	groupConfigsFileName = "share-group-configs.json"
-)
+// groupConfigsFileName holds the group configs in the data directory
+// (resourceGroup, the GROUP config resource type, is in authorize_admin.go).
+const groupConfigsFileName = "share-group-configs.json"
 
 // groupConfigStore is share.ConfigStore over a file of the data directory.
 type groupConfigStore struct{ b *Broker }

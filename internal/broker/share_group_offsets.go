@@ -12,6 +12,10 @@
 // an empty window at the given start offset (-1: the high watermark, -2: the log start
 // offset). Delete: the group must exist and have no members; the state of every
 // partition of each topic is deleted.
+//
+// Authorization, as Kafka: Describe needs DESCRIBE on the group and on each topic; Alter
+// READ on the group and on each topic; Delete DELETE on the group and READ on each topic
+// (GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED).
 package broker
 
 import (
@@ -20,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -30,11 +35,16 @@ func init() {
 	register(kmsg.DeleteShareGroupOffsets, (*Broker).handleDeleteShareGroupOffsets)
 }
 
-func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, _ *wire.Request, req *kmsg.DescribeShareGroupOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.DescribeShareGroupOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
 	for _, rg := range req.Groups {
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = rg.GroupID
+		if b.authz != nil && b.groupDenied(r, authz.OpDescribe, rg.GroupID) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		if exists, _ := b.shares.GroupState(rg.GroupID); !exists {
 			g.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + rg.GroupID + " is not a share group."
@@ -61,8 +71,8 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, _ *wire.Requ
 			byTopic := map[[16]byte]int{}
 			for _, sp := range b.shares.GroupPartitions(rg.GroupID) {
 				top, ok := b.topicByID(sp.Key.TopicID)
-				if !ok {
-					continue // a deleted topic
+				if !ok || (b.authz != nil && !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, top.Name)) {
+					continue // a deleted topic, or one the principal may not describe
 				}
 				i, ok := byTopic[sp.Key.TopicID]
 				if !ok {
@@ -82,11 +92,15 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, _ *wire.Requ
 			if ok {
 				rt.TopicID = [16]byte(top.ID)
 			}
+			deniedTopic := b.authz != nil && !b.allowed(r, authz.OpDescribe, authz.ResourceTopic, qt.Topic)
 			for _, p := range qt.Partitions {
-				if !ok || p < 0 || p >= top.Partitions {
+				if deniedTopic || !ok || p < 0 || p >= top.Partitions {
 					rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 					rp.Partition, rp.StartOffset, rp.LeaderEpoch = p, -1, -1
 					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+					if deniedTopic {
+						rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					}
 					rt.Partitions = append(rt.Partitions, rp)
 					continue
 				}
@@ -99,7 +113,7 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, _ *wire.Requ
 	return resp, nil
 }
 
-func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, _ *wire.Request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
@@ -110,6 +124,9 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, _ *wire.Request
 	}
 	if req.GroupID == "" {
 		return fail(kerr.InvalidGroupID, "")
+	}
+	if b.authz != nil && b.groupDenied(r, authz.OpRead, req.GroupID) {
+		return fail(kerr.GroupAuthorizationFailed, "")
 	}
 	if exists, empty := b.shares.GroupState(req.GroupID); exists && !empty {
 		return fail(kerr.NonEmptyGroup, "The group has active members: stop them before altering its offsets.")
@@ -124,11 +141,16 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, _ *wire.Request
 		if ok {
 			rt.TopicID = [16]byte(top.ID)
 		}
+		deniedTopic := b.authz != nil && !b.allowed(r, authz.OpRead, authz.ResourceTopic, qt.Topic)
 		for _, qp := range qt.Partitions {
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = qp.Partition
 			rt.Partitions = append(rt.Partitions, rp)
 			last := &rt.Partitions[len(rt.Partitions)-1]
+			if deniedTopic {
+				last.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !ok || qp.Partition < 0 || qp.Partition >= top.Partitions {
 				last.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
@@ -161,7 +183,7 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, _ *wire.Request
 	return resp, nil
 }
 
-func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, _ *wire.Request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
@@ -174,6 +196,8 @@ func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, _ *wire.Reques
 	switch {
 	case req.GroupID == "":
 		return fail(kerr.InvalidGroupID, "")
+	case b.authz != nil && b.groupDenied(r, authz.OpDelete, req.GroupID):
+		return fail(kerr.GroupAuthorizationFailed, "")
 	case !exists:
 		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
 	case !empty:
@@ -183,6 +207,11 @@ func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, _ *wire.Reques
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		rt.Topic = qt.Topic
 		top, ok := b.topics.Get(qt.Topic)
+		if b.authz != nil && !b.allowed(r, authz.OpRead, authz.ResourceTopic, qt.Topic) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if !ok {
 			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			resp.Topics = append(resp.Topics, rt)

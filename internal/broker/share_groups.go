@@ -150,7 +150,7 @@ func (b *Broker) ensureShareStateTopic() (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.createTopic(ShareStateTopic, n, overrides, cfg, nil); err != nil {
+	if _, err := b.createTopic(ShareStateTopic, n, 1, overrides, cfg, nil); err != nil {
 		return 0, fmt.Errorf("sluice: creating %s: %w", ShareStateTopic, err)
 	}
 	return n, nil

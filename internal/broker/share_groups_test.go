@@ -585,7 +585,7 @@ func TestShareGroupConfigs(t *testing.T) {
 
 func TestShareReadCommitted(t *testing.T) {
 	tb := shareTestBroker(t, nil)
-	ctx := context.Background()
+	ctx := dpCtx(t, 30*time.Second)
 	id := shareProduceN(t, tb, "q", 1, 0)
 	if code := alterGroupConfig(t, tb, "rc", "share.isolation.level", kmsg.StringPtr("read_committed")); code != 0 {
 		t.Fatalf("set isolation: %v", kerr.ErrorForCode(code))

@@ -14,6 +14,9 @@ import (
 func init() { register(kmsg.SyncGroup, (*Broker).handleSyncGroup) }
 
 func (b *Broker) handleSyncGroup(ctx context.Context, r *wire.Request, req *kmsg.SyncGroupRequest) (kmsg.Response, error) {
+	if resp := b.groupReadDenied(r, req); resp != nil { // authorize_groups.go
+		return resp, nil
+	}
 	resp := b.groups.SyncGroup(ctx, req)
 	if resp == nil {
 		return nil, ctx.Err()

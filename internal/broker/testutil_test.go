@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
+	"github.com/sluice-broker/sluice/internal/vfs"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -39,6 +40,8 @@ type testOptions struct {
 	// tb.logs.text()); required for fuzz targets, whose F must not log from
 	// inside the fuzz function.
 	Quiet bool
+	// FS replaces the OS filesystem (fault and blocking hooks).
+	FS vfs.FS
 }
 
 // testBroker is a Server running in-process on 127.0.0.1 with a free port.
@@ -89,6 +92,7 @@ func (tb *testBroker) start() {
 		Listeners:       tb.opts.Listeners,
 		DataDir:         tb.opts.DataDir,
 		MetricsListen:   tb.opts.MetricsListen,
+		FS:              tb.opts.FS,
 		Config:          cfg,
 		Logger:          slog.New(slog.NewTextHandler(tb.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Version:         "test",

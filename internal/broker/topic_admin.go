@@ -72,9 +72,9 @@ func asInvalidConfig(err error) error {
 // written only after every log exists (and the logs are deleted if writing
 // it fails). A crash in between leaves orphan directories that reconcile
 // removes at the next start. Caller holds adminMu.
-func (b *Broker) createTopic(name string, partitions int32, overrides map[string]string, cfg log.Config, assign [][]int32) (*topics.Topic, error) {
+func (b *Broker) createTopic(name string, partitions int32, rf int16, overrides map[string]string, cfg log.Config, assign [][]int32) (*topics.Topic, error) {
 	if b.cluster != nil {
-		return b.cluster.createTopic(name, partitions, overrides, assign)
+		return b.cluster.createTopic(name, partitions, rf, overrides, assign)
 	}
 	return b.createTopicLocal(name, partitions, overrides, cfg)
 }
@@ -122,38 +122,75 @@ func storageCode(err error) int16 {
 }
 
 // deleteTopic removes a topic: metadata first (so it is gone for clients
-// even if deleting data fails half-way), then every partition's data. A
-// crash in between leaves orphan directories that reconcile deletes.
+// even if deleting data fails half-way), then every group's committed
+// offsets for it, then each partition's log is detached (its directory
+// renamed, so the name can be re-created at once). On a single node the
+// returned purge removes the data; callers run it after releasing adminMu,
+// so that other clients' metadata requests (which may auto-create) and
+// admin requests do not wait for file removal. A crash in between leaves
+// orphan directories that the next start deletes. On a cluster node the
+// controller decides and publish removes everything (purge is nil).
 // Caller holds adminMu.
-func (b *Broker) deleteTopic(name string) error {
+func (b *Broker) deleteTopic(name string) (purge func(), err error) {
 	if b.cluster != nil {
-		return b.cluster.deleteTopic(name)
+		return nil, b.cluster.deleteTopic(name)
 	}
-	return b.deleteTopicLocal(name)
+	return b.detachTopicLocal(name)
 }
 
 // deleteTopicLocal removes a topic's metadata and data from this broker (a
 // single node's DeleteTopics; a cluster node publishing a removal).
 func (b *Broker) deleteTopicLocal(name string) error {
+	purge, err := b.detachTopicLocal(name)
+	if err != nil {
+		return err
+	}
+	purge()
+	return nil
+}
+
+// detachTopicLocal is deleteTopicLocal up to the removal of the data, which
+// the returned purge does.
+func (b *Broker) detachTopicLocal(name string) (purge func(), err error) {
 	t, err := b.topics.Delete(name)
 	if err != nil {
 		if errors.Is(err, topics.ErrNotFound) {
-			return &Error{Code: kerr.UnknownTopicOrPartition.Code}
+			return nil, &Error{Code: kerr.UnknownTopicOrPartition.Code}
 		}
-		return &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
+		return nil, &Error{Code: kerr.KafkaStorageError.Code, Msg: err.Error()}
 	}
 	b.unassignPartitions(name, 0, t.Partitions)
+	if b.groups != nil {
+		b.groups.OnTopicsDeleted(name)
+	}
+	failed := func(p int32, err error) {
+		b.logger.Error("delete topic: cannot delete partition data (it will be removed at next start)",
+			"topic", name, "partition", p, "err", err)
+	}
+	type detached struct {
+		p     int32
+		purge func() error
+	}
+	var purges []detached
 	for p := int32(0); p < t.Partitions; p++ {
 		if b.logs.Get(name, p) == nil {
 			continue
 		}
-		if err := b.logs.Delete(name, p); err != nil {
-			b.logger.Error("delete topic: cannot delete partition data (it will be removed at next start)",
-				"topic", name, "partition", p, "err", err)
+		purge, err := b.logs.Detach(name, p)
+		if err != nil {
+			failed(p, err)
+			continue
 		}
+		purges = append(purges, detached{p, purge})
 	}
 	b.logger.Info("topic deleted", "topic", name, "topic_id", t.ID.String())
-	return nil
+	return func() {
+		for _, d := range purges {
+			if err := d.purge(); err != nil {
+				failed(d.p, err)
+			}
+		}
+	}, nil
 }
 
 // addPartitions grows a topic to count partitions: logs first (rolled back

@@ -45,6 +45,7 @@ func (b *Broker) startTxnCoordinator() error {
 			ExpireInterval: time.Duration(c.TransactionRemoveExpiredCleanupIntervalMs) * time.Millisecond,
 
 			NoProduceVerification: strings.EqualFold(strings.TrimSpace(c.Raw["transaction.partition.verification.enable"]), "false"),
+			OwnLoadedOnly:         b.clusterCfg != nil,
 		},
 		Storage:    txnStateStorage{b},
 		Partitions: txnMarkers{b: b},
@@ -55,6 +56,9 @@ func (b *Broker) startTxnCoordinator() error {
 		return err
 	}
 	b.replicas.Listen(internalPartitionListener(txn.TransactionStateTopic, b.txns.LoadPartition, b.txns.UnloadPartition))
+	if err := b.loadLedPartitions(txn.TransactionStateTopic, b.txns.LoadPartition); err != nil {
+		return err
+	}
 	b.onClose(func() error { b.txns.Close(); return nil })
 	return nil
 }
@@ -108,7 +112,7 @@ func (b *Broker) ensureTxnStateTopic() (int32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.createTopic(txn.TransactionStateTopic, n, overrides, cfg, nil); err != nil {
+	if _, err := b.createTopic(txn.TransactionStateTopic, n, 1, overrides, cfg, nil); err != nil {
 		return 0, fmt.Errorf("sluice: creating %s: %w", txn.TransactionStateTopic, err)
 	}
 	return n, nil

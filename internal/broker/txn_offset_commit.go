@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -25,7 +26,61 @@ import (
 
 func init() { register(kmsg.TxnOffsetCommit, (*Broker).handleTxnOffsetCommit) }
 
-func (b *Broker) handleTxnOffsetCommit(_ context.Context, _ *wire.Request, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+func (b *Broker) handleTxnOffsetCommit(_ context.Context, r *wire.Request, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+	// Authorization as Kafka: WRITE on the transactional id, READ on the
+	// group (else every partition fails with that error), READ on each topic
+	// (else its partitions TOPIC_AUTHORIZATION_FAILED, the others committed).
+	var denied map[string]bool
+	if b.authz != nil {
+		code := int16(0)
+		if !b.allowed(r, authz.OpWrite, authz.ResourceTransactionalID, req.TransactionalID) {
+			code = kerr.TransactionalIDAuthorizationFailed.Code
+		} else if !b.allowed(r, authz.OpRead, authz.ResourceGroup, req.Group) {
+			code = kerr.GroupAuthorizationFailed.Code
+		}
+		if code == 0 {
+			names := make([]string, len(req.Topics))
+			for i, t := range req.Topics {
+				names[i] = t.Topic
+			}
+			denied = b.deniedTopics(r, authz.OpRead, names)
+		}
+		if code != 0 || len(denied) > 0 {
+			resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+			sub := *req
+			sub.Topics = nil
+			for _, t := range req.Topics {
+				if code == 0 && !denied[t.Topic] {
+					sub.Topics = append(sub.Topics, t)
+				}
+			}
+			if len(sub.Topics) > 0 {
+				resp = b.txnOffsetCommit(&sub)
+			}
+			for _, t := range req.Topics {
+				if code == 0 && !denied[t.Topic] {
+					continue
+				}
+				c := code
+				if c == 0 {
+					c = kerr.TopicAuthorizationFailed.Code
+				}
+				rt := kmsg.NewTxnOffsetCommitResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p.Partition, c
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		}
+	}
+	return b.txnOffsetCommit(req), nil
+}
+
+func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	verify := func() int16 {
 		tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, b.groups.Partitions())}
 		code := b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
@@ -34,5 +89,5 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, _ *wire.Request, req *
 		}
 		return code
 	}
-	return b.groups.TxnOffsetCommit(req, verify), nil
+	return b.groups.TxnOffsetCommit(req, verify)
 }

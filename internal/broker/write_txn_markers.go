@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -29,6 +30,9 @@ func init() { register(kmsg.WriteTxnMarkers, (*Broker).handleWriteTxnMarkers) }
 
 func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *kmsg.WriteTxnMarkersRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	// Broker-to-broker in Kafka: CLUSTER_ACTION on the cluster, else every
+	// partition CLUSTER_AUTHORIZATION_FAILED and nothing is written.
+	clusterDenied := !b.allowedCluster(r, authz.OpClusterAction)
 	for _, mk := range req.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = mk.ProducerID
@@ -43,7 +47,11 @@ func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *
 			for _, p := range t.Partitions {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = p
-				rp.ErrorCode = b.writeMarkerCode(txn.TopicPartition{Topic: t.Topic, Partition: p}, m)
+				if clusterDenied {
+					rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				} else {
+					rp.ErrorCode = b.writeMarkerCode(txn.TopicPartition{Topic: t.Topic, Partition: p}, m)
+				}
 				if rp.ErrorCode == 0 {
 					b.logger.Info("transaction marker written on request", "topic", t.Topic, "partition", p,
 						"producer_id", m.ProducerID, "producer_epoch", m.ProducerEpoch, "marker", m.Type,

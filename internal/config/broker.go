@@ -76,6 +76,10 @@ type Broker struct {
 	LogRetentionCheckIntervalMs int64 // log.retention.check.interval.ms
 	LogFlushSchedulerIntervalMs int64 // log.flush.scheduler.interval.ms
 
+	AuthorizerClassName  string   // authorizer.class.name ("" = no authorizer)
+	SuperUsers           []string // super.users (split on ';', trimmed, empties dropped)
+	AllowEveryoneIfNoACL bool     // allow.everyone.if.no.acl.found
+
 	// Raw holds the explicitly set properties (Kafka names, validated values).
 	Raw map[string]string
 }
@@ -270,6 +274,15 @@ func (b *Broker) fill() error {
 
 	b.LogRetentionCheckIntervalMs = t.int("log.retention.check.interval.ms")
 	b.LogFlushSchedulerIntervalMs = t.int("log.flush.scheduler.interval.ms")
+
+	b.AuthorizerClassName = t.str("authorizer.class.name")
+	b.SuperUsers = nil
+	for _, p := range strings.Split(t.str("super.users"), ";") {
+		if p = strings.TrimSpace(p); p != "" {
+			b.SuperUsers = append(b.SuperUsers, p)
+		}
+	}
+	b.AllowEveryoneIfNoACL = t.bool("allow.everyone.if.no.acl.found")
 	if t.err != nil {
 		return t.err
 	}

@@ -5,7 +5,7 @@ const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
-	effectHousekeeping = "accepted; Sluice rolls, applies retention and flushes in one housekeeping pass every second"
+	effectHousekeeping = "accepted; Sluice rolls and flushes in one housekeeping pass every second (retention: log.retention.check.interval.ms)"
 )
 
 const maxInt32 = "2147483647"
@@ -114,7 +114,16 @@ var brokerDefs = []Def{
 		`Allow DeleteTopics. When false, deletion fails with TOPIC_DELETION_DISABLED.`),
 	bdef("create.topic.policy.class.name", Class, nil, rule{}, effectAccepted, `Java create-topic policy class.`),
 	bdef("alter.config.policy.class.name", Class, nil, rule{}, effectAccepted, `Java alter-configs policy class.`),
-	bdef("authorizer.class.name", String, ptr(""), rule{}, effectAccepted, `Java authorizer class. Sluice performs no authorization.`),
+	bdef("authorizer.class.name", String, ptr(""), vAuthorizer(), "",
+		`Authorizer of the broker. Empty: no authorization (every principal may do everything; the ACL APIs answer `+
+			`SECURITY_DISABLED). Kafka's `+"`org.apache.kafka.metadata.authorizer.StandardAuthorizer`"+` or the older `+
+			"`kafka.security.authorizer.AclAuthorizer`"+` turn on Sluice's authorizer, which has StandardAuthorizer's semantics `+
+			`for both; ACLs are kept in acls.json in the data directory. See docs/security.md.`),
+	bdef("super.users", String, ptr(""), vSuperUsers(), "",
+		`Principals allowed every operation whatever the ACLs, separated by semicolons (User:admin;User:CN=broker,O=Example).`),
+	bdef("allow.everyone.if.no.acl.found", Boolean, ptr("false"), vBool(), "",
+		`With an authorizer: allow a request on a resource that no ACL matches at all (whatever its principal). `+
+			`Kafka's default, false, denies it.`),
 	bdef("unstable.api.versions.enable", Boolean, ptr("false"), vBool(), effectAccepted, `Advertise unstable API versions.`),
 
 	// --- log defaults: broker synonyms of topic configs --------------------
@@ -161,8 +170,8 @@ var brokerDefs = []Def{
 	dynamic(bdef("log.roll.jitter.ms", Long, nil, vAtLeast(Long, 0), "", `Default segment.jitter.ms. Takes precedence over log.roll.jitter.hours.`)),
 	bdef("log.roll.jitter.hours", Int, ptr("0"), vAtLeast(Int, 0), "", `Default segment jitter in hours, used when log.roll.jitter.ms is not set.`),
 	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectNoReplication, `Default unclean.leader.election.enable.`)),
-	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), effectHousekeeping,
-		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes.`),
+	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), "",
+		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes (and segments below the log start offset after DeleteRecords); the first check runs 30 s after start (or after the interval, if shorter). Records past retention stay readable until the next check.`),
 	dynamic(bdef("num.recovery.threads.per.data.dir", Int, ptr("2"), vAtLeast(Int, 1), effectAccepted, `Log recovery threads per data directory.`)),
 	bdef("log.dir.failure.timeout.ms", Long, ptr("30000"), vAtLeast(Long, 1), effectAccepted, `Time before a failed log directory shuts the broker down.`),
 
@@ -271,6 +280,16 @@ var brokerDefs = []Def{
 			`--metrics-listen and SLUICE_METRICS_LISTEN override it. Set here or by them, an address that cannot be bound `+
 			`stops the broker; the default only logs a warning. DescribeConfigs on a broker reports the address it bound `+
 			`("" if none): sluice compaction status finds the listener that way.`),
+	bdef("console.listen", String, ptr(""), rule{}, "",
+		`host:port of the built-in web console (docs/console.md); "" (the default) turns it off. --console-listen and `+
+			`SLUICE_CONSOLE_LISTEN override it. The console is a Kafka client of this broker's own listener: with a SASL `+
+			`listener it asks for a user name and password and acts as that principal.`),
+	bdef("console.allow.writes", Boolean, ptr("false"), vBool(), "",
+		`Let the web console create topics, alter configs, reset group offsets and delete records when the broker has no `+
+			`SASL listener (no login). With a SASL listener the logged-in principal's rights decide and this is ignored.`),
+	bdef("console.allowed.hosts", List, ptr(""), rule{}, "",
+		`Host names, besides localhost, IP addresses and the console.listen host, that the web console accepts in the `+
+			`Host header (a guard against DNS rebinding). Set it to the name users type in their browser.`),
 	bdef("sluice.log.level", String, ptr("info"), vIn("debug", "info", "warn", "error"), "",
 		`Least severe level of the broker's log lines: debug, info, warn or error. --log-level and SLUICE_LOG_LEVEL override it.`),
 	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",

@@ -72,3 +72,31 @@ func TestNewBrokerValues(t *testing.T) {
 		t.Fatalf("%v %+v", err, b)
 	}
 }
+
+func TestAuthorizerConfigs(t *testing.T) {
+	b, err := NewBroker(map[string]string{
+		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                    " User:admin ; User:CN=broker,O=Example;",
+		"allow.everyone.if.no.acl.found": "true",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.AuthorizerClassName != "org.apache.kafka.metadata.authorizer.StandardAuthorizer" || !b.AllowEveryoneIfNoACL ||
+		len(b.SuperUsers) != 2 || b.SuperUsers[0] != "User:admin" || b.SuperUsers[1] != "User:CN=broker,O=Example" {
+		t.Fatalf("%+v", b)
+	}
+	d := DefaultBroker()
+	if d.AuthorizerClassName != "" || d.AllowEveryoneIfNoACL || len(d.SuperUsers) != 0 {
+		t.Fatalf("defaults: %q %v %v", d.AuthorizerClassName, d.AllowEveryoneIfNoACL, d.SuperUsers)
+	}
+	for props, want := range map[[2]string]string{
+		{"authorizer.class.name", "com.example.MyAuthorizer"}: "other authorizer classes are not supported",
+		{"super.users", "admin"}:                              `principal "admin" has no type`,
+	} {
+		_, err := NewBroker(map[string]string{props[0]: props[1]})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=%s: got %v, want %q", props[0], props[1], err, want)
+		}
+	}
+}

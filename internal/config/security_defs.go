@@ -62,8 +62,12 @@ var securityDefs = []Def{
 	bdef("ssl.cipher.suites", List, ptr(""), rule{}, "",
 		`TLS 1.2 cipher suites by IANA name (e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); empty means Go's secure defaults. `+
 			`TLS 1.3 suites are not configurable in Go. A name Go does not implement is a start-up error.`),
-	bdef("ssl.principal.mapping.rules", String, ptr("DEFAULT"), vIn("DEFAULT"), "only DEFAULT",
-		`Rules mapping a certificate subject to a principal name. Sluice supports only DEFAULT (the full subject).`),
+	bdef("ssl.principal.mapping.rules", String, ptr("DEFAULT"), vPrincipalRules(), "",
+		`Rules mapping the subject of a client certificate (SSL listeners) to the principal name, as Kafka's: `+
+			`a comma-separated list of DEFAULT (the full subject, e.g. CN=alice,OU=eng,O=Acme) and `+
+			`RULE:pattern/replacement/[L|U] (the pattern must match the whole subject; the replacement may use $1, $2, ...; `+
+			`L or U lower- or upper-cases the result). The first rule that applies wins; a client no rule applies to is refused. `+
+			`Patterns are Go (RE2) regular expressions: no back-references or look-arounds.`),
 	bdef("ssl.endpoint.identification.algorithm", String, ptr("https"), rule{}, effectSingleNode,
 		`Host name verification of the broker certificate by inter-broker clients.`),
 	bdef("ssl.keymanager.algorithm", String, ptr("SunX509"), rule{}, effectJava, `Key manager factory algorithm.`),

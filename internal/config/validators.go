@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/sluice-broker/sluice/internal/authz"
+
 	"errors"
 	"fmt"
 	"math"
@@ -298,4 +300,43 @@ func listDesc(nonEmpty bool) string {
 		return "non-empty comma-separated list, no duplicates"
 	}
 	return "comma-separated list, no duplicates"
+}
+
+// AuthorizerClasses are the authorizer.class.name values that turn on
+// Sluice's authorizer (Kafka's StandardAuthorizer and AclAuthorizer).
+var AuthorizerClasses = []string{
+	"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+	"kafka.security.authorizer.AclAuthorizer",
+}
+
+// vAuthorizer accepts an empty value or one of AuthorizerClasses.
+func vAuthorizer() rule {
+	return rule{desc: "empty, or " + strings.Join(AuthorizerClasses, " or "), fn: func(v string) error {
+		v = strings.TrimSpace(v)
+		if v == "" || slices.Contains(AuthorizerClasses, v) {
+			return nil
+		}
+		return fmt.Errorf("Sluice's authorizer is selected with %s (StandardAuthorizer semantics); other authorizer classes are not supported",
+			strings.Join(AuthorizerClasses, " or "))
+	}}
+}
+
+// vSuperUsers accepts a semicolon-separated list of principals (Type:name).
+func vSuperUsers() rule {
+	return rule{desc: "principals separated by semicolons", fn: func(v string) error {
+		for _, p := range strings.Split(v, ";") {
+			if p = strings.TrimSpace(p); p != "" && !strings.Contains(p, ":") {
+				return fmt.Errorf("principal %q has no type (write User:%s)", p, p)
+			}
+		}
+		return nil
+	}}
+}
+
+// vPrincipalRules accepts Kafka's ssl.principal.mapping.rules syntax.
+func vPrincipalRules() rule {
+	return rule{desc: "DEFAULT or RULE:pattern/replacement/[LU], comma-separated", fn: func(v string) error {
+		_, err := authz.ParsePrincipalRules(v)
+		return err
+	}}
 }

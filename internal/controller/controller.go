@@ -42,6 +42,7 @@ import (
 type Quorum interface {
 	ID() uint64
 	Leader() uint64
+	Term() uint64
 	Propose(ctx context.Context, data []byte) error
 }
 
@@ -89,7 +90,7 @@ type Controller struct {
 
 	mu     sync.Mutex // one decision at a time
 	active bool       // the barrier of this leadership has been applied
-	term   uint64     // leader id the barrier was written under (this node)
+	term   uint64     // the raft term this node became active in
 
 	hbMu       sync.Mutex
 	heartbeats map[int32]time.Time // last heartbeat per broker id (active only)
@@ -139,13 +140,18 @@ func (c *Controller) step(ctx context.Context) {
 	q := c.cfg.Quorum
 	leading := q.Leader() == q.ID()
 	c.mu.Lock()
-	if !leading {
+	if !leading || (c.active && q.Term() != c.term) {
+		// Not leading, or leading again in a newer term (the lead was
+		// lost and regained between two steps): in-memory state such as
+		// heartbeat times is stale; a new leadership starts afresh.
 		if c.active {
-			c.cfg.Logger.Info("controller: no longer the active controller", "leader", q.Leader())
+			c.cfg.Logger.Info("controller: no longer the active controller", "leader", q.Leader(), "term", q.Term())
 		}
 		c.active = false
-		c.mu.Unlock()
-		return
+		if !leading {
+			c.mu.Unlock()
+			return
+		}
 	}
 	if !c.active {
 		if err := c.becomeActive(ctx); err != nil {
@@ -163,6 +169,7 @@ func (c *Controller) step(ctx context.Context) {
 func (c *Controller) becomeActive(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	term := c.cfg.Quorum.Term()
 	recs := []metadata.Record{{Type: metadata.Noop}}
 	if c.cfg.Store.Image().ClusterID == "" {
 		recs = append(recs, metadata.Record{Type: metadata.SetClusterID, ClusterID: newClusterID()})
@@ -177,8 +184,12 @@ func (c *Controller) becomeActive(ctx context.Context) error {
 		c.heartbeats[id] = now
 	}
 	c.hbMu.Unlock()
+	if c.cfg.Quorum.Term() != term || c.cfg.Quorum.Leader() != c.cfg.Quorum.ID() {
+		return errors.New("leadership changed while becoming active")
+	}
+	c.term = term
 	c.active = true
-	c.cfg.Logger.Info("controller: active", "node", c.cfg.Quorum.ID(), "metadata_offset", c.cfg.Store.Image().Offset)
+	c.cfg.Logger.Info("controller: active", "term", term, "node", c.cfg.Quorum.ID(), "metadata_offset", c.cfg.Store.Image().Offset)
 	return nil
 }
 
@@ -187,7 +198,7 @@ func (c *Controller) becomeActive(ctx context.Context) error {
 func (c *Controller) begin() (*metadata.Image, error) {
 	c.mu.Lock()
 	q := c.cfg.Quorum
-	if !c.active || q.Leader() != q.ID() {
+	if !c.active || q.Leader() != q.ID() || q.Term() != c.term {
 		c.mu.Unlock()
 		leader := q.Leader()
 		if leader == q.ID() {
@@ -231,14 +242,15 @@ func newTopicID(im *metadata.Image) metadata.ID {
 }
 
 // leaveBroker returns the partition changes that take broker id out of
-// leadership: each partition it leads gets the first other live in-sync
-// replica as leader, or none; id leaves the in-sync set unless it is its
-// last member (kept so that it can lead again when it returns).
+// leadership and in-sync sets (it was fenced): each partition it leads gets
+// the first other live in-sync replica, in replica order, as leader, or
+// none; id leaves every in-sync set unless it is its last member (kept so
+// that it can lead again when it returns: no unclean election).
 func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 	var out []metadata.Record
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
-			if p.Leader != id {
+			if p.Leader != id && !(slices.Contains(p.ISR, id) && len(p.ISR) > 1) {
 				continue
 			}
 			np := p
@@ -246,14 +258,16 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 			if len(np.ISR) == 0 {
 				np.ISR = []int32{id}
 			}
-			np.Leader = metadata.NoLeader
-			for _, r := range np.ISR {
-				if r != id && im.IsLive(r) {
-					np.Leader = r
-					break
+			if p.Leader == id {
+				np.Leader = metadata.NoLeader
+				for _, r := range p.Replicas {
+					if r != id && slices.Contains(np.ISR, r) && im.IsLive(r) {
+						np.Leader = r
+						break
+					}
 				}
+				np.LeaderEpoch++
 			}
-			np.LeaderEpoch++
 			np.PartitionEpoch++
 			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
 				TopicID: t.ID, Partition: int32(i), Change: &np})

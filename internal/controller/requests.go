@@ -348,3 +348,71 @@ func (c *Controller) AllocateProducerIDs(ctx context.Context, req ProducerIDsReq
 	}
 	return ProducerIDsResponse{First: first, Count: c.cfg.ProducerIDBlock}, nil
 }
+
+// AlterPartitionRequest is a leader's proposal of a new in-sync set
+// (Kafka's AlterPartition), made under the leader and partition epochs it
+// knows.
+type AlterPartitionRequest struct {
+	BrokerID       int32       `json:"broker_id"`
+	BrokerEpoch    int64       `json:"broker_epoch"`
+	Topic          string      `json:"topic"`
+	TopicID        metadata.ID `json:"topic_id"`
+	Partition      int32       `json:"partition"`
+	LeaderEpoch    int32       `json:"leader_epoch"`
+	PartitionEpoch int32       `json:"partition_epoch"`
+	ISR            []int32     `json:"isr"`
+}
+
+// AlterPartitionResponse is the partition's state after the change.
+type AlterPartitionResponse struct {
+	Partition metadata.Partition `json:"partition"`
+	Offset    uint64             `json:"offset"`
+}
+
+// AlterPartition commits a leader's new in-sync set, as Kafka's controller
+// does: only from the current leader (broker epoch, leader epoch), only
+// against the current partition epoch (INVALID_UPDATE_VERSION otherwise,
+// so stale proposals are refused), with the leader in the set, every
+// member a replica, and every added member a live broker.
+func (c *Controller) AlterPartition(ctx context.Context, req AlterPartitionRequest) (AlterPartitionResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return AlterPartitionResponse{}, err
+	}
+	defer c.mu.Unlock()
+	t, ok := im.Topics[req.Topic]
+	if !ok || t.ID != req.TopicID || req.Partition < 0 || int(req.Partition) >= len(t.Partitions) {
+		return AlterPartitionResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
+	}
+	p := t.Partitions[req.Partition]
+	if b, ok := im.Broker(req.BrokerID); !ok || b.Epoch != req.BrokerEpoch || b.Fenced {
+		return AlterPartitionResponse{}, errorf(kerr.StaleBrokerEpoch, "broker %d epoch %d is not a live registration", req.BrokerID, req.BrokerEpoch)
+	}
+	switch {
+	case p.Leader != req.BrokerID:
+		return AlterPartitionResponse{}, errorf(kerr.NotLeaderForPartition, "broker %d does not lead %s-%d", req.BrokerID, req.Topic, req.Partition)
+	case req.LeaderEpoch != p.LeaderEpoch:
+		return AlterPartitionResponse{}, errorf(kerr.FencedLeaderEpoch, "leader epoch %d, current %d", req.LeaderEpoch, p.LeaderEpoch)
+	case req.PartitionEpoch != p.PartitionEpoch:
+		return AlterPartitionResponse{}, errorf(kerr.InvalidUpdateVersion, "partition epoch %d, current %d", req.PartitionEpoch, p.PartitionEpoch)
+	case !slices.Contains(req.ISR, req.BrokerID):
+		return AlterPartitionResponse{}, errorf(kerr.InvalidRequest, "the leader must be in its in-sync set")
+	}
+	for _, r := range req.ISR {
+		if !slices.Contains(p.Replicas, r) {
+			return AlterPartitionResponse{}, errorf(kerr.InvalidRequest, "broker %d is not a replica", r)
+		}
+		if !slices.Contains(p.ISR, r) && !im.IsLive(r) {
+			return AlterPartitionResponse{}, errorf(kerr.IneligibleReplica, "broker %d is fenced and cannot join the in-sync set", r)
+		}
+	}
+	np := p
+	np.ISR = slices.Clone(req.ISR)
+	np.PartitionEpoch++
+	off, err := c.commit(ctx, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name, TopicID: t.ID,
+		Partition: req.Partition, Change: &np})
+	if err != nil {
+		return AlterPartitionResponse{}, err
+	}
+	return AlterPartitionResponse{Partition: np, Offset: off}, nil
+}

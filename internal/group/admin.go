@@ -22,7 +22,7 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 		dg.AuthorizedOperations = -2147483648
 		g := c.groups[id]
 		switch {
-		case c.closed:
+		case c.notCoordinator(id):
 			dg.ErrorCode = kerr.NotCoordinator.Code
 		case !validGroupID(id):
 			dg.ErrorCode = kerr.InvalidGroupID.Code
@@ -116,7 +116,7 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 		dg.Group = id
 		g := c.groups[id]
 		switch {
-		case c.closed:
+		case c.notCoordinator(id):
 			dg.ErrorCode = kerr.NotCoordinator.Code
 		case !validGroupID(id):
 			dg.ErrorCode = kerr.InvalidGroupID.Code

@@ -21,7 +21,7 @@ func (c *Coordinator) joinGroup(cl Client, req *kmsg.JoinGroupRequest, cb func(*
 	defer c.mu.Unlock()
 	v := req.Version
 	fail := func(code int16) { cb(joinError(v, code, req.MemberID)) }
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		fail(kerr.NotCoordinator.Code)
 		return
 	}
@@ -219,16 +219,25 @@ func (c *Coordinator) replaceStaticMember(g *group, oldID, newID string, nm *mem
 	switch g.state {
 	case stateStable:
 		// As in Kafka, changed metadata alone does not rebalance: only a change of the
-		// selected protocol does (or a leader too old to be told to skip assignment).
-		if g.selectProtocol() != g.protocol || (wasLeader && v < 9) {
+		// selected protocol does. Otherwise the member keeps its assignment and the
+		// other members see nothing.
+		if g.selectProtocol() != g.protocol {
 			nm.joinCB, nm.joinVersion = cb, v
-			c.prepareRebalance(g, "static member rejoined with changed metadata")
+			c.prepareRebalance(g, "static member rejoined with a change of protocol")
 			c.maybeCompleteJoin(g)
 			return
 		}
 		_ = c.persist(g.id, g.metadataRecord())
 		c.scheduleSession(g, nm)
 		resp := c.joinResponse(g, nm, v, wasLeader)
+		if wasLeader && v < 9 {
+			// Below v9 a leader cannot be told to skip the assignment, and the
+			// assignment a leader sends to a Stable group is ignored: as Kafka does,
+			// answer with the old leader id and no members, so that the member does
+			// not see itself as the leader, runs no assignor and just syncs.
+			resp.LeaderID = oldID
+			resp.Members = nil
+		}
 		cb(resp)
 	case stateCompletingRebalance:
 		nm.joinCB, nm.joinVersion = cb, v

@@ -18,7 +18,7 @@ func (c *Coordinator) syncGroup(req *kmsg.SyncGroupRequest, cb func(*kmsg.SyncGr
 	defer c.mu.Unlock()
 	v := req.Version
 	fail := func(code int16) { cb(syncError(v, code)) }
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		fail(kerr.NotCoordinator.Code)
 		return
 	}
@@ -111,7 +111,7 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 }
 
 func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code
 	}
 	if !validGroupID(req.Group) {
@@ -158,7 +158,7 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	top := int16(0)
 	g := c.groups[req.Group]
 	switch {
-	case c.closed:
+	case c.notCoordinator(req.Group):
 		top = kerr.NotCoordinator.Code
 	case !validGroupID(req.Group):
 		top = kerr.InvalidGroupID.Code

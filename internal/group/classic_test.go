@@ -338,3 +338,42 @@ func TestConnectProtocolTypeWorks(t *testing.T) {
 		t.Fatalf("connect join: %+v", j.resp)
 	}
 }
+
+// A static leader that restarts with JoinGroup below v9 (librdkafka sends v5) cannot be
+// told to skip the assignment: as Kafka, the Stable group does not rebalance and the
+// answer names the old leader id with no members, so the member runs no assignor.
+func TestStaticLeaderRestartBelowV9(t *testing.T) {
+	e := newEnv(t, Config{})
+	inst := strp("instance-1")
+	j := e.joinNew("g", inst)
+	old := j.resp.MemberID
+	dyn := e.joinNew("g", nil)
+	j = e.join(joinReq("g", old, inst))
+	if !j.done() || !dyn.done() || j.resp.LeaderID != old {
+		t.Fatalf("rebalance with two members: %+v", j.resp)
+	}
+	gen, other := j.resp.Generation, dyn.resp.MemberID
+	e.sync("g", other, gen, nil)
+	e.sync("g", old, gen, map[string]string{old: "static-part", other: "dyn-part"})
+
+	re := joinReq("g", "", inst)
+	re.Version = 5
+	rj := e.join(re)
+	if !rj.done() || rj.resp.ErrorCode != 0 || rj.resp.MemberID == old || rj.resp.Generation != gen {
+		t.Fatalf("restart join: %+v", rj.resp)
+	}
+	if rj.resp.LeaderID != old || len(rj.resp.Members) != 0 {
+		t.Fatalf("v5 restart of the leader: leader %q (want the old id %q), %d members (want none)",
+			rj.resp.LeaderID, old, len(rj.resp.Members))
+	}
+	if st := e.state("g"); st != "Stable" {
+		t.Fatalf("state %s, want Stable (no rebalance)", st)
+	}
+	mustCode(t, "other member unaffected", e.heartbeat("g", other, gen, nil), 0)
+	if s := e.sync("g", rj.resp.MemberID, gen, nil); s.resp.ErrorCode != 0 || string(s.resp.MemberAssignment) != "static-part" {
+		t.Fatalf("restarted member's sync: %+v", s.resp)
+	}
+	if s := e.sync("g", other, gen, nil); s.resp.ErrorCode != 0 || string(s.resp.MemberAssignment) != "dyn-part" {
+		t.Fatalf("other member's sync: %+v", s.resp)
+	}
+}

@@ -2,7 +2,6 @@ package group
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -162,7 +161,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(cl Client, req *kmsg.ConsumerGroupH
 }
 
 func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartbeatRequest, r *kmsg.ConsumerGroupHeartbeatResponse) (int16, string) {
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code, ""
 	}
 	if code, msg := c.validateConsumerHeartbeat(req); code != 0 {
@@ -341,7 +340,7 @@ func (c *Coordinator) validateConsumerHeartbeat(req *kmsg.ConsumerGroupHeartbeat
 		return kerr.UnsupportedAssignor.Code, "ServerAssignor " + *req.ServerAssignor + " is not supported. Supported assignors: " + strings.Join(c.cfg.ConsumerAssignors, ", ") + "."
 	}
 	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		if _, err := regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+		if _, err := compileTopicRegex(*req.SubscribedTopicRegex); err != nil {
 			return kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex is invalid: " + err.Error()
 		}
 	}
@@ -525,9 +524,9 @@ func (c *Coordinator) refreshSubscriptions(cg *consumerGroup) (string, []cgTopic
 			}
 		}
 		if m.regex != nil {
-			if re, err := regexp.Compile(*m.regex); err == nil {
+			if re, err := compileTopicRegex(*m.regex); err == nil {
 				for _, t := range all {
-					if !t.Internal && !seen[t.Name] && re.MatchString(t.Name) {
+					if !seen[t.Name] && re.MatchString(t.Name) {
 						seen[t.Name] = true
 						res = append(res, t.Name)
 						union[t.Name] = t
@@ -724,7 +723,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		dg.AuthorizedOperations = -2147483648
 		g := c.groups[id]
 		switch {
-		case c.closed:
+		case c.notCoordinator(id):
 			dg.ErrorCode = kerr.NotCoordinator.Code
 		case !validGroupID(id):
 			dg.ErrorCode = kerr.InvalidGroupID.Code

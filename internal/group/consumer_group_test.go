@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -210,5 +211,75 @@ func TestAssignors(t *testing.T) {
 	het := assignUniform([]assignMember{{"m1", []string{"a"}}, {"m2", []string{"b"}}}, topics, nil)
 	if len(het["m1"]) != 5 || len(het["m2"]) != 2 {
 		t.Fatalf("heterogeneous: %v", het)
+	}
+}
+
+// SubscribedTopicRegex matches whole topic names (as Kafka's RE2J matches()), internal
+// topics included; the resolution follows topics created and deleted; an invalid
+// pattern is INVALID_REGULAR_EXPRESSION.
+func TestConsumerGroupRegexResolution(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.topics.add("orders", 2)
+	e.topics.add("orders-eu", 1)
+	e.topics.add("old-orders", 1) // contains "orders" but does not match "orders.*"
+	e.topics.add("__consumer_offsets", 1)
+	heartbeat := func(m *cgMember, regex string) *kmsg.ConsumerGroupHeartbeatResponse {
+		r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		r.Version = 1
+		r.Group, r.MemberID, r.MemberEpoch = "g", m.id, m.epoch
+		r.RebalanceTimeoutMillis = -1
+		if m.epoch == 0 {
+			r.RebalanceTimeoutMillis = 30000
+			r.SubscribedTopicRegex = &regex
+			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		}
+		resp := e.c.ConsumerGroupHeartbeat(testClient, r)
+		if resp.ErrorCode == 0 {
+			m.epoch = resp.MemberEpoch
+			if resp.Assignment != nil {
+				m.owned = map[[16]byte][]int32{}
+				for _, t := range resp.Assignment.Topics {
+					m.owned[t.TopicID] = t.Partitions
+				}
+			}
+		}
+		return resp
+	}
+	owned := func(m *cgMember) map[string]int {
+		out := map[string]int{}
+		for id, ps := range m.owned {
+			ti, _ := e.topics.TopicByID(id)
+			out[ti.Name] += len(ps)
+		}
+		return out
+	}
+
+	bad := &cgMember{id: "bad"}
+	mustCode(t, "invalid regex", heartbeat(bad, "orders(").ErrorCode, kerr.InvalidRegularExpression.Code)
+
+	m := &cgMember{id: "m"}
+	mustCode(t, "join", heartbeat(m, "orders.*").ErrorCode, 0)
+	if got := owned(m); len(got) != 2 || got["orders"] != 2 || got["orders-eu"] != 1 {
+		t.Fatalf("orders.* resolved to %v, want orders:2 orders-eu:1", got)
+	}
+	e.topics.add("orders-us", 3)
+	heartbeat(m, "")
+	if got := owned(m); got["orders-us"] != 3 || len(got) != 3 {
+		t.Fatalf("after creating orders-us: %v", got)
+	}
+	e.topics.remove("orders-eu")
+	heartbeat(m, "")
+	if got := owned(m); got["orders-eu"] != 0 || len(got) != 2 {
+		t.Fatalf("after deleting orders-eu: %v", got)
+	}
+
+	// Another group: internal topics match too, as in Kafka.
+	e = newEnv(t, Config{})
+	e.topics.add("__consumer_offsets", 1)
+	e.topics.add("data", 1)
+	in := &cgMember{id: "internal"}
+	mustCode(t, "join __.*", heartbeat(in, "__.*").ErrorCode, 0)
+	if got := owned(in); got["__consumer_offsets"] != 1 || len(got) != 1 {
+		t.Fatalf("__.* resolved to %v, want the internal topic (as Kafka)", got)
 	}
 }

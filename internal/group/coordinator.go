@@ -140,6 +140,14 @@ func (c *Coordinator) UnloadPartition(p int32) {
 	}
 }
 
+// notCoordinator reports whether this coordinator must answer
+// NOT_COORDINATOR for group id: it is closed, or the group's partition of
+// __consumer_offsets is not loaded here (another broker leads it, or this
+// one has not finished loading it). Caller holds c.mu.
+func (c *Coordinator) notCoordinator(id string) bool {
+	return c.closed || !c.loaded[PartitionFor(id, c.cfg.NumPartitions)]
+}
+
 // Loaded reports whether partition p of __consumer_offsets is loaded here.
 func (c *Coordinator) Loaded(p int32) bool {
 	c.mu.Lock()

@@ -108,6 +108,12 @@ func (f *fakeTopics) add(name string, partitions int32) TopicInfo {
 	return t
 }
 
+func (f *fakeTopics) remove(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.topics, name)
+}
+
 func (f *fakeTopics) Topic(name string) (TopicInfo, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,6 +1,8 @@
 package group
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"time"
 
@@ -118,7 +120,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 // rebalance state); it creates the group for a "simple" commit (generation < 0) to a
 // group that does not exist.
 func (c *Coordinator) validateCommit(req *kmsg.OffsetCommitRequest, transactional bool) int16 {
-	if c.closed {
+	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code
 	}
 	if !validGroupID(req.Group) {
@@ -206,7 +208,7 @@ func (c *Coordinator) fetchGroup(id string, memberID *string, memberEpoch int32,
 	rg := kmsg.NewOffsetFetchResponseGroup()
 	rg.Group = id
 	switch {
-	case c.closed:
+	case c.notCoordinator(id):
 		rg.ErrorCode = kerr.NotCoordinator.Code
 	case !validGroupID(id):
 		rg.ErrorCode = kerr.InvalidGroupID.Code
@@ -295,7 +297,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	r.Version = req.Version
 	g := c.groups[req.Group]
 	switch {
-	case c.closed:
+	case c.notCoordinator(req.Group):
 		r.ErrorCode = kerr.NotCoordinator.Code
 	case !validGroupID(req.Group):
 		r.ErrorCode = kerr.InvalidGroupID.Code
@@ -472,4 +474,59 @@ func (c *Coordinator) dropGroup(g *group) {
 	}
 	g.transition(stateDead, c.clock.Now())
 	delete(c.groups, g.id)
+}
+
+// OnTopicsDeleted removes every group's committed offsets of the deleted topics (and
+// their undecided transactional commits), writing a tombstone for each to
+// __consumer_offsets, as Kafka's coordinator does when topics go: a topic re-created
+// with the same name starts with no committed offsets (OffsetFetch answers -1).
+// The groups themselves stay; an empty group left without offsets goes at the next
+// expiry pass.
+func (c *Coordinator) OnTopicsDeleted(names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(names))
+	for _, n := range names {
+		gone[n] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	for _, id := range c.sortedGroupIDs() {
+		g := c.groups[id]
+		var del []topicPartition
+		for tp := range g.offsets {
+			if gone[tp.topic] {
+				del = append(del, tp)
+			}
+		}
+		for _, byGroup := range c.pendingTxn {
+			for tp := range byGroup[id] {
+				if gone[tp.topic] && !slices.Contains(del, tp) {
+					del = append(del, tp)
+				}
+			}
+		}
+		if len(del) == 0 {
+			continue
+		}
+		slices.SortFunc(del, func(a, b topicPartition) int {
+			return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+		})
+		recs := make([]record, 0, len(del))
+		for _, tp := range del {
+			recs = append(recs, record{key: offsetCommitKey(id, tp.topic, tp.partition)})
+		}
+		if err := c.persist(id, recs...); err != nil {
+			continue // logged by persist; memory stays as the log has it
+		}
+		for _, tp := range del {
+			delete(g.offsets, tp)
+			c.dropPendingTxnOffsets(id, tp)
+		}
+		c.log.Info("group: removed offsets of deleted topics", "group", id, "partitions", len(del))
+	}
 }

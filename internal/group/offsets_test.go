@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -323,9 +324,12 @@ func TestLoadAndUnloadOnePartition(t *testing.T) {
 	if e.c.Loaded(pa) {
 		t.Fatal("partition still loaded")
 	}
-	if off, _ := e.fetchOffset(a, "t", 0); off != -1 {
-		t.Fatalf("unloaded group still has offset %d", off)
+	// Its groups are another coordinator's now: every request about them
+	// answers NOT_COORDINATOR, so clients look the coordinator up again.
+	if off, code := e.fetchOffset(a, "t", 0); code != kerr.NotCoordinator.Code {
+		t.Fatalf("unloaded group answered offset %d, code %d; want NOT_COORDINATOR", off, code)
 	}
+	mustCode(t, "commit to an unloaded group", commitCode(e.c.OffsetCommit(commitReq(a, "", -1, "t", map[int32]int64{0: 8}))), kerr.NotCoordinator.Code)
 	if off, _ := e.fetchOffset(b, "t", 0); off != 9 {
 		t.Fatalf("group on another partition lost its offset: %d", off)
 	}

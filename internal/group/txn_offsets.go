@@ -29,7 +29,7 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, verify f
 	r.Version = req.Version
 	var code int16
 	switch {
-	case c.closed:
+	case c.notCoordinator(req.Group):
 		code = kerr.NotCoordinator.Code
 	case !validGroupID(req.Group):
 		code = kerr.InvalidGroupID.Code

@@ -76,8 +76,10 @@ type FollowerAppendResult struct {
 }
 
 // FileRange is a byte range of a segment file holding whole batches. The
-// file stays open at least file.delete.delay.ms after its segment is deleted
-// (see Read). With vfs.OS(), File is an *os.File (sendfile-able).
+// file stays readable at least file.delete.delay.ms after its segment is
+// deleted (see Read). File is normally a *vfs.CachedFile: ReadAt works at
+// any time (the descriptor is reopened if it was evicted); for sendfile,
+// pin it (vfs.Pinner), which with vfs.OS() gives an *os.File.
 type FileRange struct {
 	File vfs.File
 	Pos  int64

@@ -569,7 +569,7 @@ func (l *Log) rollLocked(nowMs int64) error {
 	}
 	old.idx.releasePending()
 	old.tidx.releasePending()
-	s, err := createSegment(l.fs, l.dir, leo, nowMs)
+	s, err := createSegment(l.fs, l.m.files, l.dir, leo, nowMs)
 	if err != nil {
 		return storageErr("roll", err)
 	}
@@ -598,8 +598,13 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 		if len(s.abortedTxns()) > 0 {
 			all = append(all, txnIndexPath(s.prefix))
 		}
-		for _, p := range all {
-			if err := l.fs.Rename(p, p+deletedSuffix); err != nil {
+		files := s.files()
+		for j, p := range all {
+			var f vfs.File
+			if j < len(files) {
+				f = files[j]
+			}
+			if err := renameFile(l.fs, f, p, p+deletedSuffix); err != nil {
 				// Never schedule the live name for removal: a cleaned segment
 				// with the same base offset is about to be renamed onto it
 				// (ReplaceSegments). The file is only closed; a retired
@@ -610,7 +615,7 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 			}
 			paths = append(paths, p+deletedSuffix)
 		}
-		l.m.scheduleDelete(delay, []vfs.File{s.log, s.idx.f, s.tidx.f}, paths)
+		l.m.scheduleDelete(delay, s.files(), paths)
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
 		l.logger.Warn("cannot sync dir after deleting segments", "dir", l.dir, "err", err)

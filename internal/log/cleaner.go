@@ -84,7 +84,7 @@ func (w *SegmentWriter) SetAbortedTxns(ts []AbortedTxn) error {
 // NewSegmentWriter starts a replacement segment with the given base offset.
 func (l *Log) NewSegmentWriter(base int64) (*SegmentWriter, error) {
 	prefix := filepath.Join(l.dir, segmentName(base))
-	lf, idx, tidx, err := openFiles(l.fs, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, cleanedSuffix)
+	lf, idx, tidx, err := openFiles(l.fs, l.m.files, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, cleanedSuffix)
 	if err != nil {
 		return nil, storageErr("create cleaned segment", err)
 	}
@@ -218,8 +218,8 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 				return storageErr("replace", err)
 			}
 		}
-		for _, p := range segmentPaths(built[i].s.prefix) {
-			if err := l.fs.Rename(p+cleanedSuffix, p+swapSuffix); err != nil {
+		for j, p := range segmentPaths(built[i].s.prefix) {
+			if err := renameFile(l.fs, built[i].s.files()[j], p+cleanedSuffix, p+swapSuffix); err != nil {
 				return storageErr("replace", err)
 			}
 		}
@@ -234,8 +234,13 @@ func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
 		if len(txnsFor[i]) > 0 {
 			paths = append(paths, txnIndexPath(w.s.prefix))
 		}
-		for _, p := range paths {
-			if err := l.fs.Rename(p+swapSuffix, p); err != nil {
+		files := w.s.files()
+		for j, p := range paths {
+			var f vfs.File
+			if j < len(files) {
+				f = files[j]
+			}
+			if err := renameFile(l.fs, f, p+swapSuffix, p); err != nil {
 				l.fail("replace", err)
 				return storageErr("replace", err)
 			}

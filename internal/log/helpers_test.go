@@ -57,6 +57,9 @@ func (e *env) opts() ManagerOptions {
 		Now:                  e.clock.Now,
 		HousekeepingInterval: -1,
 		ConfigFor:            func(string, int32) Config { return e.cfg },
+		// A tiny descriptor cache: every test also exercises files being
+		// closed when idle and reopened on use.
+		MaxOpenFiles: 4,
 	}
 }
 

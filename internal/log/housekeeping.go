@@ -2,16 +2,27 @@ package log
 
 import "time"
 
+// retentionInitialDelay is how long after start the first retention check
+// runs when log.retention.check.interval.ms is longer: Kafka schedules its
+// retention task with a 30 s initial delay too.
+const retentionInitialDelay = 30 * time.Second
+
 func (m *Manager) housekeepingLoop(every time.Duration) {
 	defer close(m.done)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	interval := m.opts.RetentionCheckInterval
+	nextRetention := time.Now().Add(min(interval, retentionInitialDelay))
 	for {
 		select {
 		case <-m.stop:
 			return
-		case <-t.C:
-			m.RunHousekeeping()
+		case now := <-t.C:
+			retention := !now.Before(nextRetention)
+			if retention {
+				nextRetention = now.Add(interval)
+			}
+			m.runHousekeeping(retention)
 		}
 	}
 }
@@ -20,14 +31,18 @@ func (m *Manager) housekeepingLoop(every time.Duration) {
 // time-based roll (segment.ms), retention (retention.ms, retention.bytes,
 // segments below the log start offset), flush.ms and the deferred flush of
 // rolled segments, due delayed file deletions, and the checkpoint files. The
-// housekeeping goroutine calls it on every tick; tests with a fake clock
-// call it directly.
-func (m *Manager) RunHousekeeping() {
+// housekeeping goroutine runs the same pass on every tick, with retention
+// only every RetentionCheckInterval (log.retention.check.interval.ms);
+// tests with a fake clock call RunHousekeeping directly, which always
+// applies retention.
+func (m *Manager) RunHousekeeping() { m.runHousekeeping(true) }
+
+func (m *Manager) runHousekeeping(retention bool) {
 	m.hkMu.Lock()
 	defer m.hkMu.Unlock()
 	nowMs := m.now().UnixMilli()
 	for _, l := range m.allLogs() {
-		if err := l.housekeep(nowMs); err != nil {
+		if err := l.housekeep(nowMs, retention); err != nil {
 			l.logger.Error("housekeeping failed", "dir", l.dir, "err", err)
 		}
 	}
@@ -35,9 +50,13 @@ func (m *Manager) RunHousekeeping() {
 	if err := m.writeCheckpoints(false); err != nil {
 		m.logger.Error("cannot write checkpoints", "dir", m.dir, "err", err)
 	}
+	m.hkPasses.Add(1)
 }
 
-func (l *Log) housekeep(nowMs int64) error {
+// HousekeepingPasses is how many housekeeping passes have run.
+func (m *Manager) HousekeepingPasses() int64 { return m.hkPasses.Load() }
+
+func (l *Log) housekeep(nowMs int64, retention bool) error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -49,8 +68,10 @@ func (l *Log) housekeep(nowMs int64) error {
 		err = l.rollLocked(nowMs)
 	}
 	l.mu.Unlock()
-	if err2 := l.deleteOldSegments(nowMs); err == nil {
-		err = err2
+	if retention {
+		if err2 := l.deleteOldSegments(nowMs); err == nil {
+			err = err2
+		}
 	}
 	if err2 := l.housekeepFlush(nowMs); err == nil {
 		err = err2

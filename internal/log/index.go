@@ -240,7 +240,12 @@ func loadIndexEntries(f vfs.File, entrySize int, key func([]byte) int64, check f
 		complete = true
 	}
 	total := int(size / int64(entrySize))
-	buf := make([]byte, 64*1024/entrySize*entrySize)
+	if total == 0 {
+		return 0, nil, complete, nil
+	}
+	// The buffer is sized for the file: loading many small indexes (a
+	// restart with many partitions) must not allocate 64 KiB each.
+	buf := make([]byte, min(64*1024/entrySize, total)*entrySize)
 	prev := int64(-1 << 63)
 	for read := 0; read < total; {
 		want := min(len(buf)/entrySize, total-read)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -28,11 +29,23 @@ type ManagerOptions struct {
 	// applies retention, flushes, deletes files and writes checkpoints.
 	// 0 means 1s; negative means no goroutine (call RunHousekeeping).
 	HousekeepingInterval time.Duration
+	// RetentionCheckInterval is log.retention.check.interval.ms: how often
+	// the background goroutine applies retention (deletes segments past
+	// retention.ms / retention.bytes or below the log start offset); it
+	// runs on the first housekeeping tick after each interval, the first
+	// time after min(interval, 30s). 0 means Kafka's 5 minutes.
+	RetentionCheckInterval time.Duration
 	// ConfigFor gives the config of a partition found on disk at start;
 	// default DefaultConfig. The broker re-applies configs with Open.
 	ConfigFor func(topic string, partition int32) Config
 	// ProducerGuard, if set, makes a guard for every log opened or created.
 	ProducerGuard func(topic string, partition int32) ProducerGuard
+	// MaxOpenFiles bounds the descriptors the segment files hold (a
+	// vfs.FileCache: files are opened on use and idle ones closed); 0
+	// sizes it from the process's descriptor limit
+	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
+	// segment file stays open, as before).
+	MaxOpenFiles int
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in
@@ -45,6 +58,8 @@ type Manager struct {
 	opts   ManagerOptions
 	logger *slog.Logger
 
+	files *vfs.FileCache // segment file descriptors; nil: files stay open
+
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
 	deletes []pendingDelete
@@ -54,9 +69,10 @@ type Manager struct {
 	lastCkRP    map[TopicPartition]int64
 	lastCkStart map[TopicPartition]int64
 
-	hkMu sync.Mutex // one housekeeping pass at a time
-	stop chan struct{}
-	done chan struct{}
+	hkMu     sync.Mutex   // one housekeeping pass at a time
+	hkPasses atomic.Int64 // housekeeping passes run (tests wait on it)
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 type pendingDelete struct {
@@ -77,10 +93,19 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if opts.HousekeepingInterval == 0 {
 		opts.HousekeepingInterval = time.Second
 	}
+	if opts.RetentionCheckInterval <= 0 {
+		opts.RetentionCheckInterval = 5 * time.Minute
+	}
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
 	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}}
+	switch {
+	case opts.MaxOpenFiles == 0:
+		m.files = vfs.NewFileCache(vfs.DefaultFileCacheCapacity())
+	case opts.MaxOpenFiles > 0:
+		m.files = vfs.NewFileCache(opts.MaxOpenFiles)
+	}
 	if err := fsys.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -102,6 +127,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if err != nil {
 		return nil, err
 	}
+	var loads []pendingLoad
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -130,11 +156,11 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
-		if err := l.load(p); err != nil {
-			m.closeLogs()
-			return nil, fmt.Errorf("log: loading %s: %w", name, err)
-		}
-		m.logs[tp] = l
+		loads = append(loads, pendingLoad{l, p, name})
+	}
+	if err := m.loadAll(loads); err != nil {
+		m.closeLogs()
+		return nil, err
 	}
 	if !clean && len(m.logs) > 0 {
 		// Kafka logs its recovery too: say why the start took what it took.
@@ -163,7 +189,67 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	return m, nil
 }
 
+type pendingLoad struct {
+	l    *Log
+	p    loadParams
+	name string
+}
+
+// loadWorkers is how many partition directories OpenManager loads at once
+// (Kafka's num.recovery.threads.per.data.dir): loading is mostly waiting
+// for the disk (directory reads, opens, index reads, recovery).
+const loadWorkers = 8
+
+// loadAll loads the logs in parallel and enters them in m.logs; on an error
+// the logs loaded so far are entered too (for closeLogs) and the first error
+// is returned.
+func (m *Manager) loadAll(loads []pendingLoad) error {
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+	)
+	for w := 0; w < min(loadWorkers, len(loads)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= len(loads) || firstErr != nil {
+					mu.Unlock()
+					return
+				}
+				ld := loads[next]
+				next++
+				mu.Unlock()
+				err := ld.l.load(ld.p)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("log: loading %s: %w", ld.name, err)
+					}
+				} else {
+					m.logs[TopicPartition{ld.l.topic, ld.l.partition}] = ld.l
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
 func (m *Manager) now() time.Time { return m.opts.Now() }
+
+// FileCacheStats describes the descriptor cache of the segment files (zero
+// when MaxOpenFiles turned it off).
+func (m *Manager) FileCacheStats() vfs.FileCacheStats {
+	if m.files == nil {
+		return vfs.FileCacheStats{}
+	}
+	return m.files.Stats()
+}
 
 // Dir is the data directory.
 func (m *Manager) Dir() string { return m.dir }
@@ -301,8 +387,26 @@ func (m *Manager) Partitions() []TopicPartition {
 // Delete removes a partition and its data: the directory is renamed to
 // <topic>-<partition>.<id>-delete (as Kafka does), then removed. Readers
 // holding file ranges of it keep reading the unlinked files, which are
-// closed after file.delete.delay.ms (or at Close).
+// closed after file.delete.delay.ms (or at Close). It is Detach followed by
+// the purge it returns.
 func (m *Manager) Delete(topic string, partition int32) error {
+	purge, err := m.Detach(topic, partition)
+	if err != nil {
+		return err
+	}
+	return purge()
+}
+
+// Detach takes a partition out of the manager (its log is closed to readers
+// and writers) and renames its directory to a "-delete" name, so that the
+// partition's name is free again at once: a new partition of that name can
+// be created before the old one's files are gone. The returned purge
+// removes the renamed directory, schedules the open files for closing after
+// file.delete.delay.ms and writes the checkpoints; it is the slow part (file
+// removal and fsyncs), which callers run without holding their own locks. A
+// crash before purge finishes leaves a "-delete" directory that the next
+// OpenManager removes.
+func (m *Manager) Detach(topic string, partition int32) (purge func() error, err error) {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
 	l, ok := m.logs[tp]
@@ -311,7 +415,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	}
 	m.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("log: no partition %s", partitionDirName(tp))
+		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
 	}
 	l.mu.Lock()
 	l.closed = true
@@ -321,8 +425,13 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	_, _ = rand.Read(id[:])
 	gone := filepath.Join(m.dir, partitionDirName(tp)+"."+hex.EncodeToString(id[:])+"-delete")
 	if err := m.fs.Rename(l.dir, gone); err != nil {
-		return storageErr("delete partition", err)
+		return nil, storageErr("delete partition", err)
 	}
+	return func() error { return m.purge(l, gone) }, nil
+}
+
+// purge finishes Detach: l's directory was renamed to gone.
+func (m *Manager) purge(l *Log, gone string) error {
 	if err := m.fs.SyncDir(m.dir); err != nil {
 		return storageErr("delete partition", err)
 	}
@@ -334,7 +443,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	// ranges of it read the unlinked files until file.delete.delay.ms.
 	var files []vfs.File
 	for _, s := range l.segments() {
-		for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
+		for _, f := range s.files() {
 			if f != nil {
 				files = append(files, f)
 			}

@@ -17,17 +17,36 @@ import (
 // *OffsetOutOfRangeError (errors.Is ErrOffsetOutOfRange); offset == log end
 // offset is an empty result. Read takes no lock and never blocks appends.
 //
-// Lifetime: segments deleted by retention, DeleteRecords or truncation are
-// renamed .deleted and their files stay open for file.delete.delay.ms
-// (default 60 s) before being closed, so ranges stay valid at least that
-// long (delayed deletion, no reference counts; the broker's sendfile holds
-// the descriptor for the length of one transfer, so a close during it is
-// safe). A suffix truncation
-// (TruncateTo) cuts the active files in place: ranges past the new end
-// become invalid at once, as in Kafka.
+// Lifetime: a range's File is the manager's cached file (vfs.CachedFile):
+// its descriptor may be closed while idle and is reopened on use, and a
+// user that needs the raw descriptor (sendfile) pins it (vfs.Pinner) for
+// the length of the transfer; a pinned descriptor is never closed.
+// Segments deleted by retention, DeleteRecords or truncation are renamed
+// .deleted (the cached file follows the rename) and removed after
+// file.delete.delay.ms (default 60 s), so ranges stay readable at least that
+// long. A deleted partition's files are removed at once: a range of it that
+// is not pinned may fail to reopen. A suffix truncation (TruncateTo) cuts
+// the active files in place: ranges past the new end become invalid at
+// once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
-	return l.read(offset, maxBytes, minOneBatch, false)
+	return l.read(offset, maxBytes, minOneBatch, readToHighWatermark)
 }
+
+// ReadToEnd is Read for a follower replicating the log: batches up to the
+// log end offset, above the high watermark too (the leader's fetch path
+// for replica fetches).
+func (l *Log) ReadToEnd(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	return l.read(offset, maxBytes, minOneBatch, readToEnd)
+}
+
+// readMode is how far a read may go.
+type readMode uint8
+
+const (
+	readToHighWatermark readMode = iota // consumers (read_uncommitted)
+	readCommitted                       // read_committed consumers: the last stable offset
+	readToEnd                           // followers: the log end offset
+)
 
 // ReadCommitted is Read for a read_committed consumer: only batches wholly
 // below the last stable offset are returned (a batch is never split), and
@@ -35,10 +54,10 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 // empty result, not an error. The aborted transactions to report with the
 // data are AbortedTxns(offset, res.NextOffset).
 func (l *Log) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
-	return l.read(offset, maxBytes, minOneBatch, true)
+	return l.read(offset, maxBytes, minOneBatch, readCommitted)
 }
 
-func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool) (ReadResult, error) {
+func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, mode readMode) (ReadResult, error) {
 	// The last stable offset is taken before the log end: it never
 	// exceeds the end loaded after it.
 	// The high watermark is loaded before the end, so it never exceeds it.
@@ -51,8 +70,11 @@ func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, committed bool)
 		return res, &OffsetOutOfRangeError{Offset: offset, LogStartOffset: start, LogEndOffset: leo}
 	}
 	upper := hw // batches must end below it: consumers see only what the in-sync replicas hold
-	if committed {
+	switch mode {
+	case readCommitted:
 		upper = lso
+	case readToEnd:
+		upper = leo
 	}
 	if offset >= upper {
 		return res, nil

@@ -30,13 +30,16 @@ func (l *Log) load(p loadParams) error {
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return err
 	}
-	if err := l.cleanupTempFiles(); err != nil {
-		return err
-	}
-	bases, err := l.listSegments()
+	ents, err := l.cleanupTempFiles()
 	if err != nil {
 		return err
 	}
+	if ents == nil { // something was cleaned up: list again
+		if ents, err = l.fs.ReadDir(l.dir); err != nil {
+			return err
+		}
+	}
+	bases := segmentBases(ents)
 	nowMs := l.m.now().UnixMilli()
 	var segs []*segment
 	closeAll := func() {
@@ -57,7 +60,7 @@ func (l *Log) load(p loadParams) error {
 	}
 	cfg := l.config()
 	for i, base := range bases {
-		s, err := openSegment(l.fs, l.dir, base, nowMs)
+		s, err := openSegment(l.fs, l.m.files, l.dir, base, nowMs)
 		if err != nil {
 			closeAll()
 			return err
@@ -137,7 +140,7 @@ func (l *Log) load(p loadParams) error {
 			l.removeSegmentFiles([]int64{s.base})
 		}
 		segs = nil
-		s, err := createSegment(l.fs, l.dir, logStart, nowMs)
+		s, err := createSegment(l.fs, l.m.files, l.dir, logStart, nowMs)
 		if err != nil {
 			return err
 		}
@@ -187,28 +190,38 @@ func (l *Log) load(p loadParams) error {
 // passed its point of no return, so they and every .swap at or above the
 // lowest .cleaned base are removed; a remaining .swap log replaces the
 // segments its offsets cover and is renamed into place.
-func (l *Log) cleanupTempFiles() error {
+//
+// It returns the directory's listing when it found nothing to do (so that
+// load does not read the directory twice), else nil.
+func (l *Log) cleanupTempFiles() ([]os.DirEntry, error) {
 	ents, err := l.fs.ReadDir(l.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	minCleaned := int64(math.MaxInt64)
 	var swaps []int64
+	found := false // anything to clean up; else the directory is left alone (no sync)
 	for _, e := range ents {
 		name := e.Name()
 		switch {
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, vfs.TmpSuffix):
 			_ = l.fs.Remove(filepath.Join(l.dir, name))
+			found = true
 		case strings.HasSuffix(name, cleanedSuffix):
 			if b, ok := parseBase(strings.TrimSuffix(name, cleanedSuffix)); ok && b < minCleaned {
 				minCleaned = b
 			}
 			_ = l.fs.Remove(filepath.Join(l.dir, name))
-		case strings.HasSuffix(name, logSuffix+swapSuffix):
-			if b, ok := parseBase(strings.TrimSuffix(name, swapSuffix)); ok {
+			found = true
+		case strings.HasSuffix(name, swapSuffix):
+			if b, ok := parseBase(strings.TrimSuffix(name, swapSuffix)); ok && strings.HasSuffix(name, logSuffix+swapSuffix) {
 				swaps = append(swaps, b)
 			}
+			found = true
 		}
+	}
+	if !found {
+		return ents, nil
 	}
 	sort.Slice(swaps, func(i, j int) bool { return swaps[i] < swaps[j] })
 	for _, b := range swaps {
@@ -220,20 +233,20 @@ func (l *Log) cleanupTempFiles() error {
 			continue
 		}
 		if err := l.completeSwap(b); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// Index files whose .swap twin lingers are stale either way.
 	ents, err = l.fs.ReadDir(l.dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), swapSuffix) {
 			_ = l.fs.Remove(filepath.Join(l.dir, e.Name()))
 		}
 	}
-	return l.fs.SyncDir(l.dir)
+	return nil, l.fs.SyncDir(l.dir)
 }
 
 // completeSwap finishes an interrupted ReplaceSegments for the .swap
@@ -299,6 +312,12 @@ func (l *Log) listSegments() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return segmentBases(ents), nil
+}
+
+// segmentBases returns the base offsets of the .log files of a listing,
+// ascending.
+func segmentBases(ents []os.DirEntry) []int64 {
 	var bases []int64
 	for _, e := range ents {
 		name := e.Name()
@@ -310,7 +329,7 @@ func (l *Log) listSegments() ([]int64, error) {
 		}
 	}
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	return bases, nil
+	return bases
 }
 
 func parseBase(s string) (int64, bool) {
@@ -340,9 +359,9 @@ func (l *Log) removeSegmentFiles(bases []int64) {
 
 // openSegment opens an existing segment's files (creating missing index
 // files empty); loadClean or recover fills in its state.
-func openSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, error) {
+func openSegment(fsys vfs.FS, files *vfs.FileCache, dir string, base int64, nowMs int64) (*segment, error) {
 	prefix := filepath.Join(dir, segmentName(base))
-	log, idx, tidx, err := openFiles(fsys, prefix, os.O_RDWR, "")
+	log, idx, tidx, err := openFiles(fsys, files, prefix, os.O_RDWR, "")
 	if err != nil {
 		return nil, err
 	}
@@ -359,16 +378,29 @@ func openSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, er
 // its first batch, as Kafka measures the roll, or the file's modification
 // time if that is missing or in the future; now for an empty segment.
 func segmentStartMs(f vfs.File, nowMs int64) int64 {
+	fi, err := f.Stat() // first: an empty segment is not opened
+	if err != nil || fi.Size() == 0 {
+		return nowMs
+	}
 	var h [batch.HeaderSize]byte
 	if _, err := f.ReadAt(h[:], 0); err == nil {
 		if hd, err := batch.ParseHeader(h[:]); err == nil && hd.MaxTimestamp > 0 && hd.MaxTimestamp <= nowMs {
 			return hd.MaxTimestamp
 		}
 	}
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.ModTime().UnixMilli() <= nowMs {
+	if fi.ModTime().UnixMilli() <= nowMs {
 		return fi.ModTime().UnixMilli()
 	}
 	return nowMs
+}
+
+// truncateIfLonger cuts f to size unless it already has that size (a
+// restart of many partitions skips a write per index).
+func truncateIfLonger(f vfs.File, size int64) error {
+	if fi, err := f.Stat(); err == nil && fi.Size() == size {
+		return nil
+	}
+	return f.Truncate(size)
 }
 
 // loadClean trusts the segment (it is below the recovery point or the
@@ -390,7 +422,7 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 	if !complete {
 		return false, nil
 	}
-	if err := s.idx.f.Truncate(int64(n * offsetIndexEntrySize)); err != nil { // trims a preallocated file
+	if err := truncateIfLonger(s.idx.f, int64(n*offsetIndexEntrySize)); err != nil { // trims a preallocated file
 		return false, err
 	}
 	s.idx = newIndexFile(s.idx.f, offsetIndexEntrySize, n, last)
@@ -401,7 +433,7 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 	if !tcomplete {
 		return false, nil
 	}
-	if err := s.tidx.f.Truncate(int64(tn * timeIndexEntrySize)); err != nil {
+	if err := truncateIfLonger(s.tidx.f, int64(tn*timeIndexEntrySize)); err != nil {
 		return false, err
 	}
 	s.tidx = newIndexFile(s.tidx.f, timeIndexEntrySize, tn, tlast)

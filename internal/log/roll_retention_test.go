@@ -243,3 +243,59 @@ func TestTruncatePrefix(t *testing.T) {
 		t.Fatalf("offset reused: %d", r.BaseOffset)
 	}
 }
+
+// The background goroutine applies retention only every
+// RetentionCheckInterval (log.retention.check.interval.ms): records past
+// retention.ms stay readable until the next check, while the other
+// housekeeping (here: many passes) goes on.
+func TestRetentionCheckInterval(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RetentionMs = 1000
+	e := newEnv(t, cfg)
+	mustAppend(t, e.log(), mkBatch(t, 3, 10, e.clock.Now().UnixMilli()))
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour) // far past retention.ms
+
+	reopen := func(check time.Duration) {
+		t.Helper()
+		o := e.opts()
+		o.HousekeepingInterval = time.Millisecond
+		o.RetentionCheckInterval = check
+		m, err := OpenManager(e.fs, "/data", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.m = m
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	// An hour between checks (the first after 30 s): still readable
+	// after many passes.
+	reopen(time.Hour)
+	waitFor("20 housekeeping passes", func() bool { return e.m.HousekeepingPasses() >= 20 })
+	if got := e.log().LogStartOffset(); got != 0 {
+		t.Fatalf("retention applied before its check: log start %d", got)
+	}
+	if n := len(readAll(t, e.log(), 0)); n == 0 {
+		t.Fatal("records past retention not readable before the next check")
+	}
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A short interval: the next check deletes them.
+	reopen(5 * time.Millisecond)
+	defer e.m.Close()
+	waitFor("retention to delete the expired segment", func() bool { return e.log().LogStartOffset() == 3 })
+}

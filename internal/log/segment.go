@@ -60,7 +60,9 @@ func newSegmentStruct(base int64, prefix string, nowMs int64) *segment {
 	return s
 }
 
-func openFiles(fsys vfs.FS, prefix string, flag int, suffix string) (log, idx, tidx vfs.File, err error) {
+// openFiles opens a segment's three files through the manager's descriptor
+// cache (directly if files is nil).
+func openFiles(fsys vfs.FS, files *vfs.FileCache, prefix string, flag int, suffix string) (log, idx, tidx vfs.File, err error) {
 	closeAll := func() {
 		for _, f := range []vfs.File{log, idx, tidx} {
 			if f != nil {
@@ -68,25 +70,55 @@ func openFiles(fsys vfs.FS, prefix string, flag int, suffix string) (log, idx, t
 			}
 		}
 	}
-	if log, err = fsys.OpenFile(prefix+logSuffix+suffix, flag, 0o644); err != nil {
+	if log, err = openFile(fsys, files, prefix+logSuffix+suffix, flag); err != nil {
 		return nil, nil, nil, err
 	}
-	if idx, err = fsys.OpenFile(prefix+indexSuffix+suffix, flag|os.O_CREATE, 0o644); err != nil {
+	if idx, err = openFile(fsys, files, prefix+indexSuffix+suffix, flag|os.O_CREATE); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}
-	if tidx, err = fsys.OpenFile(prefix+timeIndexSuffix+suffix, flag|os.O_CREATE, 0o644); err != nil {
+	if tidx, err = openFile(fsys, files, prefix+timeIndexSuffix+suffix, flag|os.O_CREATE); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}
 	return log, idx, tidx, nil
 }
 
+func openFile(fsys vfs.FS, files *vfs.FileCache, name string, flag int) (vfs.File, error) {
+	if files == nil {
+		return fsys.OpenFile(name, flag, 0o644)
+	}
+	if flag&(os.O_CREATE|os.O_TRUNC) == 0 || flag&os.O_TRUNC == 0 && fileExists(fsys, name) {
+		// An existing file (a restart): opened on first use, so loading
+		// an idle partition opens nothing.
+		return files.OpenLazy(fsys, name, flag, 0o644), nil
+	}
+	f, err := files.Open(fsys, name, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func fileExists(fsys vfs.FS, name string) bool {
+	_, err := fsys.Stat(name)
+	return err == nil
+}
+
+// renameFile renames a segment file; a cached file learns its new name (a
+// reopen after an eviction uses it).
+func renameFile(fsys vfs.FS, f vfs.File, from, to string) error {
+	if cf, ok := f.(*vfs.CachedFile); ok && cf.Name() == from {
+		return cf.Rename(to)
+	}
+	return fsys.Rename(from, to)
+}
+
 // createSegment makes a new empty segment and makes its files and their
 // directory entries durable.
-func createSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, error) {
+func createSegment(fsys vfs.FS, files *vfs.FileCache, dir string, base int64, nowMs int64) (*segment, error) {
 	prefix := filepath.Join(dir, segmentName(base))
-	log, idx, tidx, err := openFiles(fsys, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, "")
+	log, idx, tidx, err := openFiles(fsys, files, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, "")
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +150,14 @@ func createSegment(fsys vfs.FS, dir string, base int64, nowMs int64) (*segment, 
 	return s, nil
 }
 
+// files returns the segment's .log, .index and .timeindex files, in
+// segmentPaths order.
+func (s *segment) files() []vfs.File {
+	return []vfs.File{s.log, s.idxFile(), s.tidxFile()}
+}
+
 func (s *segment) close() {
-	for _, f := range []vfs.File{s.log, s.idxFile(), s.tidxFile()} {
+	for _, f := range s.files() {
 		if f != nil {
 			_ = f.Close()
 		}

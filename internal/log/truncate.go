@@ -109,7 +109,7 @@ func (l *Log) truncateLocked(offset int64) (int64, error) {
 func (l *Log) truncateFullyLocked(offset int64) error {
 	old := l.segments()
 	l.retireSegmentsLocked(old)
-	s, err := createSegment(l.fs, l.dir, offset, l.m.now().UnixMilli())
+	s, err := createSegment(l.fs, l.m.files, l.dir, offset, l.m.now().UnixMilli())
 	if err != nil {
 		l.fail("truncate fully", err)
 		return storageErr("truncate", err)

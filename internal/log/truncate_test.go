@@ -309,9 +309,20 @@ func TestOSFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.Ranges[0].File.(*os.File); !ok {
-		t.Fatal("OSFS range is not an *os.File")
+	// The range's file is the descriptor cache's; pinned, it is the
+	// *os.File the wire layer sendfiles from.
+	p, ok := r.Ranges[0].File.(vfs.Pinner)
+	if !ok {
+		t.Fatal("OSFS range is not a pinnable cached file")
 	}
+	raw, err := p.Pin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := raw.(*os.File); !ok {
+		t.Fatal("pinned OSFS range is not an *os.File")
+	}
+	p.Unpin()
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -126,3 +126,36 @@ func (m *Metrics) api(key int16) *apiCollectors {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
+
+// ReplicationCounts are the replication gauges' values at one moment.
+type ReplicationCounts struct {
+	// UnderReplicated: partitions this broker leads whose in-sync set is
+	// smaller than their replica set.
+	UnderReplicated int
+	// Offline: partitions of the cluster without a live leader (reported by
+	// the active controller only, as Kafka's OfflinePartitionsCount).
+	Offline int
+	// ActiveController is 1 on the active controller, else 0.
+	ActiveController int
+}
+
+// RegisterReplication adds the gauges operators alert on, under Kafka's
+// names (kafka_server_replicamanager_underreplicatedpartitions,
+// kafka_controller_kafkacontroller_offlinepartitionscount and
+// kafka_controller_kafkacontroller_activecontrollercount, as the Prometheus
+// JMX exporter names Kafka's MBeans) and Sluice's own.
+func (m *Metrics) RegisterReplication(counts func() ReplicationCounts) {
+	gauge := func(name, help string, pick func(ReplicationCounts) int) {
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
+			func() float64 { return float64(pick(counts())) }))
+	}
+	under := func(c ReplicationCounts) int { return c.UnderReplicated }
+	offline := func(c ReplicationCounts) int { return c.Offline }
+	active := func(c ReplicationCounts) int { return c.ActiveController }
+	gauge("sluice_under_replicated_partitions", "Partitions this broker leads whose in-sync set is smaller than their replicas.", under)
+	gauge("kafka_server_replicamanager_underreplicatedpartitions", "Kafka's UnderReplicatedPartitions (same as sluice_under_replicated_partitions).", under)
+	gauge("sluice_offline_partitions", "Partitions without a live leader (active controller only).", offline)
+	gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Kafka's OfflinePartitionsCount (same as sluice_offline_partitions).", offline)
+	gauge("sluice_active_controller", "1 on the active controller.", active)
+	gauge("kafka_controller_kafkacontroller_activecontrollercount", "Kafka's ActiveControllerCount (same as sluice_active_controller).", active)
+}

@@ -135,10 +135,21 @@ func decodeSnapshot(b []byte) (map[int64]*entry, error) {
 // WriteSnapshot writes the state as it is now to dir/SnapshotName(offset)
 // durably (temporary file, fsync, rename, fsync of the directory) and removes
 // all but the newest few snapshots. offset is the log end offset the state
-// corresponds to: everything before it has been applied.
+// corresponds to: everything before it has been applied. As in Kafka, a
+// snapshot already at offset is kept when no batch was applied since the
+// last snapshot written or loaded (a restart of an idle partition writes
+// nothing).
 func (s *State) WriteSnapshot(fsys vfs.FS, dir string, offset int64) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
+	s.mu.Lock()
+	unchanged := s.end <= s.snapEnd
+	s.mu.Unlock()
+	if unchanged {
+		if _, err := fsys.Stat(filepath.Join(dir, SnapshotName(offset))); err == nil {
+			return nil
+		}
+	}
 	data, end := s.encodeSnapshot()
 	if end > offset {
 		return fmt.Errorf("producer snapshot at %d: state already holds batches up to %d", offset, end)

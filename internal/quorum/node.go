@@ -108,7 +108,8 @@ type Node struct {
 	stopc   chan struct{}
 	donec   chan struct{}
 	leader  atomic.Uint64
-	err     error // why the loop ended; read after donec
+	term    atomic.Uint64 // the raft term of the last HardState
+	err     error         // why the loop ended; read after donec
 
 	nextID  atomic.Uint64
 	waiters map[uint64]chan error // loop-owned
@@ -237,6 +238,10 @@ func (n *Node) Step(ctx context.Context, m *raftpb.Message) error {
 // Leader returns the leader this node knows of, 0 if none.
 func (n *Node) Leader() uint64 { return n.leader.Load() }
 
+// Term returns the raft term this node is in (as last persisted). A node
+// that leads in a new term has lost and regained the lead in between.
+func (n *Node) Term() uint64 { return n.term.Load() }
+
 // ID returns the node's id.
 func (n *Node) ID() uint64 { return n.cfg.ID }
 
@@ -343,9 +348,28 @@ func (n *Node) run() {
 func (n *Node) handleReady() error {
 	rd := n.rn.Ready()
 	if rd.SoftState != nil {
-		// Waiters of a deposed leader stay: their entries may still
-		// commit; the proposer's ctx bounds the wait.
-		n.leader.Store(rd.SoftState.Lead)
+		was := n.leader.Swap(rd.SoftState.Lead)
+		if was == n.cfg.ID && rd.SoftState.Lead != n.cfg.ID {
+			// Deposed: its waiting proposals may or may not commit
+			// under the new leader. They fail now (outcome unknown,
+			// as NotLeaderError) rather than hold their proposers until
+			// their deadlines; what did commit is applied all the same.
+			for id, c := range n.waiters {
+				c <- &NotLeaderError{Leader: rd.SoftState.Lead}
+				delete(n.waiters, id)
+			}
+		}
+	}
+	if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+		if old := n.term.Swap(rd.HardState.GetTerm()); old != 0 && old != rd.HardState.GetTerm() {
+			// A new term: every waiting proposal is from an older one
+			// (proposals are taken only between Readys), so its outcome
+			// is unknown here; the same answer as a deposed leader's.
+			for id, c := range n.waiters {
+				c <- &NotLeaderError{Leader: n.leader.Load()}
+				delete(n.waiters, id)
+			}
+		}
 	}
 	if err := n.st.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 		return fmt.Errorf("persist: %w", err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/sluice-broker/sluice/internal/log"
 )
@@ -139,9 +140,12 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 	m.parts[tp] = p
 	m.mu.Unlock()
 
-	p.applyHighWatermarkRule(&st)
 	role := roleOf(m.self, &st)
 	changed := before == nil || roleOf(m.self, before) != role || before.LeaderEpoch != st.LeaderEpoch
+	if changed && role == Leader {
+		p.resetLeaderView(&st, time.Now())
+	}
+	p.applyHighWatermarkRule(&st)
 	if changed {
 		kind := BecameFollower
 		if role == Leader {
@@ -188,6 +192,7 @@ func (p *Partition) applyHighWatermarkRule(st *State) {
 		return
 	}
 	p.log.SetHighWatermark(p.log.HighWatermark())
+	p.updateHighWatermark(st) // a smaller in-sync set may hold more
 }
 
 func validState(st State) error {

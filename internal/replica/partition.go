@@ -67,6 +67,7 @@ type Partition struct {
 	self  int32
 	log   *log.Log
 	st    atomic.Pointer[State]
+	lv    leaderView // replication state while this broker leads (replication.go)
 }
 
 // Topic is the partition's topic.

@@ -13,6 +13,7 @@ import (
 
 	"software.sslmate.com/src/go-pkcs12"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/config"
 )
 
@@ -452,4 +453,19 @@ func cipherSuites(list string) ([]uint16, error) {
 		ids = append(ids, id)
 	}
 	return ids, nil
+}
+
+// PrincipalMapper returns the mapping of client-certificate subjects to
+// principal names of an SSL listener (ssl.principal.mapping.rules, with the
+// listener prefix rule), or nil for DEFAULT (the subject unchanged).
+func PrincipalMapper(cfg *config.Broker, listener string) (func(string) (string, error), error) {
+	v, _ := cfg.ListenerValue(listener, "ssl.principal.mapping.rules")
+	rules, err := authz.ParsePrincipalRules(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", configName(cfg, listener, "ssl.principal.mapping.rules"), err)
+	}
+	if rules.IsDefault() {
+		return nil, nil
+	}
+	return rules.Map, nil
 }

@@ -71,6 +71,11 @@ type Config struct {
 	// NoProduceVerification is transaction.partition.verification.enable
 	// set to false: BeginProduce admits everything.
 	NoProduceVerification bool
+	// OwnLoadedOnly answers NOT_COORDINATOR for a transactional id whose
+	// __transaction_state partition is not loaded here (a cluster, where
+	// another broker leads it). A single node owns every partition, and
+	// creates the topic on first use.
+	OwnLoadedOnly bool
 }
 
 func (c Config) withDefaults() Config {
@@ -364,7 +369,7 @@ func (c *Coordinator) sweep() {
 
 // lookup returns id's metadata (nil if unknown) or the coordinator-level
 // error: COORDINATOR_LOAD_IN_PROGRESS while loading, NOT_COORDINATOR once
-// closed.
+// closed or (OwnLoadedOnly) when id's partition is not loaded here.
 func (c *Coordinator) lookup(id string) (*txnMeta, int16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -373,6 +378,10 @@ func (c *Coordinator) lookup(id string) (*txnMeta, int16) {
 		return nil, kerr.NotCoordinator.Code
 	case c.loading:
 		return nil, kerr.CoordinatorLoadInProgress.Code
+	case c.cfg.OwnLoadedOnly && !c.loaded[PartitionFor(id, c.cfg.NumPartitions)]:
+		// id's __transaction_state partition is led by another broker:
+		// the client looks the coordinator up again.
+		return nil, kerr.NotCoordinator.Code
 	}
 	return c.txns[id], 0
 }

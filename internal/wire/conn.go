@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,7 +114,16 @@ func (c *conn) handshakeTLS() bool {
 	c.mu.Unlock()
 	c.st.TLS = &cs
 	if c.st.Listener.Protocol == ProtocolSSL {
-		c.st.principal = certificatePrincipal(&cs)
+		p := certificatePrincipal(&cs)
+		if m := c.st.Listener.MapPrincipal; m != nil && p != AnonymousPrincipal {
+			name, err := m(strings.TrimPrefix(p, "User:"))
+			if err != nil {
+				c.log.Info("closing connection: client certificate refused", "err", err)
+				return false
+			}
+			p = "User:" + name
+		}
+		c.st.principal = p
 	}
 	c.touch()
 	return true

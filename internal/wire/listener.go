@@ -49,6 +49,11 @@ type Listener struct {
 	// MaxPreAuthBytes bounds request frames before SASL authentication
 	// completes (sasl.server.max.receive.size); 0 means no extra bound.
 	MaxPreAuthBytes int32
+	// MapPrincipal, when set, maps the subject of a verified client
+	// certificate on an SSL listener to the principal's name
+	// (ssl.principal.mapping.rules); an error refuses the client (the
+	// connection is closed after the handshake). Nil keeps the subject.
+	MapPrincipal func(subject string) (string, error)
 }
 
 // SASLPhase is where a connection is in its SASL exchange.

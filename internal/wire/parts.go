@@ -36,8 +36,9 @@ type splice struct {
 // AppendFile splices size bytes of f starting at pos after the bytes
 // appended so far. With an *os.File and a TCP connection the section is sent
 // with sendfile from that offset (the file's position is not used); other
-// files are read with ReadAt and copied. The file must stay open until the
-// response is written (see the write loop on closed files).
+// files are read with ReadAt and copied. A vfs.Pinner (a descriptor
+// cache's file) is pinned for the length of its transfer; any other file
+// must stay open until the response is written.
 func (p *Parts) AppendFile(f io.ReaderAt, pos, size int64) {
 	if size <= 0 {
 		return

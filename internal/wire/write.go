@@ -4,6 +4,8 @@ import (
 	"net"
 	"os"
 	"sync"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // copyChunk is the buffer size for sections that cannot be sendfiled.
@@ -44,6 +46,16 @@ func writeParts(nc net.Conn, p *Parts) (int64, error) {
 }
 
 func writeSection(nc net.Conn, s splice) (int64, error) {
+	if p, ok := s.file.(vfs.Pinner); ok {
+		// A descriptor cache's file: hold its descriptor open (opening it
+		// again if it was evicted) for the length of the transfer.
+		f, err := p.Pin()
+		if err != nil {
+			return 0, err
+		}
+		defer p.Unpin()
+		s.file = f
+	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if f, ok := s.file.(*os.File); ok {
 			if n, err, handled := sendFile(tc, f, s.pos, s.len); handled {

@@ -43,6 +43,13 @@
 //     there was none), so nothing can be said about what it missed.
 //   - node-not-recovered: a node did not serve requests again after a fault
 //     was healed, within the nemesis's deadline.
+//   - metadata-lost: a topic whose creation was acknowledged is missing from
+//     a node's final metadata, or a topic config change that was
+//     acknowledged is not what a node holds after healing (and no later
+//     change of unknown outcome explains it).
+//   - metadata-diverged: the nodes' final metadata differ (topics, partition
+//     counts, configs, cluster id), though every node was back and they
+//     had time to converge.
 package checker
 
 import (
@@ -70,12 +77,14 @@ const (
 	LSOBackwards        = "lso-backwards"
 	IncompleteFinalRead = "incomplete-final-read"
 	NodeNotRecovered    = "node-not-recovered"
+	MetadataLost        = "metadata-lost"
+	MetadataDiverged    = "metadata-diverged"
 )
 
 // AllTypes lists every anomaly type, in the order summaries print them.
 var AllTypes = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, PhantomRead,
 	NonMonotonicSend, NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead,
-	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered}
+	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged}
 
 // Anomaly is one finding.
 type Anomaly struct {
@@ -98,6 +107,14 @@ type Fault struct {
 	Healed    time.Duration // when the healing operation completed (-1: never)
 	FirstOK   time.Duration // first successful write completed after Healed (-1: none)
 	Recovered bool
+	// Role is "controller" when the node was the active controller as the
+	// fault began. NewController is then when (since the run's start) a
+	// Metadata answer first named a controller again: another node, asked
+	// of a node other than the faulted one, or the same node once healed
+	// (-1: never); NewControllerID is that controller.
+	Role            string
+	NewController   time.Duration
+	NewControllerID int
 }
 
 // Result is the outcome of a check.
@@ -115,6 +132,16 @@ type Result struct {
 	// Longest window within the workload with no successful write.
 	LongestNoWrite           time.Duration
 	NoWriteFrom, NoWriteTill time.Duration
+	// The same, counting only time when no fault was active (after a heal
+	// completed and before the next fault): unavailability no fault explains.
+	LongestNoWriteNoFault                  time.Duration
+	NoWriteNoFaultFrom, NoWriteNoFaultTill time.Duration
+
+	// The metadata workload: creations and config changes by outcome (ok,
+	// fail, info), and how many nodes' final views there are.
+	Creates, Alters map[string]int
+	FinalViews      int
+	ViewsAgree      bool
 }
 
 type status int
@@ -154,14 +181,15 @@ type pair struct {
 // Check analyses a history.
 func Check(ops []history.Op) Result {
 	c := &state{
-		writes:     map[int64]*write{},
-		offVals:    map[string]map[int64]map[int64][]int{},
-		valOffs:    map[int64]map[int64][]int{},
-		valKeys:    map[int64]map[string]bool{},
-		seenBy:     map[int64]map[string]bool{},
-		finals:     map[string]map[string]*finalRead{},
-		reported:   map[string]bool{},
-		res:        Result{FaultCount: map[string]int{}, Counts: map[string]int{}, Txns: map[string]int{}},
+		writes:   map[int64]*write{},
+		offVals:  map[string]map[int64]map[int64][]int{},
+		valOffs:  map[int64]map[int64][]int{},
+		valKeys:  map[int64]map[string]bool{},
+		seenBy:   map[int64]map[string]bool{},
+		finals:   map[string]map[string]*finalRead{},
+		reported: map[string]bool{},
+		res: Result{FaultCount: map[string]int{}, Counts: map[string]int{}, Txns: map[string]int{},
+			Creates: map[string]int{}, Alters: map[string]int{}},
 		finalKeys:  map[string]bool{},
 		writesKeys: map[string]bool{},
 	}
@@ -173,7 +201,9 @@ func Check(ops []history.Op) Result {
 	c.checkPolls()
 	c.checkWatermarks()
 	c.checkFinal()
+	c.checkMetadata()
 	c.availability()
+	c.controllers()
 	for _, a := range c.res.Anomalies {
 		c.res.Counts[a.Type]++
 	}
@@ -202,6 +232,7 @@ type state struct {
 	res        Result
 	workStart  int64
 	workEnd    int64
+	stopAt     int64 // when the workloads were told to stop (-1: not recorded)
 }
 
 func (c *state) add(typ, key, detail string, ops ...int) {
@@ -220,8 +251,11 @@ func (c *state) once(id, typ, key, detail string, ops ...int) {
 // pairs matches each invocation with its process's next completion.
 func (c *state) pairs(ops []history.Op) {
 	pending := map[int]int{} // process -> index into c.ops
-	c.workStart, c.workEnd = -1, -1
+	c.workStart, c.workEnd, c.stopAt = -1, -1, -1
 	for _, op := range ops {
+		if op.F == history.FStopWorkloads && op.Type == history.Invoke && c.stopAt < 0 {
+			c.stopAt = op.Time
+		}
 		if op.Type == history.Invoke {
 			if op.Process != history.NemesisProcess {
 				c.res.Operations++
@@ -738,7 +772,7 @@ func (c *state) checkFinal() {
 	// Nemesis faults and heals.
 	var open []int // indexes into res.Faults not yet healed
 	for _, p := range c.ops {
-		if p.inv.Process != history.NemesisProcess {
+		if p.inv.Process != history.NemesisProcess || p.inv.F == history.FStopWorkloads {
 			continue
 		}
 		node := -1
@@ -747,7 +781,8 @@ func (c *state) checkFinal() {
 		}
 		if history.IsFault(p.inv.F) {
 			c.res.FaultCount[p.inv.F]++
-			c.res.Faults = append(c.res.Faults, Fault{F: p.inv.F, Node: node, Start: time.Duration(p.inv.Time), Healed: -1, FirstOK: -1})
+			c.res.Faults = append(c.res.Faults, Fault{F: p.inv.F, Node: node, Start: time.Duration(p.inv.Time), Healed: -1, FirstOK: -1,
+				Role: p.inv.Role, NewController: -1, NewControllerID: -1})
 			open = append(open, len(c.res.Faults)-1)
 			continue
 		}
@@ -793,12 +828,29 @@ func (c *state) availability() {
 	sort.Slice(oks, func(i, j int) bool { return oks[i] < oks[j] })
 	if c.workStart >= 0 {
 		prev := c.workStart
-		for _, t := range append(append([]int64(nil), oks...), c.workEnd) {
-			if t > c.workEnd {
-				t = c.workEnd
+		end := c.workEnd
+		if c.stopAt >= 0 && c.stopAt < end {
+			end = c.stopAt // writes blocked while the workloads wind down say nothing
+		}
+		// fault intervals, by start: from injection to the completed heal
+		var faults [][2]int64
+		for _, f := range c.res.Faults {
+			healed := int64(f.Healed)
+			if f.Healed < 0 {
+				healed = end
+			}
+			faults = append(faults, [2]int64{int64(f.Start), healed})
+		}
+		sort.Slice(faults, func(i, j int) bool { return faults[i][0] < faults[j][0] })
+		for _, t := range append(append([]int64(nil), oks...), end) {
+			if t > end {
+				t = end
 			}
 			if d := time.Duration(t - prev); d > c.res.LongestNoWrite {
 				c.res.LongestNoWrite, c.res.NoWriteFrom, c.res.NoWriteTill = d, time.Duration(prev), time.Duration(t)
+			}
+			if time.Duration(t-prev) > c.res.LongestNoWriteNoFault {
+				c.noFaultPart(prev, t, faults)
 			}
 			if t > prev {
 				prev = t
@@ -814,6 +866,29 @@ func (c *state) availability() {
 		if j < len(oks) {
 			f.FirstOK = time.Duration(oks[j])
 		}
+	}
+}
+
+// noFaultPart records the longest part of the window [a, b] without a write
+// that no fault interval covers, if it is the longest so far.
+func (c *state) noFaultPart(a, b int64, faults [][2]int64) {
+	take := func(from, till int64) {
+		if d := time.Duration(till - from); d > c.res.LongestNoWriteNoFault {
+			c.res.LongestNoWriteNoFault, c.res.NoWriteNoFaultFrom, c.res.NoWriteNoFaultTill = d, time.Duration(from), time.Duration(till)
+		}
+	}
+	cur := a
+	for _, f := range faults {
+		if f[1] <= cur || f[0] >= b {
+			continue
+		}
+		if f[0] > cur {
+			take(cur, f[0])
+		}
+		cur = max(cur, f[1])
+	}
+	if cur < b {
+		take(cur, b)
 	}
 }
 
@@ -870,6 +945,10 @@ func (r Result) Summary(maxPerType int) string {
 	fmt.Fprintf(&b, "reads: %d polls; final read of %d keys\n", r.Polls, r.FinalKeys)
 	fmt.Fprintf(&b, "availability: longest window without a successful write %.1fs (%.1fs to %.1fs)\n",
 		r.LongestNoWrite.Seconds(), r.NoWriteFrom.Seconds(), r.NoWriteTill.Seconds())
+	if len(r.Faults) > 0 {
+		fmt.Fprintf(&b, "availability: longest window without a successful write while no fault was active %.1fs (%.1fs to %.1fs)\n",
+			r.LongestNoWriteNoFault.Seconds(), r.NoWriteNoFaultFrom.Seconds(), r.NoWriteNoFaultTill.Seconds())
+	}
 	for _, f := range r.Faults {
 		switch {
 		case f.Healed < 0:
@@ -881,6 +960,27 @@ func (r Result) Summary(maxPerType int) string {
 				f.F, f.Node, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
 				(f.FirstOK - f.Healed).Seconds(), (f.FirstOK - f.Start).Seconds())
 		}
+		if f.Role == history.RoleController {
+			if f.NewController < 0 {
+				fmt.Fprintf(&b, "    node %d was the controller: no Metadata answer named a controller again\n", f.Node)
+			} else {
+				fmt.Fprintf(&b, "    node %d was the controller: clients saw controller %d %.2fs after the fault began\n",
+					f.Node, f.NewControllerID, (f.NewController - f.Start).Seconds())
+			}
+		}
+	}
+	if d, ok := r.ControllerFailover(); ok {
+		fmt.Fprintf(&b, "controller faults: longest time to a controller seen by clients %.2fs\n", d.Seconds())
+	}
+	if n := r.Creates[history.OK] + r.Creates[history.Fail] + r.Creates[history.Info]; n > 0 || r.FinalViews > 0 {
+		agree := "agree"
+		if !r.ViewsAgree {
+			agree = "differ"
+		}
+		fmt.Fprintf(&b, "metadata: %d topic creations (%d ok, %d failed, %d unknown), %d config changes (%d ok, %d failed, %d unknown); the final views of %d node(s) %s\n",
+			n, r.Creates[history.OK], r.Creates[history.Fail], r.Creates[history.Info],
+			r.Alters[history.OK]+r.Alters[history.Fail]+r.Alters[history.Info], r.Alters[history.OK], r.Alters[history.Fail], r.Alters[history.Info],
+			r.FinalViews, agree)
 	}
 	if len(r.Anomalies) == 0 {
 		b.WriteString("anomalies: none\n")

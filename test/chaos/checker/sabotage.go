@@ -9,7 +9,14 @@ import (
 
 // Sabotages lists the anomalies Sabotage can plant in a real history.
 var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMonotonicSend,
-	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards}
+	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards, MetadataLost, MetadataDiverged}
+
+// needs names the operation a workload must have run for an anomaly to be
+// planted: a history without transactions (--workloads without txn) has
+// nothing to plant an aborted read into, and that is no failure of the
+// checker; a history with transactions and none committed is.
+var needs = map[string]string{AbortedRead: history.FTxn, UncommittedRead: history.FTxn,
+	MetadataLost: history.FCreateTopic, MetadataDiverged: history.FFinalMetadata}
 
 // Sabotage returns a copy of a (clean) history with one anomaly of the given
 // type planted in it, as a broken broker would have produced it: a record
@@ -250,6 +257,57 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 			}
 		}
 		return nil, none
+	case MetadataLost:
+		// an acknowledged topic creation missing from every final view
+		created := map[string]bool{}
+		for _, op := range out {
+			if op.F == history.FCreateTopic && op.Type == history.OK {
+				for _, m := range op.Value {
+					created[m.Key] = true
+				}
+			}
+		}
+		var victim string
+		for i, op := range out {
+			if op.F != history.FFinalMetadata || op.Type != history.OK {
+				continue
+			}
+			for _, m := range op.Value {
+				if victim == "" && m.F == history.MTopic && created[m.Key] {
+					victim = m.Key
+				}
+			}
+			if victim == "" {
+				continue
+			}
+			c := clone(i)
+			kept := c.Value[:0]
+			for _, m := range c.Value {
+				if m.Key != victim {
+					kept = append(kept, m)
+				}
+			}
+			c.Value = kept
+		}
+		if victim == "" {
+			return nil, none
+		}
+	case MetadataDiverged:
+		// the last node's view has one more partition of its first topic
+		for i := len(out) - 1; i >= 0; i-- {
+			op := out[i]
+			if op.F != history.FFinalMetadata || op.Type != history.OK {
+				continue
+			}
+			for j, m := range op.Value {
+				if m.F == history.MTopic && m.Value != nil {
+					c := clone(i)
+					c.Value[j].Value = history.I64(*m.Value + 1)
+					return out, nil
+				}
+			}
+		}
+		return nil, none
 	default:
 		return nil, fmt.Errorf("cannot plant %q (can: %v)", kind, Sabotages)
 	}
@@ -263,8 +321,16 @@ func SabotageAll(ops []history.Op) ([]string, error) {
 	if res := Check(ops); len(res.Anomalies) > 0 {
 		return nil, fmt.Errorf("the history is not clean to start with (%d anomalies)", len(res.Anomalies))
 	}
+	ran := map[string]bool{}
+	for _, op := range ops {
+		ran[op.F] = true
+	}
 	var lines, missed []string
 	for _, kind := range Sabotages {
+		if f := needs[kind]; f != "" && !ran[f] {
+			lines = append(lines, fmt.Sprintf("%s: not planted: no %s operation in this history (the workload did not run)", kind, f))
+			continue
+		}
 		bad, err := Sabotage(ops, kind)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: not planted: %v", kind, err))

@@ -41,6 +41,20 @@ const (
 	FPoll      = "poll"       // one consumer poll
 	FOffsets   = "watermarks" // ListOffsets: high watermark and last stable offset per key
 	FFinalPoll = "final-poll" // the final read, after every fault has healed
+
+	// The metadata workload (a cluster's metadata quorum).
+	FCreateTopic   = "create-topic"   // CreateTopics of one new topic: a "create" mop
+	FAlterConfig   = "alter-config"   // IncrementalAlterConfigs of one topic: an "alter" mop (value: retention.ms)
+	FController    = "controller"     // Metadata asked of one node (Node): the controller it names
+	FFinalMetadata = "final-metadata" // one node's view after healing: "topic" and "config" mops
+)
+
+// Mop functions of the metadata workload.
+const (
+	MCreate = "create" // key: topic created
+	MAlter  = "alter"  // key: topic; value: retention.ms set
+	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
+	MConfig = "config" // key: topic; value: retention.ms a final view holds
 )
 
 // Nemesis functions: a fault and the operation that heals it.
@@ -49,11 +63,20 @@ const (
 	FStart  = "start"  // (re)start a killed node and wait until it serves requests
 	FPause  = "pause"  // SIGSTOP a node
 	FResume = "resume" // SIGCONT a paused node and wait until it serves requests
+	// FStopWorkloads marks (on the nemesis process) when the workloads were
+	// told to stop: availability is measured up to it.
+	FStopWorkloads = "stop-workloads"
 )
 
 // IsFault tells whether a nemesis function injects a fault (as opposed to
-// healing one).
-func IsFault(f string) bool { return f != FStart && f != FResume && f != "heal" }
+// healing one, or marking the end of the workloads).
+func IsFault(f string) bool {
+	return f != FStart && f != FResume && f != "heal" && f != FStopWorkloads
+}
+
+// RoleController marks a fault whose node was the active controller when the
+// fault was injected (Metadata's controller id just before).
+const RoleController = "controller"
 
 // Isolation levels of reads.
 const (
@@ -103,9 +126,17 @@ type Op struct {
 	// whether the read reached it.
 	Targets    map[string]int64 `json:"targets,omitempty"`
 	Incomplete bool             `json:"incomplete,omitempty"`
-	// Nemesis: which node, and free text.
-	Node  *int   `json:"node,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Nemesis: which node, and free text. Role is "controller" when the
+	// node was the active controller as the fault began; Target says how
+	// the schedule chose the node ("controller" or "node").
+	Node   *int   `json:"node,omitempty"`
+	Role   string `json:"role,omitempty"`
+	Target string `json:"target,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// Metadata answers: the controller id a node named (-1: none), and the
+	// cluster id it reported (final views).
+	Controller *int32 `json:"controller,omitempty"`
+	ClusterID  string `json:"cluster_id,omitempty"`
 }
 
 // I64 returns a pointer to v (for optional fields).

@@ -93,21 +93,30 @@ func Parse(list string, nodes int) ([]string, error) {
 }
 
 // Step is one scheduled fault: after Quiet with no fault, inject Fault on
-// node Node (index) and heal it after Duration.
+// node Node (index) and heal it after Duration. On a cluster, a step with
+// Controller set targets whichever node is the active controller when it
+// begins (Node is the fallback when no node names one).
 type Step struct {
-	Quiet    time.Duration
-	Fault    string
-	Node     int
-	Duration time.Duration
+	Quiet      time.Duration
+	Fault      string
+	Node       int
+	Controller bool
+	Duration   time.Duration
 }
 
 func (s Step) String() string {
-	return fmt.Sprintf("after %.1fs quiet: %s node %d for %.1fs", s.Quiet.Seconds(), s.Fault, s.Node+1, s.Duration.Seconds())
+	target := fmt.Sprintf("node %d", s.Node+1)
+	if s.Controller {
+		target = "the active controller"
+	}
+	return fmt.Sprintf("after %.1fs quiet: %s %s for %.1fs", s.Quiet.Seconds(), s.Fault, target, s.Duration.Seconds())
 }
 
 // Schedule draws the steps for a run of length total from seed. The same seed,
 // fault list, node count and length give the same schedule. Quick mode uses
 // shorter quiet periods and faults, so that a short run still sees several.
+// With more than one node, a third of the steps target the active controller
+// (a single node's schedules are those of the checker's first version).
 func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quick bool) []Step {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	quietMin, quietMax, durMin, durMax := 3*time.Second, 10*time.Second, 1*time.Second, 8*time.Second
@@ -121,6 +130,9 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 	var at time.Duration
 	for {
 		s := Step{Quiet: between(quietMin, quietMax), Fault: faults[rng.IntN(len(faults))], Node: rng.IntN(nodes), Duration: between(durMin, durMax)}
+		if nodes > 1 {
+			s.Controller = rng.IntN(3) == 0
+		}
 		at += s.Quiet + s.Duration
 		if at > total {
 			return steps
@@ -139,8 +151,13 @@ type Nemesis struct {
 }
 
 func (n *Nemesis) record(typ, f string, nd int, errText string) {
+	n.recordOp(history.Op{Type: typ, F: f, Error: errText}, nd)
+}
+
+func (n *Nemesis) recordOp(op history.Op, nd int) {
 	id := nd + 1
-	n.Rec.Record(history.Op{Process: history.NemesisProcess, Type: typ, F: f, Node: &id, Error: errText})
+	op.Process, op.Node = history.NemesisProcess, &id
+	n.Rec.Record(op)
 }
 
 // Run injects the steps until they are done or ctx ends, healing each fault
@@ -154,8 +171,34 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 			return nil
 		case <-time.After(s.Quiet):
 		}
-		n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), s)
-		if err := n.inject(s); err != nil {
+		role, target := "", ""
+		if len(n.Cluster.Nodes) > 1 {
+			// Who is the controller right now (as clients see it)?
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			ctrl := n.Cluster.Controller(ctx)
+			cancel()
+			target = "node"
+			if s.Controller {
+				target = history.RoleController
+				if ctrl >= 1 && ctrl <= len(n.Cluster.Nodes) {
+					s.Node = ctrl - 1
+				} else {
+					n.Logf("nemesis: no node names a controller; %s node %d instead", s.Fault, s.Node+1)
+				}
+			}
+			if ctrl == s.Node+1 {
+				role = history.RoleController
+			}
+		}
+		what := s.String()
+		if s.Controller {
+			what += fmt.Sprintf(": node %d", s.Node+1)
+		}
+		if role != "" {
+			what += " (the active controller)"
+		}
+		n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), what)
+		if err := n.inject(s, role, target); err != nil {
 			return err
 		}
 		// The fault lasts its duration even if ctx ends meanwhile: healing
@@ -168,9 +211,9 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 	return nil
 }
 
-func (n *Nemesis) inject(s Step) error {
+func (n *Nemesis) inject(s Step, role, target string) error {
 	nd := n.Cluster.Nodes[s.Node]
-	n.record(history.Invoke, s.Fault, s.Node, "")
+	n.recordOp(history.Op{Type: history.Invoke, F: s.Fault, Role: role, Target: target}, s.Node)
 	var err error
 	switch s.Fault {
 	case Kill:
@@ -184,7 +227,7 @@ func (n *Nemesis) inject(s Step) error {
 	if err != nil {
 		errText = err.Error()
 	}
-	n.record(history.Info, s.Fault, s.Node, errText)
+	n.recordOp(history.Op{Type: history.Info, F: s.Fault, Role: role, Target: target, Error: errText}, s.Node)
 	return err
 }
 

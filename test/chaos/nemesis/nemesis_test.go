@@ -49,3 +49,22 @@ func TestScheduleIsReproducibleFromTheSeed(t *testing.T) {
 		t.Fatalf("schedule of %v with %d steps and faults %v", total, len(a), kinds)
 	}
 }
+
+func TestScheduleTargetsTheControllerOnAClusterOnly(t *testing.T) {
+	for _, s := range Schedule(42, []string{Kill, Pause}, 1, 300*time.Second, false) {
+		if s.Controller {
+			t.Fatalf("single node: step %v targets the controller", s)
+		}
+	}
+	ctrl, other := 0, 0
+	for _, s := range Schedule(42, []string{Kill, Pause}, 3, 300*time.Second, false) {
+		if s.Controller {
+			ctrl++
+		} else {
+			other++
+		}
+	}
+	if ctrl == 0 || other == 0 {
+		t.Fatalf("3 nodes: %d steps on the controller, %d on a chosen node; want both", ctrl, other)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -28,10 +29,15 @@ import (
 // Config describes one node.
 type Config struct {
 	ID      int
-	Dir     string            // the node's own directory
-	Listen  string            // host:port of its PLAINTEXT listener (127.0.0.1)
-	Metrics string            // host:port of its /metrics listener (127.0.0.1)
-	Props   map[string]string // further broker configs for server.properties
+	Dir     string // the node's own directory
+	Listen  string // host:port of its PLAINTEXT listener (127.0.0.1)
+	Metrics string // host:port of its /metrics listener (127.0.0.1)
+	// Controller is host:port of its CONTROLLER listener (the metadata
+	// quorum's peer listener) on a cluster node; empty on a single node.
+	Controller string
+	// Voters is controller.quorum.voters of a cluster node ("1@host:port,…").
+	Voters string
+	Props  map[string]string // further broker configs for server.properties
 }
 
 // PropertiesPath is where the node's server.properties is written.
@@ -53,6 +59,9 @@ type Node struct {
 	exited chan struct{}
 	paused bool
 	starts int
+	// members are the node ids of the whole cluster (a cluster node is
+	// healthy once its metadata lists them all).
+	members []int
 }
 
 var (
@@ -62,7 +71,11 @@ var (
 
 // New writes the node's server.properties and returns it, not yet started.
 func New(bin string, cfg Config) (*Node, error) {
-	for _, a := range []string{cfg.Listen, cfg.Metrics} {
+	addrs := []string{cfg.Listen, cfg.Metrics}
+	if cfg.Controller != "" {
+		addrs = append(addrs, cfg.Controller)
+	}
+	for _, a := range addrs {
 		host, _, err := net.SplitHostPort(a)
 		if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
 			return nil, fmt.Errorf("node %d: %q is not a loopback host:port", cfg.ID, a)
@@ -76,6 +89,14 @@ func New(bin string, cfg Config) (*Node, error) {
 		"listeners":            "PLAINTEXT://" + cfg.Listen,
 		"advertised.listeners": "PLAINTEXT://" + cfg.Listen,
 		"log.dirs":             cfg.DataDir(),
+	}
+	if cfg.Controller != "" {
+		// A combined broker and controller, Kafka's KRaft names.
+		props["process.roles"] = "broker,controller"
+		props["controller.quorum.voters"] = cfg.Voters
+		props["listeners"] = "PLAINTEXT://" + cfg.Listen + ",CONTROLLER://" + cfg.Controller
+		props["controller.listener.names"] = "CONTROLLER"
+		props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
 	}
 	for k, v := range cfg.Props {
 		props[k] = v
@@ -272,13 +293,35 @@ func (n *Node) WaitHealthy(ctx context.Context) error {
 func (n *Node) probe(ctx context.Context, cl *kgo.Client) error {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	resp, err := req.RequestWith(pctx, cl)
+	resp, err := MetadataOf(pctx, cl, n.Controller != "")
 	if err != nil {
 		return err
 	}
 	if len(resp.Brokers) == 0 {
 		return errors.New("metadata names no broker")
+	}
+	if n.Controller != "" {
+		// A cluster node serves once its own view of the cluster holds every
+		// node (registered and unfenced, itself included) and a controller.
+		have := map[int32]bool{}
+		for _, b := range resp.Brokers {
+			have[b.NodeID] = true
+		}
+		for _, id := range n.members {
+			if !have[int32(id)] {
+				return fmt.Errorf("its metadata does not list broker %d yet (brokers %v, controller %d)", id, brokerIDs(resp), resp.ControllerID)
+			}
+		}
+		if resp.ControllerID < 0 {
+			return errors.New("its metadata names no controller yet")
+		}
+		// A restarted node answers Metadata from the quorum's image before
+		// the controller has taken its new registration (its old session
+		// must expire first), and the image still names it leader of its
+		// partitions: it serves once it answers ListOffsets for each.
+		if err := n.servesItsPartitions(pctx, cl, resp); err != nil {
+			return err
+		}
 	}
 	var d net.Dialer
 	conn, err := d.DialContext(pctx, "tcp", n.Metrics)
@@ -287,6 +330,76 @@ func (n *Node) probe(ctx context.Context, cl *kgo.Client) error {
 	}
 	conn.Close()
 	return nil
+}
+
+// servesItsPartitions asks the node (directly) for the end offset of every
+// partition its metadata says it leads.
+func (n *Node) servesItsPartitions(ctx context.Context, cl *kgo.Client, md *kmsg.MetadataResponse) error {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	for _, t := range md.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = *t.Topic
+		for _, p := range t.Partitions {
+			if p.Leader == int32(n.ID) {
+				rp := kmsg.NewListOffsetsRequestTopicPartition()
+				rp.Partition = p.Partition
+				rp.CurrentLeaderEpoch = -1
+				rp.Timestamp = -1
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+		}
+		if len(rt.Partitions) > 0 {
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	if len(req.Topics) == 0 {
+		return nil
+	}
+	kr, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return fmt.Errorf("list offsets of its partitions: %w", err)
+	}
+	for _, t := range kr.(*kmsg.ListOffsetsResponse).Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return fmt.Errorf("it does not serve %s-%d yet: %v", t.Topic, p.Partition, kerr.ErrorForCode(p.ErrorCode))
+			}
+		}
+	}
+	return nil
+}
+
+func brokerIDs(resp *kmsg.MetadataResponse) []int32 {
+	var out []int32
+	for _, b := range resp.Brokers {
+		out = append(out, b.NodeID)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// MetadataOf asks cl's first seed broker, and only it, for the cluster's
+// metadata (with every topic, or none): what that one node sees, never
+// another broker's view.
+func MetadataOf(ctx context.Context, cl *kgo.Client, allTopics bool) (*kmsg.MetadataResponse, error) {
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return nil, errors.New("client without seed brokers")
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none
+	if allTopics {
+		req.Topics = nil // every topic
+	}
+	kr, err := seeds[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return kr.(*kmsg.MetadataResponse), nil
 }
 
 // LogTail returns the last lines of the node's log.
@@ -326,14 +439,21 @@ func FreeLoopbackAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// SingleNodeOnly tells whether the binary says it runs a single node only
-// (its --help does until the cluster lands).
-func SingleNodeOnly(bin string) (bool, error) {
+// ClusterSupport tells whether the binary runs cluster nodes: its --help
+// names controller.quorum.voters (a binary from before the cluster says it is
+// single-node and does not). The error explains a binary that cannot.
+func ClusterSupport(bin string) error {
 	out, err := exec.Command(bin, "--help").CombinedOutput()
 	if len(out) == 0 && err != nil {
-		return false, fmt.Errorf("%s --help: %w", bin, err)
+		return fmt.Errorf("%s --help: %w", bin, err)
 	}
-	return bytes.Contains(out, []byte("single-node")), nil
+	if bytes.Contains(out, []byte("controller.quorum.voters")) {
+		return nil
+	}
+	if bytes.Contains(out, []byte("single-node")) {
+		return fmt.Errorf("this sluice binary (%s) runs a single node only (its --help says so): build one with the cluster (controller.quorum.voters)", bin)
+	}
+	return fmt.Errorf("this sluice binary (%s) does not say it runs cluster nodes (its --help does not mention controller.quorum.voters)", bin)
 }
 
 // Cluster is the set of nodes of one run.
@@ -341,40 +461,50 @@ type Cluster struct {
 	Nodes []*Node
 }
 
-// NewCluster lays out n nodes under dir with the given broker configs. For n
-// above one it needs a binary that runs a cluster; Sluice does not yet, and
-// NewCluster says so rather than starting n unrelated brokers.
+// NewCluster lays out n nodes under dir with the given broker configs. One
+// node is a single-node broker; two to five form one cluster, every node a
+// combined broker and controller (a voter of the metadata quorum), which
+// needs a binary with cluster support (ClusterSupport).
 func NewCluster(bin, dir string, n int, props map[string]string) (*Cluster, error) {
 	if n < 1 || n > 5 {
 		return nil, fmt.Errorf("--nodes %d: between 1 and 5 nodes", n)
 	}
 	if n > 1 {
-		single, err := SingleNodeOnly(bin)
-		if err != nil {
-			return nil, err
+		if err := ClusterSupport(bin); err != nil {
+			return nil, fmt.Errorf("--nodes %d: %w", n, err)
 		}
-		if single {
-			return nil, fmt.Errorf("--nodes %d: this sluice binary runs a single node only (its --help says so); "+
-				"multi-node runs wait for the cluster (controller.quorum.voters and replication)", n)
+	}
+	type addrs struct{ listen, metrics, controller string }
+	var as []addrs
+	var voters []string
+	var members []int
+	for i := 1; i <= n; i++ {
+		var a addrs
+		for _, p := range []*string{&a.listen, &a.metrics, &a.controller} {
+			addr, err := FreeLoopbackAddr()
+			if err != nil {
+				return nil, err
+			}
+			*p = addr
 		}
-		// When the cluster lands: write controller.quorum.voters and the
-		// controller listener here, one entry per node.
-		return nil, fmt.Errorf("--nodes %d: cluster server.properties are not written yet", n)
+		if n == 1 {
+			a.controller = ""
+		}
+		as = append(as, a)
+		voters = append(voters, fmt.Sprintf("%d@%s", i, a.controller))
+		members = append(members, i)
 	}
 	c := &Cluster{}
-	for i := 1; i <= n; i++ {
-		listen, err := FreeLoopbackAddr()
+	for i, a := range as {
+		cfg := Config{ID: i + 1, Dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1)), Listen: a.listen, Metrics: a.metrics, Props: props}
+		if n > 1 {
+			cfg.Controller, cfg.Voters = a.controller, strings.Join(voters, ",")
+		}
+		nd, err := New(bin, cfg)
 		if err != nil {
 			return nil, err
 		}
-		metrics, err := FreeLoopbackAddr()
-		if err != nil {
-			return nil, err
-		}
-		nd, err := New(bin, Config{ID: i, Dir: filepath.Join(dir, fmt.Sprintf("node%d", i)), Listen: listen, Metrics: metrics, Props: props})
-		if err != nil {
-			return nil, err
-		}
+		nd.members = members
 		c.Nodes = append(c.Nodes, nd)
 	}
 	return c, nil
@@ -389,7 +519,8 @@ func (c *Cluster) Addrs() []string {
 	return out
 }
 
-// Start starts every node and waits until all are healthy.
+// Start starts every node and waits until all are healthy (on a cluster:
+// each node's metadata lists every node and a controller).
 func (c *Cluster) Start(ctx context.Context) error {
 	for _, n := range c.Nodes {
 		if err := n.Start(); err != nil {
@@ -402,4 +533,35 @@ func (c *Cluster) Start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Controller asks every running, unpaused node (directly) which node is the
+// active controller and returns the id most of the answers name (a node
+// just back from a pause may still name the old one); -1 when none names
+// one within ctx.
+func (c *Cluster) Controller(ctx context.Context) int {
+	votes := map[int]int{}
+	best := -1
+	for _, n := range c.Nodes {
+		if !n.Running() || n.Paused() {
+			continue
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(n.Listen), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+		if err != nil {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := MetadataOf(qctx, cl, false)
+		cancel()
+		cl.Close()
+		if err != nil || resp.ControllerID < 0 {
+			continue
+		}
+		id := int(resp.ControllerID)
+		votes[id]++
+		if best < 0 || votes[id] > votes[best] {
+			best = id
+		}
+	}
+	return best
 }

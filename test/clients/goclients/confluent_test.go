@@ -31,6 +31,8 @@ func TestConfluent(t *testing.T) {
 	t.Run("consumer-group-resume/consumer", func(t *testing.T) { s.consumerGroupResume(t, "consumer") })
 	t.Run("two-members/classic", func(t *testing.T) { s.twoMembers(t, "classic") })
 	t.Run("two-members/consumer", func(t *testing.T) { s.twoMembers(t, "consumer") })
+	t.Run("static-leader-restart", s.staticLeaderRestart)
+	t.Run("regex-consumer", s.regexConsumer)
 	t.Run("timestamps", s.timestamps)
 	t.Run("admin-more", s.adminMore)
 }

@@ -60,17 +60,22 @@ func run() int {
 	var o options
 	var seed int64
 	flag.BoolVar(&o.quick, "quick", false, "short CI mode: 40s of faults and workloads unless --time is given")
-	flag.IntVar(&o.nodes, "nodes", 1, "number of sluice nodes (1 today; the cluster is not there yet)")
+	flag.IntVar(&o.nodes, "nodes", 1, "number of sluice nodes, 1 to 5 (2 and more form one cluster: every node a broker and a voter of the metadata quorum)")
 	flag.DurationVar(&o.total, "time", 0, "how long the workloads and faults run (default 120s, 40s with --quick)")
 	flag.Int64Var(&seed, "seed", -1, "seed of the fault schedule and workloads (default: from the clock, printed)")
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.Parse()
+	workloadsSet := false
+	flag.Visit(func(f *flag.Flag) { workloadsSet = workloadsSet || f.Name == "workloads" })
+	if !workloadsSet && o.nodes > 1 {
+		o.workloads += ",metadata"
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "sluice-chaos: unexpected arguments %q\n", flag.Args())
 		return 2
@@ -108,11 +113,11 @@ func run() int {
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka":
+		case "append", "txn", "rdkafka", "metadata":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata)\n", w)
 			return 2
 		}
 	}
@@ -187,6 +192,9 @@ func exitCode(res checker.Result) int {
 	return 0
 }
 
+// replicationFactor of the workloads' topics, printed in the summary.
+const replicationFactor = 1
+
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	schedule := nemesis.Schedule(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick)
 	logf("seed %d, %d node(s), %v, faults %s, workloads %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, o.dir)
@@ -203,6 +211,14 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		"offsets.topic.num.partitions":                                "4",
 		"transaction.state.log.num.partitions":                        "4",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+	}
+	if o.nodes > 1 {
+		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
+		// or kill of a few seconds then exercises fencing and unfencing, not
+		// only a missed heartbeat or two.
+		props["broker.session.timeout.ms"] = "3000"
+		props["broker.heartbeat.interval.ms"] = "500"
+		props["controller.quorum.election.timeout.ms"] = "1000"
 	}
 	cluster, err := node.NewCluster(o.bin, o.dir, o.nodes, props)
 	if err != nil {
@@ -228,7 +244,10 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
 		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
 	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
-	err = env.CreateTopics(ctx, int16(min(o.nodes, 3)))
+	// Replication factor 1: Sluice's cluster does not replicate partitions
+	// yet (RF above 1 is refused); a killed node's partitions are offline
+	// until it is back, with all their data.
+	err = env.CreateTopics(ctx, replicationFactor)
 	cancel()
 	if err != nil {
 		return 0, err
@@ -261,6 +280,15 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadUncommitted, seed*100+41) })
 	}
 	spawn(func() { env.Watermarks(workCtx, 250*time.Millisecond) })
+	if wl["metadata"] {
+		spawn(func() { env.Metadata(workCtx, 300*time.Millisecond, seed*100+50) })
+	}
+	if o.nodes > 1 {
+		// Which controller each node names, as clients see it.
+		for _, n := range cluster.Nodes {
+			spawn(func() { env.ObserveController(workCtx, n.ID, n.Listen, 250*time.Millisecond) })
+		}
+	}
 
 	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, HealTimeout: 60 * time.Second, Logf: logf}
 	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
@@ -275,7 +303,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	}
 	logf("faults over, every node healed; workloads run 3s more")
 	time.Sleep(3 * time.Second)
+	rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FStopWorkloads})
 	stopWork()
+	rec.Record(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FStopWorkloads})
 	waited := make(chan struct{})
 	go func() { wg.Wait(); close(waited) }()
 	select {
@@ -289,6 +319,12 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		logf("before the final read: %v", err)
 	}
 	cancel()
+	if wl["metadata"] || o.nodes > 1 {
+		// Every node's view of the metadata, once they agree (30 s at most).
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		env.FinalMetadata(ctx, cluster.Addrs())
+		cancel()
+	}
 	for _, iso := range []string{history.ReadUncommitted, history.ReadCommitted} {
 		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
 		err := env.FinalRead(ctx, iso)
@@ -309,6 +345,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	summary := res.Summary(10)
 	head := fmt.Sprintf("sluice-chaos seed %d, %d node(s), --time %v, faults %s, workloads %s\nhistory: %s\n",
 		o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, histPath)
+	if o.nodes > 1 {
+		head += fmt.Sprintf("topics: replication factor %d (partitions do not replicate yet: a killed node's partitions are offline until it is back)\n", replicationFactor)
+	}
 	_ = os.WriteFile(filepath.Join(o.dir, "summary.txt"), []byte(head+summary), 0o644)
 	fmt.Print(head)
 	if len(res.Anomalies) == 0 && !sabotageOK(rec.Ops()) {
