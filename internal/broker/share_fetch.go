@@ -301,6 +301,10 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *wire.Request, req *kms
 		}
 		fetch = append(fetch, t)
 	}
+	if n := len(fetch); n > 1 { // rotate, so that no partition starves the others of MaxRecords
+		k := int(req.ShareSessionEpoch) % n
+		fetch = append(fetch[k:], fetch[:k]...)
+	}
 	maxRecords := int(req.MaxRecords)
 	if maxRecords <= 0 {
 		maxRecords = defaultShareMaxRecords

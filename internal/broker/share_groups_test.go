@@ -632,3 +632,36 @@ func TestShareStateOfDeletedTopicIsDropped(t *testing.T) {
 		t.Fatal("the deleted topic's share state came back after a restart")
 	}
 }
+
+func TestShareFetchRotatesPartitions(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	ctx := dpCtx(t, 30*time.Second)
+	id := shareProduceN(t, tb, "q", 2, 0)
+	cl := tb.client(kgo.DefaultProduceTopic("q"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, p := range []int32{0, 0, 1, 1} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v"), Partition: p}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[int32]int{}
+	for epoch := int32(0); epoch < 2; epoch++ {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID = kmsg.StringPtr("sg"), kmsg.StringPtr("A")
+		req.ShareSessionEpoch, req.MaxRecords, req.MaxWaitMillis, req.MaxBytes = epoch, 1, 100, 1<<20
+		if epoch == 0 {
+			rt := kmsg.NewShareFetchRequestTopic()
+			rt.TopicID = id
+			rt.Partitions = []kmsg.ShareFetchRequestTopicPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}, {Partition: 1, PartitionMaxBytes: 1 << 20}}
+			req.Topics = append(req.Topics, rt)
+		}
+		resp := tb.request(req).(*kmsg.ShareFetchResponse)
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				got[rp.Partition] += len(rp.AcquiredRecords)
+			}
+		}
+	}
+	if got[0] != 1 || got[1] != 1 {
+		t.Fatalf("two fetches of one record each acquired %v per partition, want one from each", got)
+	}
+}
