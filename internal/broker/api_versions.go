@@ -2,8 +2,12 @@
 // serves, derived from apiTable (registry.go) — only keys with a registered
 // handler are listed.
 //
-// Differences from Kafka: no supported/finalized features are reported
-// (Sluice has no feature levels yet), so clients use their defaults.
+// Features (v3+, tagged fields): share.version, supported 0–1 and finalized
+// at 1, as Apache Kafka reports it when share groups are enabled.
+//
+// Differences from Kafka: share.version is the only feature reported
+// (metadata.version, kraft.version, group.version, transaction.version and
+// streams.version are not), so clients use their defaults for the others.
 // An unsupported ApiVersions version never reaches this handler: the wire
 // layer answers it with a v0 UNSUPPORTED_VERSION response (KIP-511).
 
@@ -32,7 +36,25 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *wire.Request, req *kmsg
 		return resp, nil
 	}
 	resp.ApiKeys = apiVersionKeys()
+	if req.Version >= 3 {
+		reportFeatures(resp)
+	}
 	return resp, nil
+}
+
+// finalizedFeaturesEpoch is the epoch of the finalized features: Sluice's
+// feature levels never change at run time.
+const finalizedFeaturesEpoch = 1
+
+// reportFeatures fills the supported and finalized features.
+func reportFeatures(resp *kmsg.ApiVersionsResponse) {
+	sf := kmsg.NewApiVersionsResponseSupportedFeature()
+	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
+	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
 }
 
 // apiVersionKeys lists every served key, sorted by key.

@@ -651,7 +651,9 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.ListPartitionReassignments, kmsg.OffsetDelete, kmsg.DescribeClientQuotas, kmsg.AlterClientQuotas,
 		kmsg.DescribeUserSCRAMCredentials, kmsg.AlterUserSCRAMCredentials, kmsg.DescribeCluster, kmsg.DescribeProducers,
 		kmsg.DescribeTransactions, kmsg.ListTransactions, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe,
-		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum,
+		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum, kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe,
+		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
+		kmsg.DeleteShareGroupOffsets,
 	} {
 		reviewed[k] = true
 	}

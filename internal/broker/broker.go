@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/producer"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/security"
+	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -66,6 +67,9 @@ type Broker struct {
 
 	// groups is the consumer-group coordinator (group_coordinator.go).
 	groups *group.Coordinator
+
+	// shares holds share groups and share-partition state (share_groups.go).
+	shares *share.Manager
 
 	// txns is the transaction coordinator (txn_coord_start.go).
 	txns *txn.Coordinator

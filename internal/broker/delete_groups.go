@@ -1,6 +1,7 @@
 // DeleteGroups (key 42), v0–v2: deletes empty groups with their offsets (tombstones in
 // __consumer_offsets); NON_EMPTY_GROUP if members remain, GROUP_ID_NOT_FOUND if there is
-// no such group.
+// no such group. An empty share group is deleted with its share-partition state
+// (tombstones in __share_group_state; share_group_admin.go).
 package broker
 
 import (
@@ -14,5 +15,5 @@ import (
 func init() { register(kmsg.DeleteGroups, (*Broker).handleDeleteGroups) }
 
 func (b *Broker) handleDeleteGroups(_ context.Context, r *wire.Request, req *kmsg.DeleteGroupsRequest) (kmsg.Response, error) {
-	return b.deleteGroupsAuthorized(r, req), nil // authorize_groups.go
+	return b.deleteGroupsWithShares(r, req), nil // share_group_admin.go, then authorize_groups.go
 }

@@ -9,7 +9,8 @@
 // INVALID_TOPIC_EXCEPTION); BROKER named "" (cluster-wide dynamic defaults:
 // always empty, Sluice has no dynamic broker configs) or this node's id (any
 // other name → INVALID_REQUEST, as Kafka); BROKER_LOGGER → an empty list
-// (Sluice has no per-logger levels); anything else INVALID_REQUEST.
+// (Sluice has no per-logger levels); GROUP → the share-group configs
+// (share_group_configs.go); anything else INVALID_REQUEST.
 // Sensitive values are returned as null.
 
 package broker
@@ -89,6 +90,8 @@ func (b *Broker) describeResource(typ int8, name string) ([]config.Value, error)
 			return nil, err
 		}
 		return nil, nil
+	case resourceGroup:
+		return b.describeGroupConfigs(name) // share_group_configs.go
 	default:
 		return nil, errorf(kerr.InvalidRequest, "Unsupported resource type %d.", typ)
 	}

@@ -7,6 +7,8 @@
 // partition's log (log.Log.SetConfig). validate_only checks and changes
 // nothing.
 //
+// GROUP resources hold the share-group configs (share_group_configs.go).
+//
 // Errors per resource: unknown topic UNKNOWN_TOPIC_OR_PARTITION; a config
 // listed twice, an unknown operation or a resource listed twice
 // INVALID_REQUEST.
@@ -65,6 +67,9 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 			return errorf(kerr.InvalidRequest, "Unknown alter config operation %d for %s.", op, c.Name)
 		}
 		ops = append(ops, config.AlterOp{Name: c.Name, Op: op, Value: c.Value})
+	}
+	if int8(rr.ResourceType) == resourceGroup {
+		return b.alterGroupConfigs(rr.ResourceName, ops, validateOnly) // share_group_configs.go
 	}
 	if int8(rr.ResourceType) == resourceBroker && onlyDeletes(ops) {
 		// No broker config has a dynamic value, so deleting one changes

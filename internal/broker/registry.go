@@ -80,6 +80,13 @@ var apiTable = []apiSpec{
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat
 	{key: 69, min: 0, max: 1, concurrent: true}, // ConsumerGroupDescribe
 	{key: 75, min: 0, max: 0, concurrent: true}, // DescribeTopicPartitions
+	{key: 76, min: 1, max: 1},                   // ShareGroupHeartbeat: v0 was Kafka 4.0's early access, removed in 4.1
+	{key: 77, min: 1, max: 1, concurrent: true}, // ShareGroupDescribe
+	{key: 78, min: 1, max: 2},                   // ShareFetch: barrier, the share session epoch orders a connection's requests
+	{key: 79, min: 1, max: 2},                   // ShareAcknowledge
+	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets
+	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
+	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets
 }
 
 // handlerFunc is the untyped form every registered handler is wrapped into.

@@ -394,6 +394,7 @@ func (b *Broker) startServices() error {
 		{"fetch sessions", b.startFetchSessions},
 		{"group coordinator", b.startGroupCoordinator},
 		{"transaction coordinator", b.startTxnCoordinator},
+		{"share groups", b.startShareGroups},
 		{"partitions", b.assignAll},
 	}
 	for _, s := range steps {

@@ -47,6 +47,16 @@ type Broker struct {
 	GroupConsumerAssignors              []string // group.consumer.assignors
 	GroupConsumerMigrationPolicy        string   // group.consumer.migration.policy (lower case)
 
+	GroupShareRecordLockDurationMs    int    // group.share.record.lock.duration.ms
+	GroupShareDeliveryCountLimit      int    // group.share.delivery.count.limit
+	GroupSharePartitionMaxRecordLocks int    // group.share.partition.max.record.locks
+	GroupShareHeartbeatIntervalMs     int    // group.share.heartbeat.interval.ms
+	GroupShareSessionTimeoutMs        int    // group.share.session.timeout.ms
+	GroupShareMaxSize                 int    // group.share.max.size
+	ShareAutoOffsetReset              string // share.auto.offset.reset (lower case)
+	ShareStateTopicNumPartitions      int32  // share.coordinator.state.topic.num.partitions
+	ShareStateTopicSegmentBytes       int32  // share.coordinator.state.topic.segment.bytes
+
 	TransactionalIDExpirationMs               int   // transactional.id.expiration.ms
 	ProducerIDExpirationMs                    int   // producer.id.expiration.ms
 	ProducerIDExpirationCheckIntervalMs       int   // producer.id.expiration.check.interval.ms
@@ -236,6 +246,16 @@ func (b *Broker) fill() error {
 	b.GroupConsumerMaxSize = int(t.int("group.consumer.max.size"))
 	b.GroupConsumerAssignors = t.list("group.consumer.assignors")
 	b.GroupConsumerMigrationPolicy = strings.ToLower(t.str("group.consumer.migration.policy"))
+
+	b.GroupShareRecordLockDurationMs = int(t.int("group.share.record.lock.duration.ms"))
+	b.GroupShareDeliveryCountLimit = int(t.int("group.share.delivery.count.limit"))
+	b.GroupSharePartitionMaxRecordLocks = int(t.int("group.share.partition.max.record.locks"))
+	b.GroupShareHeartbeatIntervalMs = int(t.int("group.share.heartbeat.interval.ms"))
+	b.GroupShareSessionTimeoutMs = int(t.int("group.share.session.timeout.ms"))
+	b.GroupShareMaxSize = int(t.int("group.share.max.size"))
+	b.ShareAutoOffsetReset = strings.ToLower(t.str("share.auto.offset.reset"))
+	b.ShareStateTopicNumPartitions = int32(t.int("share.coordinator.state.topic.num.partitions"))
+	b.ShareStateTopicSegmentBytes = int32(t.int("share.coordinator.state.topic.segment.bytes"))
 
 	b.TransactionalIDExpirationMs = int(t.int("transactional.id.expiration.ms"))
 	b.TransactionMaxTimeoutMs = int(t.int("transaction.max.timeout.ms"))

@@ -30,7 +30,8 @@ import sluice.clients.Harness;
 
 /**
  * Kafka's own command-line tools (the kafka-tools artifact) against Sluice: kafka-topics, kafka-configs,
- * kafka-consumer-groups, kafka-console-producer/-consumer, kafka-dump-log on a Sluice segment, and a SCRAM user
+ * kafka-consumer-groups, kafka-console-producer/-consumer, kafka-share-groups and kafka-console-share-consumer,
+ * kafka-dump-log on a Sluice segment, and a SCRAM user
  * made with kafka-configs logging in over the SASL_SSL listener (--command-config). Each
  * command is the tool's main class with the arguments its shell script would pass (see ToolRunner), all
  * in one JVM. Usage: java -cp ... sluice.clients.tools.Main [scenario...]; environment as for
@@ -50,6 +51,8 @@ public final class Main {
     private static final String REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
     private static final String LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand";
     private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
+    private static final String SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
+    private static final String SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer";
     private static final long TIMEOUT_MS = 30_000;
 
     private static Admin admin;
@@ -82,6 +85,11 @@ public final class Main {
         h.add("kafka-dump-log-transaction-decoder", "tools.dump-log-transactions",
                 List.of("CreateTopics", "Produce", "FindCoordinator", "InitProducerID", "AddPartitionsToTxn", "EndTxn"),
                 Main::dumpTransactionLog);
+        h.add("kafka-share-groups-console-share-consumer", "tools.share-groups",
+                List.of("CreateTopics", "Produce", "FindCoordinator", "ShareGroupHeartbeat", "ShareFetch",
+                        "ShareAcknowledge", "ListGroups", "ShareGroupDescribe", "DescribeShareGroupOffsets",
+                        "AlterShareGroupOffsets", "DeleteShareGroupOffsets", "DeleteGroups", "DescribeConfigs",
+                        "IncrementalAlterConfigs"), Main::shareGroups);
         h.add("kafka-acls", "tools.acls", List.of("DescribeACLs", "CreateACLs"), Main::acls);
         h.add("kafka-acls-authorizer", "tools.acls-authorizer",
                 List.of("SASLHandshake", "SASLAuthenticate", "CreateACLs", "DescribeACLs", "DeleteACLs", "CreateTopics",
@@ -680,6 +688,74 @@ public final class Main {
                 return false;
             }
         });
+    }
+
+    // ---- kafka-share-groups / kafka-console-share-consumer --------------------------------------
+
+    private static ToolRunner.Result shareGroups(String... args) throws Exception {
+        return ToolRunner.run("kafka-share-groups", SHARE_GROUPS, withBootstrap(args));
+    }
+
+    /**
+     * A share group made with kafka-share-groups --reset-offsets (it starts at the earliest offset),
+     * read with kafka-console-share-consumer, described (start offset and lag), its state decoded by
+     * kafka-dump-log --share-group-state-decoder from __share_group_state; a second group set to start
+     * at the earliest offset with kafka-configs --entity-type groups; then the first group's offsets and
+     * the group deleted.
+     */
+    private static void shareGroups() throws Exception {
+        String t = PREFIX + "-share";
+        String g = PREFIX + "-share-group";
+        createTopic(t);
+        produce("a\nb\nc\n", "--topic", t).ok();
+        ToolRunner.Result reset = shareGroups("--reset-offsets", "--group", g, "--topic", t, "--to-earliest",
+                "--execute").ok();
+        check(reset.out().lines().anyMatch(l -> l.contains(g) && l.contains(t) && l.strip().endsWith(" 0")),
+                "reset to earliest: " + reset);
+        ToolRunner.Result c = ToolRunner.run("kafka-console-share-consumer", SHARE_CONSUMER,
+                withBootstrap("--topic", t, "--group", g, "--max-messages", "3", "--timeout-ms",
+                        String.valueOf(TIMEOUT_MS))).ok();
+        List<String> lines = c.out().lines().filter(l -> !l.isBlank()).sorted().toList();
+        check(lines.equals(List.of("a", "b", "c")), "console share consumer printed " + lines + " (" + c + ")");
+        contains(shareGroups("--list").ok(), g);
+        // the console consumer accepted the three records when it closed
+        eventually("kafka-share-groups --describe shows start offset 3, lag 0", TIMEOUT_MS, () -> {
+            try {
+                return shareGroups("--describe", "--group", g).ok().out().lines()
+                        .anyMatch(l -> l.matches("\\s*" + Pattern.quote(g) + "\\s+" + Pattern.quote(t) + "\\s+0\\s+3\\s+0\\s*"));
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        File[] dirs = dataDir().listFiles((x, name) -> name.startsWith("__share_group_state-"));
+        check(dirs != null && dirs.length > 0, "no __share_group_state partitions");
+        List<String> logs = new ArrayList<>();
+        for (File d : dirs) {
+            for (File f : segmentFiles(d, ".log")) {
+                if (f.length() > 0) {
+                    logs.add(f.getPath());
+                }
+            }
+        }
+        ToolRunner.Result dump = ToolRunner.run("kafka-dump-log", DUMP_LOG, "--files", String.join(",", logs),
+                "--share-group-state-decoder");
+        check(dump.status() == 0 && !dump.err().contains("Exception"), "kafka-dump-log --share-group-state-decoder: " + dump);
+        check(dump.out().lines().anyMatch(l -> l.contains("\"groupId\":\"" + g + "\"") && l.contains("\"startOffset\":3")),
+                "no snapshot of " + g + " at start offset 3 in " + dump);
+        // a second group told to start at the earliest offset by a group config (kafka-configs)
+        String g2 = g + "-2";
+        configs("--alter", "--entity-type", "groups", "--entity-name", g2, "--add-config",
+                "share.auto.offset.reset=earliest").ok();
+        contains(configs("--describe", "--entity-type", "groups", "--entity-name", g2).ok(),
+                "share.auto.offset.reset=earliest");
+        ToolRunner.Result c2 = ToolRunner.run("kafka-console-share-consumer", SHARE_CONSUMER,
+                withBootstrap("--topic", t, "--group", g2, "--max-messages", "3", "--timeout-ms",
+                        String.valueOf(TIMEOUT_MS))).ok();
+        List<String> lines2 = c2.out().lines().filter(l -> !l.isBlank()).sorted().toList();
+        check(lines2.equals(List.of("a", "b", "c")), "group with share.auto.offset.reset=earliest read " + lines2);
+        contains(shareGroups("--delete-offsets", "--group", g, "--topic", t).ok(), "Successful");
+        contains(shareGroups("--delete", "--group", g).ok(), "was successful");
+        check(shareGroups("--list").ok().out().lines().noneMatch(l -> l.strip().equals(g)), "deleted share group still listed");
     }
 
     /** Kafka's transaction-log decoder reads Sluice's __transaction_state records (Kafka's own formats). */

@@ -1,0 +1,137 @@
+// Group configs (DescribeConfigs and IncrementalAlterConfigs on the GROUP resource, type
+// 32) for share groups: share.auto.offset.reset, share.isolation.level,
+// share.record.lock.duration.ms, share.session.timeout.ms and share.heartbeat.interval.ms,
+// as `kafka-configs --entity-type groups` sets and describes them. A group's value
+// overrides the broker's setting (share.auto.offset.reset and group.share.*) for that
+// group. Configs can be set for any group name, existing or not, as in Kafka. They are
+// kept in share-group-configs.json in the data directory (written atomically).
+//
+// Differences from Kafka: only the share-group configs are served; Kafka's consumer-group
+// configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and the Streams
+// ones are INVALID_CONFIG ("Unknown group config name").
+package broker
+
+import (
+	"errors"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/share"
+	"github.com/sluice-broker/sluice/internal/vfs"
+)
+
+// groupConfigsFileName holds the group configs in the data directory
+// (resourceGroup, the GROUP config resource type, is in authorize_admin.go).
+const groupConfigsFileName = "share-group-configs.json"
+
+// groupConfigStore is share.ConfigStore over a file of the data directory.
+type groupConfigStore struct{ b *Broker }
+
+func (s groupConfigStore) path() string { return filepath.Join(s.b.dataDir, groupConfigsFileName) }
+
+func (s groupConfigStore) Save(all map[string]map[string]string) error {
+	data, err := share.EncodeGroupConfigs(all)
+	if err != nil {
+		return err
+	}
+	return vfs.WriteFileAtomic(s.b.fs, s.path(), data, 0o644)
+}
+
+// loadGroupConfigs reads the persisted group configs into the manager.
+func (b *Broker) loadGroupConfigs() error {
+	data, err := vfs.ReadFile(b.fs, groupConfigStore{b}.path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return b.shares.LoadGroupConfigs(data)
+}
+
+// describeGroupConfigs returns every share-group config of group: its own
+// value (GROUP_CONFIG) or the broker's (DEFAULT_CONFIG).
+func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
+	if group == "" {
+		return nil, errorf(kerr.InvalidRequest, "Group name must not be empty.")
+	}
+	set := b.shares.GroupConfigs(group)
+	def := b.shares.Config()
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	defaults := map[string]string{
+		share.CfgAutoOffsetReset:    def.AutoOffsetReset,
+		share.CfgIsolationLevel:     "read_uncommitted",
+		share.CfgRecordLockDuration: ms(def.RecordLockDuration),
+		share.CfgSessionTimeout:     ms(def.SessionTimeout),
+		share.CfgHeartbeatInterval:  ms(def.HeartbeatInterval),
+	}
+	out := make([]config.Value, 0, len(share.GroupConfigNames))
+	for _, n := range share.GroupConfigNames {
+		v := config.Value{Name: n, Value: defaults[n], Source: int8(kmsg.ConfigSourceDefaultConfig)}
+		v.Def.Name, v.Def.Type = n, config.String
+		if share.GroupConfigIsInt(n) {
+			v.Def.Type = config.Int
+		}
+		if s, ok := set[n]; ok {
+			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)
+			v.Synonyms = []config.Synonym{{Name: n, Value: s, Source: v.Source}}
+		}
+		v.Synonyms = append(v.Synonyms, config.Synonym{Name: n, Value: defaults[n], Source: int8(kmsg.ConfigSourceDefaultConfig)})
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// alterGroupConfigs applies IncrementalAlterConfigs operations to group.
+// Caller holds adminMu.
+func (b *Broker) alterGroupConfigs(group string, ops []config.AlterOp, validateOnly bool) error {
+	if group == "" {
+		return errorf(kerr.InvalidRequest, "Group name must not be empty.")
+	}
+	next := maps.Clone(b.shares.GroupConfigs(group))
+	if next == nil {
+		next = map[string]string{}
+	}
+	for _, op := range ops {
+		switch op.Op {
+		case config.OpSet:
+			if op.Value == nil {
+				return errorf(kerr.InvalidConfig, "Null value not supported for: %s", op.Name)
+			}
+			if err := share.ValidateGroupConfig(op.Name, *op.Value); err != nil {
+				return errorf(kerr.InvalidConfig, "%s", err.Error())
+			}
+			next[op.Name] = *op.Value
+		case config.OpDelete:
+			if !isKnownGroupConfig(op.Name) {
+				return errorf(kerr.InvalidConfig, "Unknown group config name: %s", op.Name)
+			}
+			delete(next, op.Name)
+		default:
+			return errorf(kerr.InvalidConfig, "Config value append/subtract is not allowed for config key: %s", op.Name)
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	if err := b.shares.SetGroupConfigs(group, next); err != nil {
+		return errorf(kerr.InvalidConfig, "%s", err.Error())
+	}
+	return nil
+}
+
+func isKnownGroupConfig(name string) bool {
+	for _, n := range share.GroupConfigNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

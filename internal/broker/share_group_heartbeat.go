@@ -1,0 +1,37 @@
+// ShareGroupHeartbeat (key 76), v1: share-group membership (KIP-932). A member joins
+// with epoch 0 and its subscription, heartbeats with its epoch, and leaves with -1;
+// the assignment is the simple assignor's (share_groups.go, internal/share). v0 was
+// Apache Kafka 4.0's early-access version, removed in 4.1, and is not served. With an
+// authorizer: READ on the group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every
+// subscribed topic (TOPIC_AUTHORIZATION_FAILED), as Kafka.
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/share"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() { register(kmsg.ShareGroupHeartbeat, (*Broker).handleShareGroupHeartbeat) }
+
+func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *wire.Request, req *kmsg.ShareGroupHeartbeatRequest) (kmsg.Response, error) {
+	if b.authz != nil { // READ on the group, DESCRIBE on the subscribed topics
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		if b.groupDenied(r, authz.OpRead, req.GroupID) {
+			resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			return resp, nil
+		}
+		if len(b.deniedTopics(r, authz.OpDescribe, req.SubscribedTopicNames)) > 0 {
+			resp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.ErrorMessage = kmsg.StringPtr("The group has subscribed to topics which are not authorized.")
+			return resp, nil
+		}
+	}
+	c := groupClient(r)
+	return b.shares.Heartbeat(req, share.Client{ID: c.ID, Host: c.Host}), nil
+}

@@ -1,0 +1,230 @@
+// DescribeShareGroupOffsets (key 90), v0–v1; AlterShareGroupOffsets (key 91), v0;
+// DeleteShareGroupOffsets (key 92), v0: the share-partition start offsets of share groups
+// (KIP-932), as Kafka's kafka-share-groups tool shows (--describe), resets
+// (--reset-offsets) and deletes (--delete-offsets) them.
+//
+// Describe: for each group (GROUP_ID_NOT_FOUND if it is not a share group), the
+// requested partitions, or with null topics every partition the group has state for,
+// with the start offset (-1 for a partition the group never fetched) and, from v1, the
+// lag: records from the start offset up to the high watermark not yet acknowledged or
+// archived (-1 when unknown). Alter: the group must have no members (NON_EMPTY_GROUP; a
+// missing group is created empty, as Kafka does); each partition's state is replaced by
+// an empty window at the given start offset (-1: the high watermark, -2: the log start
+// offset). Delete: the group must exist and have no members; the state of every
+// partition of each topic is deleted.
+//
+// Authorization, as Kafka: Describe needs DESCRIBE on the group and on each topic; Alter
+// READ on the group and on each topic; Delete DELETE on the group and READ on each topic
+// (GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED).
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/share"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+func init() {
+	register(kmsg.DescribeShareGroupOffsets, (*Broker).handleDescribeShareGroupOffsets)
+	register(kmsg.AlterShareGroupOffsets, (*Broker).handleAlterShareGroupOffsets)
+	register(kmsg.DeleteShareGroupOffsets, (*Broker).handleDeleteShareGroupOffsets)
+}
+
+func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.DescribeShareGroupOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeShareGroupOffsetsResponse)
+	for _, rg := range req.Groups {
+		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+		g.GroupID = rg.GroupID
+		if b.authz != nil && b.groupDenied(r, authz.OpDescribe, rg.GroupID) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		if exists, _ := b.shares.GroupState(rg.GroupID); !exists {
+			g.ErrorCode = kerr.GroupIDNotFound.Code
+			msg := "Group " + rg.GroupID + " is not a share group."
+			g.ErrorMessage = &msg
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		describe := func(rt *kmsg.DescribeShareGroupOffsetsResponseGroupTopic, id [16]byte, name string, p int32) {
+			rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+			rp.Partition, rp.StartOffset, rp.LeaderEpoch = p, -1, -1
+			part := b.replicas.Get(name, p)
+			if part != nil {
+				rp.LeaderEpoch = part.LeaderEpoch()
+			}
+			if sp := b.shares.Lookup(share.Key{Group: rg.GroupID, TopicID: id, Partition: p}); sp != nil {
+				rp.StartOffset, _ = sp.Offsets()
+				if part != nil {
+					rp.Lag = sp.Lag(part.HighWatermark())
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		if rg.Topics == nil {
+			byTopic := map[[16]byte]int{}
+			for _, sp := range b.shares.GroupPartitions(rg.GroupID) {
+				top, ok := b.topicByID(sp.Key.TopicID)
+				if !ok || (b.authz != nil && !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, top.Name)) {
+					continue // a deleted topic, or one the principal may not describe
+				}
+				i, ok := byTopic[sp.Key.TopicID]
+				if !ok {
+					rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+					rt.Topic, rt.TopicID = top.Name, [16]byte(top.ID)
+					g.Topics = append(g.Topics, rt)
+					i = len(g.Topics) - 1
+					byTopic[sp.Key.TopicID] = i
+				}
+				describe(&g.Topics[i], sp.Key.TopicID, top.Name, sp.Key.Partition)
+			}
+		}
+		for _, qt := range rg.Topics {
+			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+			rt.Topic = qt.Topic
+			top, ok := b.topics.Get(qt.Topic)
+			if ok {
+				rt.TopicID = [16]byte(top.ID)
+			}
+			deniedTopic := b.authz != nil && !b.allowed(r, authz.OpDescribe, authz.ResourceTopic, qt.Topic)
+			for _, p := range qt.Partitions {
+				if deniedTopic || !ok || p < 0 || p >= top.Partitions {
+					rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+					rp.Partition, rp.StartOffset, rp.LeaderEpoch = p, -1, -1
+					rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+					if deniedTopic {
+						rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					}
+					rt.Partitions = append(rt.Partitions, rp)
+					continue
+				}
+				describe(&rt, [16]byte(top.ID), top.Name, p)
+			}
+			g.Topics = append(g.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}
+
+func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
+		resp.ErrorCode = e.Code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp, nil
+	}
+	if req.GroupID == "" {
+		return fail(kerr.InvalidGroupID, "")
+	}
+	if b.authz != nil && b.groupDenied(r, authz.OpRead, req.GroupID) {
+		return fail(kerr.GroupAuthorizationFailed, "")
+	}
+	if exists, empty := b.shares.GroupState(req.GroupID); exists && !empty {
+		return fail(kerr.NonEmptyGroup, "The group has active members: stop them before altering its offsets.")
+	}
+	if !b.shares.EnsureGroup(req.GroupID) {
+		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+	}
+	for _, qt := range req.Topics {
+		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
+		rt.Topic = qt.Topic
+		top, ok := b.topics.Get(qt.Topic)
+		if ok {
+			rt.TopicID = [16]byte(top.ID)
+		}
+		deniedTopic := b.authz != nil && !b.allowed(r, authz.OpRead, authz.ResourceTopic, qt.Topic)
+		for _, qp := range qt.Partitions {
+			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
+			rp.Partition = qp.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+			last := &rt.Partitions[len(rt.Partitions)-1]
+			if deniedTopic {
+				last.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
+			if !ok || qp.Partition < 0 || qp.Partition >= top.Partitions {
+				last.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			part := b.replicas.Get(top.Name, qp.Partition)
+			if part == nil {
+				last.ErrorCode = kerr.NotLeaderForPartition.Code
+				continue
+			}
+			start := qp.StartOffset
+			switch {
+			case start == -1:
+				start = part.HighWatermark()
+			case start == -2:
+				start = part.LogStartOffset()
+			case start < 0:
+				last.ErrorCode = kerr.InvalidRequest.Code
+				msg := "The start offset must be an offset, -1 (latest) or -2 (earliest)."
+				last.ErrorMessage = &msg
+				continue
+			}
+			k := share.Key{Group: req.GroupID, TopicID: [16]byte(top.ID), Partition: qp.Partition}
+			if err := b.shares.ResetStart(k, start); err != nil {
+				b.logger.Error("share: altering offsets", "group", req.GroupID, "topic", top.Name, "partition", qp.Partition, "err", err)
+				last.ErrorCode = kerr.KafkaStorageError.Code
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, error) {
+	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
+		resp.ErrorCode = e.Code
+		if msg != "" {
+			resp.ErrorMessage = &msg
+		}
+		return resp, nil
+	}
+	exists, empty := b.shares.GroupState(req.GroupID)
+	switch {
+	case req.GroupID == "":
+		return fail(kerr.InvalidGroupID, "")
+	case b.authz != nil && b.groupDenied(r, authz.OpDelete, req.GroupID):
+		return fail(kerr.GroupAuthorizationFailed, "")
+	case !exists:
+		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+	case !empty:
+		return fail(kerr.NonEmptyGroup, "The group has active members: stop them before deleting its offsets.")
+	}
+	for _, qt := range req.Topics {
+		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
+		rt.Topic = qt.Topic
+		top, ok := b.topics.Get(qt.Topic)
+		if b.authz != nil && !b.allowed(r, authz.OpRead, authz.ResourceTopic, qt.Topic) {
+			rt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		if !ok {
+			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
+		rt.TopicID = [16]byte(top.ID)
+		for p := int32(0); p < top.Partitions; p++ {
+			if err := b.shares.DeleteState(share.Key{Group: req.GroupID, TopicID: rt.TopicID, Partition: p}); err != nil {
+				b.logger.Error("share: deleting offsets", "group", req.GroupID, "topic", top.Name, "partition", p, "err", err)
+				rt.ErrorCode = kerr.KafkaStorageError.Code
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

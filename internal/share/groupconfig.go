@@ -1,0 +1,150 @@
+package share
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Group configs (Kafka's GROUP config resource) that apply to share groups.
+// A group's value overrides the broker's setting for that group only.
+const (
+	CfgAutoOffsetReset    = "share.auto.offset.reset"
+	CfgIsolationLevel     = "share.isolation.level"
+	CfgRecordLockDuration = "share.record.lock.duration.ms"
+	CfgSessionTimeout     = "share.session.timeout.ms"
+	CfgHeartbeatInterval  = "share.heartbeat.interval.ms"
+)
+
+// GroupConfigNames lists the group configs served, sorted.
+var GroupConfigNames = []string{CfgAutoOffsetReset, CfgHeartbeatInterval, CfgIsolationLevel, CfgRecordLockDuration, CfgSessionTimeout}
+
+// GroupConfigIsInt reports whether a group config is an INT (else STRING).
+func GroupConfigIsInt(name string) bool {
+	return strings.HasSuffix(name, ".ms")
+}
+
+// ValidateGroupConfig checks one group config value; the error is the
+// message of Kafka's INVALID_CONFIG.
+func ValidateGroupConfig(name, value string) error {
+	switch name {
+	case CfgAutoOffsetReset:
+		if v := strings.ToLower(value); v != "latest" && v != "earliest" {
+			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: latest, earliest", value, name)
+		}
+	case CfgIsolationLevel:
+		if v := strings.ToLower(value); v != "read_uncommitted" && v != "read_committed" {
+			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", value, name)
+		}
+	case CfgRecordLockDuration, CfgSessionTimeout, CfgHeartbeatInterval:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil || n < 1 {
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 1", value, name)
+		}
+	default:
+		return fmt.Errorf("Unknown group config name: %s", name)
+	}
+	return nil
+}
+
+// ConfigStore persists the group configs of every group.
+type ConfigStore interface {
+	Save(all map[string]map[string]string) error
+}
+
+// GroupConfigs returns the configs set on group (a copy).
+func (m *Manager) GroupConfigs(group string) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.groupCfgs[group])
+}
+
+// SetGroupConfigs replaces the configs of group (nil or empty: none), after
+// validating every value, and persists them. Share partitions of the group
+// use the new lock duration from their next acquisition on.
+func (m *Manager) SetGroupConfigs(group string, cfgs map[string]string) error {
+	for _, n := range slices.Sorted(maps.Keys(cfgs)) {
+		if err := ValidateGroupConfig(n, cfgs[n]); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := maps.Clone(m.groupCfgs)
+	if next == nil {
+		next = map[string]map[string]string{}
+	}
+	if len(cfgs) == 0 {
+		delete(next, group)
+	} else {
+		next[group] = maps.Clone(cfgs)
+	}
+	if m.cfgStore != nil {
+		if err := m.cfgStore.Save(next); err != nil {
+			return err
+		}
+	}
+	m.groupCfgs = next
+	eff := m.effectiveLocked(group)
+	for k, p := range m.parts {
+		if k.Group == group {
+			p.mu.Lock()
+			p.cfg = eff
+			p.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// LoadGroupConfigs installs persisted group configs (at start-up).
+func (m *Manager) LoadGroupConfigs(data []byte) error {
+	var all map[string]map[string]string
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.groupCfgs = all
+	return nil
+}
+
+// EncodeGroupConfigs is the persisted form of all group configs.
+func EncodeGroupConfigs(all map[string]map[string]string) ([]byte, error) {
+	return json.MarshalIndent(all, "", "  ")
+}
+
+// effectiveLocked returns the configuration of group: the broker's, with
+// the group's configs applied.
+func (m *Manager) effectiveLocked(group string) *Config {
+	c := m.cfg
+	ms := func(v string) time.Duration {
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return time.Duration(n) * time.Millisecond
+	}
+	for n, v := range m.groupCfgs[group] {
+		switch n {
+		case CfgAutoOffsetReset:
+			c.AutoOffsetReset = strings.ToLower(v)
+		case CfgIsolationLevel:
+			c.ReadCommitted = strings.EqualFold(v, "read_committed")
+		case CfgRecordLockDuration:
+			c.RecordLockDuration = ms(v)
+		case CfgSessionTimeout:
+			c.SessionTimeout = ms(v)
+		case CfgHeartbeatInterval:
+			c.HeartbeatInterval = ms(v)
+		}
+	}
+	return &c
+}
+
+// GroupConfig returns the effective configuration of group.
+func (m *Manager) GroupConfig(group string) Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return *m.effectiveLocked(group)
+}

@@ -1,0 +1,423 @@
+package share
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Config holds the share-group settings (Kafka's names in comments).
+type Config struct {
+	RecordLockDuration time.Duration // group.share.record.lock.duration.ms (30000)
+	DeliveryCountLimit int           // group.share.delivery.count.limit (5)
+	MaxRecordLocks     int           // group.share.partition.max.record.locks (2000)
+	HeartbeatInterval  time.Duration // group.share.heartbeat.interval.ms (5000)
+	SessionTimeout     time.Duration // group.share.session.timeout.ms (45000)
+	MaxGroupSize       int           // group.share.max.size (200)
+	AutoOffsetReset    string        // share.auto.offset.reset: latest (default) or earliest
+	ReadCommitted      bool          // share.isolation.level=read_committed (a group config)
+}
+
+func (c Config) withDefaults() Config {
+	if c.RecordLockDuration <= 0 {
+		c.RecordLockDuration = 30 * time.Second
+	}
+	if c.DeliveryCountLimit <= 0 {
+		c.DeliveryCountLimit = 5
+	}
+	if c.MaxRecordLocks <= 0 {
+		c.MaxRecordLocks = 2000
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 45 * time.Second
+	}
+	if c.MaxGroupSize <= 0 {
+		c.MaxGroupSize = 200
+	}
+	if c.AutoOffsetReset != "earliest" {
+		c.AutoOffsetReset = "latest"
+	}
+	return c
+}
+
+// TopicInfo is what the manager needs to know of a topic.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+}
+
+// Topics looks topics up in the broker's registry.
+type Topics interface {
+	Topic(name string) (TopicInfo, bool)
+	TopicByID(id [16]byte) (TopicInfo, bool)
+}
+
+// Store persists share-partition snapshots (the share-group state topic).
+// A nil value deletes the state of k.
+type Store interface {
+	Write(k Key, value []byte) error
+}
+
+// Options configure a Manager.
+type Options struct {
+	Config Config
+	Topics Topics
+	Store  Store // nil: state is kept in memory only
+	// ConfigStore persists group configs (nil: kept in memory only).
+	ConfigStore ConfigStore
+	// OtherGroup reports whether a group of another type (classic or
+	// consumer) has the id; such ids cannot be share groups.
+	OtherGroup func(id string) bool
+	Now        func() time.Time // time.Now if nil
+}
+
+// Manager is the share-group coordinator and the share-partition state of
+// this broker: membership and assignment (ShareGroupHeartbeat), share
+// sessions (ShareFetch/ShareAcknowledge) and the state of every share
+// partition it leads.
+type Manager struct {
+	cfg        Config
+	topics     Topics
+	store      Store
+	otherGroup func(string) bool
+	now        func() time.Time
+
+	mu       sync.Mutex
+	groups   map[string]*Group
+	parts    map[Key]*Partition
+	sessions map[sessionKey]*session
+	// groupCfgs holds the group configs set per group (copy on write).
+	groupCfgs map[string]map[string]string
+	cfgStore  ConfigStore
+	// persistMu orders snapshot writes with the state they capture.
+	persistMu sync.Mutex
+}
+
+// New returns a manager.
+func New(o Options) *Manager {
+	m := &Manager{
+		cfg:        o.Config.withDefaults(),
+		topics:     o.Topics,
+		store:      o.Store,
+		cfgStore:   o.ConfigStore,
+		otherGroup: o.OtherGroup,
+		now:        o.Now,
+		groups:     map[string]*Group{},
+		parts:      map[Key]*Partition{},
+		sessions:   map[sessionKey]*session{},
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.otherGroup == nil {
+		m.otherGroup = func(string) bool { return false }
+	}
+	return m
+}
+
+// Config returns the effective configuration.
+func (m *Manager) Config() Config { return m.cfg }
+
+// Now returns the manager's clock.
+func (m *Manager) Now() time.Time { return m.now() }
+
+// Partition returns the state of share partition k, creating it with the
+// start offset initStart() (share.auto.offset.reset) when it is new.
+func (m *Manager) Partition(k Key, initStart func(reset string) int64) *Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.parts[k]
+	if !ok {
+		eff := m.effectiveLocked(k.Group)
+		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
+		m.parts[k] = p
+		if m.groups[k.Group] == nil {
+			m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
+		}
+	}
+	return p
+}
+
+// Persist writes p's snapshot if what is persisted changed since the last
+// write. The acknowledgement is answered only after it returns.
+func (m *Manager) Persist(p *Partition) error {
+	if m.store == nil {
+		return nil
+	}
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
+	p.mu.Lock()
+	s := p.snapshotLocked()
+	enc := EncodeSnapshotValue(s)
+	if bytes.Equal(enc, p.persisted) {
+		p.mu.Unlock()
+		return nil
+	}
+	p.epoch++
+	now := m.now().UnixMilli()
+	if p.created == 0 {
+		p.created = now
+	}
+	s.SnapshotEpoch, s.CreateTimestamp, s.WriteTimestamp = p.epoch, p.created, now
+	val := EncodeSnapshotValue(s)
+	p.mu.Unlock()
+	if err := m.store.Write(p.Key, val); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.persisted = enc
+	p.mu.Unlock()
+	return nil
+}
+
+// Load applies one record of the state topic (replay at start-up or when
+// this broker becomes leader of a state partition). A nil value deletes.
+func (m *Manager) Load(key, value []byte) error {
+	k, ok, err := DecodeKey(key)
+	if err != nil || !ok {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if value == nil {
+		delete(m.parts, k)
+		return nil
+	}
+	s, err := DecodeSnapshotValue(value)
+	if err != nil {
+		return err
+	}
+	p, ok := m.parts[k]
+	if !ok {
+		p = newPartition(k, 0, m.effectiveLocked(k.Group))
+		m.parts[k] = p
+	}
+	p.restore(s)
+	if m.groups[k.Group] == nil { // membership is not persisted: the group comes back empty
+		m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
+	}
+	return nil
+}
+
+// ExpireAll releases expired acquisition locks of every share partition and
+// persists what changed; members whose session timed out are removed, and
+// the state of share partitions whose topic was deleted is deleted.
+func (m *Manager) ExpireAll() {
+	now := m.now()
+	m.mu.Lock()
+	var released []*Partition
+	for _, g := range m.groups {
+		released = append(released, m.expireMembersLocked(g, now)...)
+	}
+	parts := make([]*Partition, 0, len(m.parts))
+	var gone []Key
+	for k, p := range m.parts {
+		if _, ok := m.topics.TopicByID(k.TopicID); !ok {
+			gone = append(gone, k)
+			continue
+		}
+		parts = append(parts, p)
+	}
+	m.mu.Unlock()
+	m.persistAll(released)
+	for _, k := range gone {
+		_ = m.DeleteState(k)
+	}
+	for _, p := range parts {
+		p.Expire(now)
+		_ = m.Persist(p)
+	}
+}
+
+// --- share sessions ----------------------------------------------------------
+
+type sessionKey struct{ group, member string }
+
+type session struct {
+	next  int32 // the epoch the next request must carry
+	parts []Key
+}
+
+// Session updates the share session of (group, member) for a request with
+// epoch: 0 opens a new one (replacing any), -1 is the final request of the
+// session (the caller closes it with CloseSession), any other value must be
+// the next epoch. add and forget change its partitions. It returns the
+// session's partitions or a Kafka error code.
+func (m *Manager) Session(group, member string, epoch int32, add, forget []Key) ([]Key, int16) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sk := sessionKey{group, member}
+	s := m.sessions[sk]
+	switch {
+	case epoch == 0:
+		if s != nil {
+			m.releaseSessionLocked(group, member, s)
+		}
+		s = &session{}
+		m.sessions[sk] = s
+	case s == nil:
+		return nil, kerr.ShareSessionNotFound.Code
+	case epoch == -1:
+	case epoch != s.next:
+		return nil, kerr.InvalidShareSessionEpoch.Code
+	}
+	if epoch != -1 {
+		if s.next = epoch + 1; s.next == math.MaxInt32 || s.next <= 0 {
+			s.next = 1
+		}
+	}
+	for _, k := range forget {
+		if i := slices.Index(s.parts, k); i >= 0 {
+			s.parts = slices.Delete(s.parts, i, i+1)
+		}
+	}
+	for _, k := range add {
+		if !slices.Contains(s.parts, k) {
+			s.parts = append(s.parts, k)
+		}
+	}
+	return slices.Clone(s.parts), 0
+}
+
+// CloseSession ends the share session of (group, member), releasing every
+// record the member still holds on its partitions.
+func (m *Manager) CloseSession(group, member string) {
+	m.mu.Lock()
+	sk := sessionKey{group, member}
+	s := m.sessions[sk]
+	delete(m.sessions, sk)
+	var ps []*Partition
+	if s != nil {
+		ps = m.sessionPartsLocked(s)
+	}
+	m.mu.Unlock()
+	for _, p := range ps {
+		p.ReleaseMember(member)
+		_ = m.Persist(p)
+	}
+}
+
+func (m *Manager) sessionPartsLocked(s *session) []*Partition {
+	var ps []*Partition
+	for _, k := range s.parts {
+		if p := m.parts[k]; p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// releaseSessionLocked releases the records of member on the partitions of
+// s (a session replaced by a new one). The writes happen asynchronously of
+// the lock order: snapshots are best effort here, the next write catches up.
+func (m *Manager) releaseSessionLocked(group, member string, s *session) {
+	for _, p := range m.sessionPartsLocked(s) {
+		p.ReleaseMember(member)
+	}
+	_ = group
+}
+
+// releaseMemberLocked releases everything member holds in group's partitions
+// and drops its session (the member left or was fenced).
+func (m *Manager) releaseMemberLocked(group, member string) []*Partition {
+	delete(m.sessions, sessionKey{group, member})
+	var ps []*Partition
+	for k, p := range m.parts {
+		if k.Group == group {
+			p.ReleaseMember(member)
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// GroupPartitions returns the share partitions of a group with state.
+func (m *Manager) GroupPartitions(group string) []*Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ps []*Partition
+	for k, p := range m.parts {
+		if k.Group == group {
+			ps = append(ps, p)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		a, b := ps[i].Key, ps[j].Key
+		if c := bytes.Compare(a.TopicID[:], b.TopicID[:]); c != 0 {
+			return c < 0
+		}
+		return a.Partition < b.Partition
+	})
+	return ps
+}
+
+// GroupState reports whether id is a share group and whether it has members.
+func (m *Manager) GroupState(id string) (exists, empty bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := m.groups[id]
+	if g == nil {
+		return false, true
+	}
+	m.expireMembersLocked(g, m.now())
+	return true, len(g.members) == 0
+}
+
+// EnsureGroup creates share group id (empty) if it does not exist; it
+// returns false if a group of another type has the id.
+func (m *Manager) EnsureGroup(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.groups[id] != nil {
+		return true
+	}
+	if m.otherGroup(id) {
+		return false
+	}
+	m.groups[id] = &Group{ID: id, members: map[string]*member{}}
+	return true
+}
+
+// Lookup returns the state of share partition k, or nil if it has none.
+func (m *Manager) Lookup(k Key) *Partition {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.parts[k]
+}
+
+// ResetStart replaces the state of share partition k with an empty window
+// starting at start (AlterShareGroupOffsets) and persists it.
+func (m *Manager) ResetStart(k Key, start int64) error {
+	m.mu.Lock()
+	p := newPartition(k, start, m.effectiveLocked(k.Group))
+	if old := m.parts[k]; old != nil {
+		old.mu.Lock()
+		p.epoch = old.epoch
+		old.mu.Unlock()
+	}
+	m.parts[k] = p
+	m.mu.Unlock()
+	return m.Persist(p)
+}
+
+// DeleteState forgets share partition k and writes its tombstone
+// (DeleteShareGroupOffsets).
+func (m *Manager) DeleteState(k Key) error {
+	m.mu.Lock()
+	_, had := m.parts[k]
+	delete(m.parts, k)
+	m.mu.Unlock()
+	if !had || m.store == nil {
+		return nil
+	}
+	return m.store.Write(k, nil)
+}
