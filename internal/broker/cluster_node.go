@@ -348,6 +348,11 @@ func (c *clusterNode) run(ctx context.Context) {
 			if !c.register(ctx) {
 				continue
 			}
+			// The first heartbeat says the broker has caught up (and
+			// gets it unfenced) as soon as it has.
+			wctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval)
+			_ = c.waitPublished(wctx, uint64(c.epoch.Load()))
+			cancel()
 		}
 		c.heartbeat(ctx)
 		select {
