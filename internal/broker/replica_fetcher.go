@@ -120,13 +120,18 @@ func (c *clusterNode) updateFetchers(im *metadata.Image) {
 	}
 }
 
-// leaderAddr is broker id's address on this broker's first listener.
+// leaderAddr is broker id's address on the inter-broker listener
+// (inter.broker.listener.name, else this broker's first listener).
 func (c *clusterNode) leaderAddr(im *metadata.Image, id int32) string {
 	reg, ok := im.Broker(id)
 	if !ok {
 		return ""
 	}
-	ep, ok := reg.Endpoint(c.b.listenerName(nil))
+	name := strings.ToUpper(strings.TrimSpace(c.b.cfg.Raw["inter.broker.listener.name"]))
+	if name == "" {
+		name = c.b.listenerName(nil)
+	}
+	ep, ok := reg.Endpoint(name)
 	if !ok {
 		return ""
 	}

@@ -53,7 +53,9 @@ var brokerDefs = []Def{
 		`A broker that sends no heartbeat to the active controller for this long is fenced: it leaves every leadership until it returns.`),
 	bdef("broker.heartbeat.interval.ms", Int, ptr("2000"), vAtLeast(Int, 10), "",
 		`How often a broker heartbeats to the active controller.`),
-	bdef("inter.broker.listener.name", String, nil, rule{}, effectSingleNode, `Listener used between brokers.`),
+	bdef("inter.broker.listener.name", String, nil, rule{}, "",
+		`Listener followers fetch from their leaders on (default: the first listener). It must be a PLAINTEXT listener for now: `+
+			`replica fetchers do not authenticate yet.`),
 	bdef("security.inter.broker.protocol", String, ptr("PLAINTEXT"), vIn("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), effectSingleNode,
 		`Security protocol used between brokers.`),
 	bdef("listener.security.protocol.map", String,
