@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,8 @@ type clusterConfig struct {
 	nodeID            int32
 	voters            map[uint64]string // node id → controller listener host:port
 	peerBind          string
+	peerListener      string // the controller listener's name
+	peerProtocol      string // its security protocol (PLAINTEXT or SSL)
 	sessionTimeout    time.Duration
 	heartbeatInterval time.Duration
 	tick              time.Duration
@@ -97,12 +100,20 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 		return nil, fmt.Errorf("sluice: process.roles=%s: a Sluice cluster node is broker,controller (combined mode); broker-only and controller-only nodes are not supported yet", cfg.Raw["process.roles"])
 	}
 	cc.peerBind = self
+	cc.peerListener, cc.peerProtocol = "CONTROLLER", security.Plaintext
 	ctl, err := security.ControllerListeners(cfg)
 	if err != nil {
 		return nil, err
 	}
 	if len(ctl) > 0 {
-		cc.peerBind = ctl[0].Bind
+		cc.peerBind, cc.peerListener = ctl[0].Bind, ctl[0].Name
+		pmRaw, _ := cfg.Value("listener.security.protocol.map")
+		pm, err := config.ParseProtocolMap(pmRaw)
+		if err == nil {
+			if p, ok := pm[ctl[0].Name]; ok {
+				cc.peerProtocol = p
+			}
+		}
 	}
 	ms := func(name string, def int) time.Duration {
 		n, err := strconv.Atoi(strings.TrimSpace(cfg.Raw[name]))
@@ -201,11 +212,25 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			}
 		}
 	}
+	var serverTLS, clientTLS *tls.Config
+	switch cc.peerProtocol {
+	case security.Plaintext:
+	case security.SSL:
+		if serverTLS, clientTLS, err = security.PeerTLS(b.cfg, cc.peerListener); err != nil {
+			return fmt.Errorf("sluice: controller listener %s: %w", cc.peerListener, err)
+		}
+	default:
+		return fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT or SSL (mutual TLS) for now",
+			cc.peerListener, cc.peerProtocol)
+	}
 	c.ln, err = net.Listen("tcp", cc.peerBind)
 	if err != nil {
 		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
 	}
-	c.peers = peer.NewClient(cc.voters, c.logger)
+	if serverTLS != nil {
+		c.ln = tls.NewListener(c.ln, serverTLS)
+	}
+	c.peers = peer.NewClient(cc.voters, clientTLS, c.logger)
 	peersIDs := make([]uint64, 0, len(cc.voters))
 	for id := range cc.voters {
 		peersIDs = append(peersIDs, id)

@@ -2,8 +2,10 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
 
 // freePorts returns n TCP ports free on 127.0.0.1 right now.
@@ -42,6 +46,13 @@ type testCluster struct {
 
 func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster {
 	t.Helper()
+	return startTestClusterWith(t, n, func(int, []int) map[string]string { return extra })
+}
+
+// startTestClusterWith is startTestCluster with each node's extra configs
+// from extra(node id, the voters' controller ports).
+func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) map[string]string) *testCluster {
+	t.Helper()
 	ports := freePorts(t, n)
 	var voters []string
 	for i, p := range ports {
@@ -59,7 +70,7 @@ func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster
 			"offsets.topic.num.partitions":          "3",
 			"transaction.state.log.num.partitions":  "3",
 		}
-		for k, v := range extra {
+		for k, v := range extra(i+1, ports) {
 			props[k] = v
 		}
 		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: props, Quiet: true}))
@@ -495,5 +506,46 @@ func TestClusterReplication(t *testing.T) {
 		if got[v] != want {
 			t.Fatalf("%s acknowledged at %v, read at %v", v, want, got[v])
 		}
+	}
+}
+
+// With an SSL controller listener the nodes speak raft and the controller's
+// requests over mutual TLS; a client without a trusted certificate gets no
+// answer from it.
+func TestClusterControllerListenerTLS(t *testing.T) {
+	ca := sectest.NewCA(t, "cluster-ca")
+	dir := t.TempDir()
+	trust := ca.WritePEM(t, dir, "ca.pem")
+	tc := startTestClusterWith(t, 3, func(id int, ports []int) map[string]string {
+		return map[string]string{
+			"listeners":                                        fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[id-1]),
+			"controller.listener.names":                        "CONTROLLER",
+			"listener.security.protocol.map":                   "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+			"listener.name.controller.ssl.keystore.type":       "PEM",
+			"listener.name.controller.ssl.keystore.location":   ca.Peer(t, fmt.Sprintf("node-%d", id)).WritePEM(t, dir, fmt.Sprintf("node%d.pem", id)),
+			"listener.name.controller.ssl.truststore.type":     "PEM",
+			"listener.name.controller.ssl.truststore.location": trust,
+		}
+	})
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers over TLS", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 && md.Controller > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "tls-rep"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	// A plain HTTP client, and a TLS client without a certificate, are
+	// refused by the controller listener.
+	addr := tc.nodes[0].broker().cluster.ln.Addr().String()
+	if resp, err := http.Post("http://"+addr+"/controller/register", "application/json", strings.NewReader("{}")); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP accepted by a TLS controller listener")
+		}
+	}
+	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	if resp, err := anon.Post("https://"+addr+"/controller/register", "application/json", strings.NewReader("{}")); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a client without a certificate got an answer: %s", resp.Status)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -163,6 +164,7 @@ func (s *Server) serveController(w http.ResponseWriter, r *http.Request) {
 // Client sends to peers by node id.
 type Client struct {
 	http   *http.Client
+	scheme string // "http", or "https" with TLS
 	logger *slog.Logger
 
 	mu     sync.Mutex
@@ -172,15 +174,22 @@ type Client struct {
 	wg     sync.WaitGroup
 }
 
-// NewClient returns a client reaching node ids at addrs (host:port).
-func NewClient(addrs map[uint64]string, logger *slog.Logger) *Client {
+// NewClient returns a client reaching node ids at addrs (host:port), over
+// TLS when tc is set (the controller listener's, see security.PeerTLS).
+func NewClient(addrs map[uint64]string, tc *tls.Config, logger *slog.Logger) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     time.Minute,
+		TLSClientConfig:     tc,
+	}
+	scheme := "http"
+	if tc != nil {
+		scheme = "https"
 	}
 	return &Client{
 		http:   &http.Client{Transport: tr},
+		scheme: scheme,
 		logger: logger,
 		addrs:  addrs,
 		queues: map[uint64]chan []*raftpb.Message{},
@@ -261,7 +270,7 @@ func (c *Client) sendLoop(addr string, q chan []*raftpb.Message) {
 			body.Write(b)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/raft", &body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.scheme+"://"+addr+"/raft", &body)
 		resp, err := c.http.Do(req)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
@@ -296,7 +305,7 @@ func (c *Client) Call(ctx context.Context, addr, method string, req, resp any) e
 	if err != nil {
 		return err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/controller/"+method, bytes.NewReader(data))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.scheme+"://"+addr+"/controller/"+method, bytes.NewReader(data))
 	if err != nil {
 		return err
 	}

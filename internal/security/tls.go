@@ -469,3 +469,34 @@ func PrincipalMapper(cfg *config.Broker, listener string) (func(string) (string,
 	}
 	return rules.Map, nil
 }
+
+// PeerTLS builds the TLS configurations of a cluster's controller listener
+// (SSL in listener.security.protocol.map): the server requires a client
+// certificate its trust store verifies, and the client presents its key
+// store's certificate and verifies the server's against the same trust
+// store. Every node uses the same listener settings, so only holders of a
+// trusted certificate speak raft or the controller's requests.
+func PeerTLS(cfg *config.Broker, listener string) (server, client *tls.Config, err error) {
+	server, err = ServerTLS(cfg, listener)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool, err := loadTrustStore(cfg, listener)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pool == nil {
+		return nil, nil, fmt.Errorf("%s: a TLS controller listener needs a trust store (ssl.truststore.*) to verify the other nodes",
+			configName(cfg, listener, "ssl.truststore.location"))
+	}
+	server.ClientAuth = tls.RequireAndVerifyClientCert
+	server.ClientCAs = pool
+	client = &tls.Config{
+		Certificates: server.Certificates,
+		RootCAs:      pool,
+		MinVersion:   server.MinVersion,
+		MaxVersion:   server.MaxVersion,
+		CipherSuites: server.CipherSuites,
+	}
+	return server, client, nil
+}

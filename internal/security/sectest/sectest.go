@@ -73,12 +73,18 @@ func (ca *CA) Server(t testing.TB, cn string) *Leaf {
 	return ca.issue(t, pkix.Name{CommonName: cn}, x509.ExtKeyUsageServerAuth)
 }
 
+// Peer issues a certificate for 127.0.0.1, ::1 and localhost usable as
+// both server and client (a cluster node's, on its controller listener).
+func (ca *CA) Peer(t testing.TB, cn string) *Leaf {
+	return ca.issue(t, pkix.Name{CommonName: cn}, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
 // Client issues a client certificate with the given subject.
 func (ca *CA) Client(t testing.TB, subject pkix.Name) *Leaf {
 	return ca.issue(t, subject, x509.ExtKeyUsageClientAuth)
 }
 
-func (ca *CA) issue(t testing.TB, subject pkix.Name, usage x509.ExtKeyUsage) *Leaf {
+func (ca *CA) issue(t testing.TB, subject pkix.Name, usages ...x509.ExtKeyUsage) *Leaf {
 	t.Helper()
 	k := newKey(t)
 	serial++
@@ -88,9 +94,9 @@ func (ca *CA) issue(t testing.TB, subject pkix.Name, usage x509.ExtKeyUsage) *Le
 		NotBefore:    time.Now().Add(-time.Minute),
 		NotAfter:     time.Now().Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 	}
-	if usage == x509.ExtKeyUsageServerAuth {
+	if usages[0] == x509.ExtKeyUsageServerAuth {
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
 	}
