@@ -81,13 +81,34 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, r *wire.Request, req *
 }
 
 func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	release := func() {}
 	verify := func() int16 {
 		tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, b.groups.Partitions())}
+		if c := b.cluster; c != nil && !c.coordinatesTxn(req.TransactionalID) {
+			// The transactional id's coordinator is another broker: it
+			// admits the commit (and holds its markers until it is
+			// written), as for a transactional produce (cluster_txn.go).
+			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition)
+			if err != nil {
+				code := errorCode(err)
+				switch code {
+				case kerr.ProducerFenced.Code:
+					code = kerr.InvalidProducerEpoch.Code
+				case kerr.NotEnoughReplicas.Code:
+					code = kerr.CoordinatorLoadInProgress.Code // retriable for TxnOffsetCommit in every client
+				}
+				return code
+			}
+			release = rel
+			return 0
+		}
 		code := b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
 		if code == kerr.ProducerFenced.Code {
 			code = kerr.InvalidProducerEpoch.Code
 		}
 		return code
 	}
-	return b.groups.TxnOffsetCommit(req, verify)
+	resp := b.groups.TxnOffsetCommit(req, verify)
+	release()
+	return resp
 }
