@@ -316,6 +316,7 @@ func (c *clusterNode) stop() error {
 			controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: ep, MetadataOffset: c.store.Image().Offset, WantFence: true}, &resp)
 		cancel()
 	}
+	c.resign()
 	c.cancel()
 	c.srv.Close()
 	c.wg.Wait()
@@ -323,6 +324,36 @@ func (c *clusterNode) stop() error {
 	c.peers.Close()
 
 	return c.node.Stop()
+}
+
+// resign hands the quorum's leadership (and so the controller's role) to
+// another voter before a clean shutdown, as Kafka's controller resigns, so
+// that clients see a new controller at once rather than after an election
+// timeout.
+func (c *clusterNode) resign() {
+	if c.node.Leader() != uint64(c.cfg.nodeID) {
+		return
+	}
+	ids := make([]uint64, 0, len(c.cfg.voters))
+	for id := range c.cfg.voters {
+		if id != uint64(c.cfg.nodeID) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	im := c.store.Image()
+	for _, id := range ids {
+		if !im.IsLive(int32(id)) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := c.node.TransferLeadership(ctx, id)
+		cancel()
+		if err == nil {
+			c.logger.Info("handed the controller's role over before shutting down", "to", c.node.Leader())
+			return
+		}
+	}
 }
 
 // callController sends a request to the active controller: the local one

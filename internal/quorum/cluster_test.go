@@ -479,3 +479,38 @@ func TestDeposedLeaderFailsWaitingProposals(t *testing.T) {
 	}
 	c.nw.Heal()
 }
+
+// A leader hands its role over on request (a clean shutdown) and the
+// cluster goes on committing under the new one.
+func TestTransferLeadership(t *testing.T) {
+	c := newCluster(t, 3, 0)
+	l := c.leader()
+	c.mustPropose(l, "before")
+	var to uint64 = 1
+	if to == l {
+		to = 2
+	}
+	errc := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		errc <- c.m[l].node.TransferLeadership(ctx, to)
+	}()
+	var err error
+	c.waitFor("the transfer", func() bool {
+		select {
+		case err = <-errc:
+			return true
+		default:
+			return false
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nl := c.leader(); nl != to {
+		t.Fatalf("leader %d after transferring to %d", nl, to)
+	}
+	c.mustPropose(to, "after")
+	c.converge([]string{"before", "after"})
+}

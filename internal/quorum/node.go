@@ -105,6 +105,7 @@ type Node struct {
 	recvc   chan *raftpb.Message
 	propc   chan proposal
 	statusc chan chan raft.Status
+	transc  chan uint64
 	stopc   chan struct{}
 	donec   chan struct{}
 	leader  atomic.Uint64
@@ -157,6 +158,7 @@ func Start(cfg Config) (*Node, error) {
 		recvc:   make(chan *raftpb.Message, 4096),
 		propc:   make(chan proposal),
 		statusc: make(chan chan raft.Status),
+		transc:  make(chan uint64),
 		stopc:   make(chan struct{}),
 		donec:   make(chan struct{}),
 		waiters: map[uint64]chan error{},
@@ -285,6 +287,31 @@ func (n *Node) Propose(ctx context.Context, data []byte) error {
 	}
 }
 
+// TransferLeadership asks raft to hand this leader's role to voter to (a
+// clean shutdown: the next leader is elected at once instead of after an
+// election timeout) and waits until another leader is known or ctx ends.
+func (n *Node) TransferLeadership(ctx context.Context, to uint64) error {
+	select {
+	case n.transc <- to:
+	case <-n.donec:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for n.leader.Load() == n.cfg.ID {
+		select {
+		case <-t.C:
+		case <-n.donec:
+			return ErrStopped
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // Stop ends the Ready loop and closes the storage. It returns the error
 // that ended the loop, if any other than Stop.
 func (n *Node) Stop() error {
@@ -339,6 +366,8 @@ func (n *Node) run() {
 			}
 		case c := <-n.statusc:
 			c <- n.rn.Status()
+		case to := <-n.transc:
+			n.rn.TransferLeader(to)
 		}
 	}
 }
