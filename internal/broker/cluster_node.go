@@ -182,10 +182,11 @@ type clusterNode struct {
 	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
 	fetch  fetchers  // replica fetchers by leader (replica_fetcher.go)
 
-	cancel   context.CancelFunc
-	hbCancel context.CancelFunc // the registration and heartbeat loop's (run)
-	hbDone   chan struct{}
-	wg       sync.WaitGroup
+	cancel       context.CancelFunc
+	hbCancel     context.CancelFunc // the registration and heartbeat loop's (run)
+	shutdownOnce sync.Once
+	hbDone       chan struct{}
+	wg           sync.WaitGroup
 }
 
 // startCluster starts the quorum voter, the controller, the peer listener
@@ -305,18 +306,7 @@ func handle[Req, Resp any](s *peer.Server, method string, fn func(context.Contex
 // leadership moves at once rather than after the session timeout), then the
 // loops, the peer listener and the quorum voter stop.
 func (c *clusterNode) stop() error {
-	// No heartbeat may follow the one asking to be fenced (it would
-	// unfence this broker again).
-	c.hbCancel()
-	<-c.hbDone
-	if ep := c.epoch.Load(); ep > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		var resp controller.HeartbeatResponse
-		_ = callController(ctx, c, "heartbeat", c.ctrl.Heartbeat,
-			controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: ep, MetadataOffset: c.store.Image().Offset, WantFence: true}, &resp)
-		cancel()
-	}
-	c.resign()
+	c.controlledShutdown()
 	c.cancel()
 	c.srv.Close()
 	c.wg.Wait()
@@ -324,6 +314,33 @@ func (c *clusterNode) stop() error {
 	c.peers.Close()
 
 	return c.node.Stop()
+}
+
+// controlledShutdown fences this broker (its leaderships move to other
+// in-sync replicas at once) and hands the controller's role over; it runs
+// once, while the broker still serves.
+func (c *clusterNode) controlledShutdown() {
+	c.shutdownOnce.Do(func() {
+		// No heartbeat may follow the one asking to be fenced (it would
+		// unfence this broker again).
+		c.hbCancel()
+		<-c.hbDone
+		if ep := c.epoch.Load(); ep > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			var resp controller.HeartbeatResponse
+			err := callController(ctx, c, "heartbeat", c.ctrl.Heartbeat,
+				controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: ep, MetadataOffset: c.store.Image().Offset, WantFence: true}, &resp)
+			cancel()
+			if err == nil {
+				// Let this node learn that its leaderships moved, so
+				// waiting acks=all produces are answered now.
+				wctx, wcancel := context.WithTimeout(context.Background(), time.Second)
+				_ = c.waitPublished(wctx, c.store.Image().Offset)
+				wcancel()
+			}
+		}
+		c.resign()
+	})
 }
 
 // resign hands the quorum's leadership (and so the controller's role) to

@@ -259,6 +259,14 @@ func (s *Server) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 		defer cancel()
 		s.health.set(false, "shutting down")
+		if s.broker != nil && s.broker.cluster != nil {
+			c := s.broker.cluster
+			// Controlled shutdown while still serving, as Kafka does:
+			// leaderships and the controller's role move first, so
+			// requests in flight (acks=all waiting for followers that
+			// fetch from here) are answered at once.
+			c.controlledShutdown()
+		}
 		if s.wire != nil {
 			if err := s.wire.Shutdown(ctx); err != nil {
 				s.opts.Logger.Warn("shutdown: in-flight requests did not finish in time", "err", err)
