@@ -5,7 +5,7 @@
 // summary whose last line is "N operations, F faults, A anomalies". It exits 0
 // only when faults were injected and no anomaly was found.
 //
-// Usage: sluice-chaos [--quick] [--nodes 1] [--time 60s] [--seed N]
+// Usage: sluice-chaos [--quick] [--nodes 1] [--rf N] [--min-insync M] [--time 60s] [--seed N]
 //
 //	[--faults kill,pause] [--bin path/to/sluice] [--dir run-dir]
 //	sluice-chaos --check history.jsonl   (check an existing history)
