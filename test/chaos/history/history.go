@@ -69,6 +69,9 @@ const (
 	FStart  = "start"  // (re)start a killed node and wait until it serves requests
 	FPause  = "pause"  // SIGSTOP a node
 	FResume = "resume" // SIGCONT a paused node and wait until it serves requests
+	// FTerminate: SIGTERM a node (a clean, controlled shutdown); healed by
+	// FStart.
+	FTerminate = "terminate"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.
 	FStopWorkloads = "stop-workloads"

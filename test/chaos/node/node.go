@@ -247,6 +247,36 @@ func (n *Node) Stop(timeout time.Duration) error {
 	}
 }
 
+// Terminate ends the node with SIGTERM alone (a clean, controlled shutdown)
+// and waits for it; if it is still there after timeout it gets SIGKILL and
+// the error says so.
+func (n *Node) Terminate(timeout time.Duration) error {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	if err := n.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+		n.mu.Lock()
+		n.cmd, n.paused = nil, false
+		n.mu.Unlock()
+		liveMu.Lock()
+		delete(live, n)
+		liveMu.Unlock()
+		return nil
+	case <-time.After(timeout):
+		if err := n.Kill(timeout); err != nil {
+			return err
+		}
+		return fmt.Errorf("node %d still running %v after SIGTERM: killed", n.ID, timeout)
+	}
+}
+
 // Exited tells whether the process ended by itself (it was not killed by us).
 func (n *Node) Exited() bool {
 	n.mu.Lock()
