@@ -6,9 +6,11 @@
 #
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
-# --quick without --nodes makes two short runs: one node, then a 3-node
-# cluster (--nodes 3: the metadata workload too, and faults of the active
-# controller).
+# --quick without --nodes makes three short runs: one node and a 3-node
+# cluster with replication factor 1 (30 s of faults each), then a 3-node
+# cluster with replication factor 3 and min.insync.replicas 2 (40 s). On a
+# cluster the metadata workload runs too, and the active controller is
+# faulted. --time given with --quick applies to all three.
 # The last line is "N operations, F faults, A anomalies" (summed over the
 # runs); the exit status is 0 only when every run injected faults and found
 # no anomaly. A run's directory (node data and logs, history.jsonl,
@@ -43,10 +45,12 @@ fi
 
 quick=0
 nodes_given=0
+time_given=0
 for a in "$@"; do
   case "$a" in
     --quick|-quick|--quick=true|-quick=true) quick=1 ;;
     --nodes|-nodes|--nodes=*|-nodes=*) nodes_given=1 ;;
+    --time|-time|--time=*|-time=*) time_given=1 ;;
   esac
 done
 
@@ -81,10 +85,15 @@ run() {
   fi
 }
 
-run run "$@"
 if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
-  run run3 "$@" --nodes 3
+  short=() rf3=()
+  if [ "$time_given" = 0 ]; then short=(--time 30s) rf3=(--time 40s); fi
+  run run "$@" "${short[@]}"
+  run run3 "$@" "${short[@]}" --nodes 3 --rf 1
+  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2
   echo "$ops operations, $faults faults, $anomalies anomalies"
+else
+  run run "$@"
 fi
 if [ "$failed" -eq 0 ] && [ "${CHAOS_KEEP:-0}" != 1 ]; then
   rm -rf "$work"

@@ -84,7 +84,7 @@ const (
 // AllTypes lists every anomaly type, in the order summaries print them.
 var AllTypes = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, PhantomRead,
 	NonMonotonicSend, NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead,
-	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged}
+	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged, ReplicaDivergence}
 
 // Anomaly is one finding.
 type Anomaly struct {
@@ -115,6 +115,9 @@ type Fault struct {
 	Role            string
 	NewController   time.Duration
 	NewControllerID int
+	// Leaders: the partitions the node led as the fault began (Metadata's
+	// leaders), and when clients saw each led again.
+	Leaders []LeaderMove
 }
 
 // Result is the outcome of a check.
@@ -142,6 +145,10 @@ type Result struct {
 	Creates, Alters map[string]int
 	FinalViews      int
 	ViewsAgree      bool
+
+	// Replication: nodes whose data directories were compared, and keys
+	// compared below their final high watermark.
+	ReplicaLogs, ReplicaKeys int
 }
 
 type status int
@@ -202,8 +209,10 @@ func Check(ops []history.Op) Result {
 	c.checkWatermarks()
 	c.checkFinal()
 	c.checkMetadata()
+	c.checkReplicas()
 	c.availability()
 	c.controllers()
+	c.leaders()
 	for _, a := range c.res.Anomalies {
 		c.res.Counts[a.Type]++
 	}
@@ -968,6 +977,11 @@ func (r Result) Summary(maxPerType int) string {
 					f.Node, f.NewControllerID, (f.NewController - f.Start).Seconds())
 			}
 		}
+		b.WriteString(leaderText(f))
+	}
+	if moved, median, longest, back, none := r.LeaderFailover(); moved+back+none > 0 {
+		fmt.Fprintf(&b, "partition leaders: %d partition(s) of a faulted leader got a new leader, seen by clients after %.2fs median, %.2fs at most; %d led by the same node again after its return; %d without a leader seen again\n",
+			moved, median.Seconds(), longest.Seconds(), back, none)
 	}
 	if d, ok := r.ControllerFailover(); ok {
 		fmt.Fprintf(&b, "controller faults: longest time to a controller seen by clients %.2fs\n", d.Seconds())
@@ -981,6 +995,9 @@ func (r Result) Summary(maxPerType int) string {
 			n, r.Creates[history.OK], r.Creates[history.Fail], r.Creates[history.Info],
 			r.Alters[history.OK]+r.Alters[history.Fail]+r.Alters[history.Info], r.Alters[history.OK], r.Alters[history.Fail], r.Alters[history.Info],
 			r.FinalViews, agree)
+	}
+	if r.ReplicaLogs > 0 {
+		fmt.Fprintf(&b, "replicas: the data directories of %d node(s) compared below the final high watermark of %d partition(s)\n", r.ReplicaLogs, r.ReplicaKeys)
 	}
 	if len(r.Anomalies) == 0 {
 		b.WriteString("anomalies: none\n")

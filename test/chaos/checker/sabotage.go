@@ -9,14 +9,16 @@ import (
 
 // Sabotages lists the anomalies Sabotage can plant in a real history.
 var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMonotonicSend,
-	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards, MetadataLost, MetadataDiverged}
+	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards, MetadataLost, MetadataDiverged,
+	ReplicaDivergence}
 
 // needs names the operation a workload must have run for an anomaly to be
 // planted: a history without transactions (--workloads without txn) has
 // nothing to plant an aborted read into, and that is no failure of the
 // checker; a history with transactions and none committed is.
 var needs = map[string]string{AbortedRead: history.FTxn, UncommittedRead: history.FTxn,
-	MetadataLost: history.FCreateTopic, MetadataDiverged: history.FFinalMetadata}
+	MetadataLost: history.FCreateTopic, MetadataDiverged: history.FFinalMetadata,
+	ReplicaDivergence: history.FReplicaLog}
 
 // Sabotage returns a copy of a (clean) history with one anomaly of the given
 // type planted in it, as a broken broker would have produced it: a record
@@ -33,6 +35,7 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 		op.Value = make([]history.Mop, len(ops[i].Value))
 		for j, m := range ops[i].Value {
 			m.Records = append([][2]int64(nil), m.Records...)
+			m.Batches = append([][4]int64(nil), m.Batches...)
 			op.Value[j] = m
 		}
 		if ops[i].Watermarks != nil {
@@ -308,6 +311,29 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 			}
 		}
 		return nil, none
+	case ReplicaDivergence:
+		// One node's copy of a partition got a different batch below the
+		// high watermark (a follower that appended what the leader never
+		// had, or missed a truncation): its CRC changed.
+		hwm := map[string]int64{}
+		for _, i := range finals(history.ReadUncommitted) {
+			for k, t := range out[i].Targets {
+				hwm[k] = t
+			}
+		}
+		for i, op := range out {
+			if op.F != history.FReplicaLog || op.Type == history.Invoke {
+				continue
+			}
+			for j, m := range op.Value {
+				if len(m.Batches) > 0 && m.Batches[0][0] < hwm[m.Key] {
+					c := clone(i)
+					c.Value[j].Batches[0][3] ^= 1
+					return out, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("no replica holds a batch below the high watermark")
 	default:
 		return nil, fmt.Errorf("cannot plant %q (can: %v)", kind, Sabotages)
 	}

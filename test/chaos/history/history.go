@@ -47,6 +47,10 @@ const (
 	FAlterConfig   = "alter-config"   // IncrementalAlterConfigs of one topic: an "alter" mop (value: retention.ms)
 	FController    = "controller"     // Metadata asked of one node (Node): the controller it names
 	FFinalMetadata = "final-metadata" // one node's view after healing: "topic" and "config" mops
+
+	// Replication: the batches each node's data directory holds for each
+	// partition, read after the cluster stopped: "replica" mops.
+	FReplicaLog = "replica-log"
 )
 
 // Mop functions of the metadata workload.
@@ -55,6 +59,8 @@ const (
 	MAlter  = "alter"  // key: topic; value: retention.ms set
 	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
 	MConfig = "config" // key: topic; value: retention.ms a final view holds
+	// MReplica: key: partition; batches: what one node's copy holds.
+	MReplica = "replica"
 )
 
 // Nemesis functions: a fault and the operation that heals it.
@@ -63,6 +69,9 @@ const (
 	FStart  = "start"  // (re)start a killed node and wait until it serves requests
 	FPause  = "pause"  // SIGSTOP a node
 	FResume = "resume" // SIGCONT a paused node and wait until it serves requests
+	// FTerminate: SIGTERM a node (a clean, controlled shutdown); healed by
+	// FStart.
+	FTerminate = "terminate"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.
 	FStopWorkloads = "stop-workloads"
@@ -99,6 +108,9 @@ type Mop struct {
 	// Poll: records read, in the order the client returned them, as
 	// [offset, value] pairs.
 	Records [][2]int64 `json:"records,omitempty"`
+	// Replica: the record batches of one node's copy of the key, in log
+	// order, as [base offset, last offset, partition leader epoch, CRC].
+	Batches [][4]int64 `json:"batches,omitempty"`
 }
 
 // Watermark is what a read learned about a key's high watermark (hwm) and
@@ -137,6 +149,9 @@ type Op struct {
 	// cluster id it reported (final views).
 	Controller *int32 `json:"controller,omitempty"`
 	ClusterID  string `json:"cluster_id,omitempty"`
+	// Leaders is the leader a node's Metadata answer named for each
+	// workload partition (-1: none), recorded with the controller.
+	Leaders map[string]int32 `json:"leaders,omitempty"`
 }
 
 // I64 returns a pointer to v (for optional fields).

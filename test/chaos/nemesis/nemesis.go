@@ -3,7 +3,8 @@
 // everything when told to stop.
 //
 // Fault types the checker knows: kill (SIGKILL, then restart on the same data
-// directory), pause (SIGSTOP, then SIGCONT), and the ones issue #13 asks for
+// directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
+// controlled shutdown, then restart), and the ones issue #13 asks for
 // that cannot be injected yet (partition, netem, clock, disk-full,
 // lose-unfsynced). Asking for one that cannot be injected here is an error,
 // never a silent skip.
@@ -25,6 +26,7 @@ import (
 const (
 	Kill          = "kill"
 	Pause         = "pause"
+	Terminate     = "terminate"
 	Partition     = "partition"
 	Netem         = "netem"
 	Clock         = "clock"
@@ -35,7 +37,7 @@ const (
 // why a fault type cannot be injected (empty: it can).
 func unavailable(f string, nodes int) string {
 	switch f {
-	case Kill, Pause:
+	case Kill, Pause, Terminate:
 		return ""
 	case Partition:
 		if nodes < 2 {
@@ -55,7 +57,7 @@ func unavailable(f string, nodes int) string {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -220,6 +222,8 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Kill(10 * time.Second)
 	case Pause:
 		err = nd.Pause()
+	case Terminate:
+		err = nd.Terminate(30 * time.Second)
 	default:
 		err = fmt.Errorf("fault %q cannot be injected", s.Fault)
 	}
@@ -240,7 +244,7 @@ func (n *Nemesis) heal(s Step) error {
 	n.record(history.Invoke, f, s.Node, "")
 	var err error
 	switch s.Fault {
-	case Kill:
+	case Kill, Terminate:
 		err = nd.Start()
 	case Pause:
 		err = nd.Resume()

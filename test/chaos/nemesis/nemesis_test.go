@@ -11,6 +11,9 @@ func TestParseRefusesWhatCannotBeInjected(t *testing.T) {
 	if got, err := Parse("pause, kill,kill", 1); err != nil || !reflect.DeepEqual(got, []string{Kill, Pause}) {
 		t.Fatalf("kill,pause: %v %v", got, err)
 	}
+	if got, err := Parse("terminate,kill", 3); err != nil || !reflect.DeepEqual(got, []string{Kill, Terminate}) {
+		t.Fatalf("terminate,kill: %v %v", got, err)
+	}
 	for list, want := range map[string]string{
 		"kill,partition": `"partition" cannot be injected here: a network partition needs at least 2 nodes`,
 		"clock":          `"clock" cannot be injected here`,

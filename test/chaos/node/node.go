@@ -247,6 +247,36 @@ func (n *Node) Stop(timeout time.Duration) error {
 	}
 }
 
+// Terminate ends the node with SIGTERM alone (a clean, controlled shutdown)
+// and waits for it; if it is still there after timeout it gets SIGKILL and
+// the error says so.
+func (n *Node) Terminate(timeout time.Duration) error {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	if err := n.signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-exited:
+		n.mu.Lock()
+		n.cmd, n.paused = nil, false
+		n.mu.Unlock()
+		liveMu.Lock()
+		delete(live, n)
+		liveMu.Unlock()
+		return nil
+	case <-time.After(timeout):
+		if err := n.Kill(timeout); err != nil {
+			return err
+		}
+		return fmt.Errorf("node %d still running %v after SIGTERM: killed", n.ID, timeout)
+	}
+}
+
 // Exited tells whether the process ended by itself (it was not killed by us).
 func (n *Node) Exited() bool {
 	n.mu.Lock()
@@ -431,12 +461,28 @@ func StopAll() {
 
 // FreeLoopbackAddr returns 127.0.0.1:port with a port free right now.
 func FreeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	as, err := FreeLoopbackAddrs(1)
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return as[0], nil
+}
+
+// FreeLoopbackAddrs returns n distinct 127.0.0.1:port addresses free right
+// now: every listener stays open until all are chosen, so that the kernel
+// cannot hand the same port out twice (with one listener at a time, a
+// node's metrics port once came back as another node's controller port).
+func FreeLoopbackAddrs(n int) ([]string, error) {
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
+	}
+	return out, nil
 }
 
 // ClusterSupport tells whether the binary runs cluster nodes: its --help
@@ -478,15 +524,12 @@ func NewCluster(bin, dir string, n int, props map[string]string) (*Cluster, erro
 	var as []addrs
 	var voters []string
 	var members []int
+	free, err := FreeLoopbackAddrs(3 * n)
+	if err != nil {
+		return nil, err
+	}
 	for i := 1; i <= n; i++ {
-		var a addrs
-		for _, p := range []*string{&a.listen, &a.metrics, &a.controller} {
-			addr, err := FreeLoopbackAddr()
-			if err != nil {
-				return nil, err
-			}
-			*p = addr
-		}
+		a := addrs{listen: free[3*i-3], metrics: free[3*i-2], controller: free[3*i-1]}
 		if n == 1 {
 			a.controller = ""
 		}

@@ -87,3 +87,18 @@ func TestClusterProperties(t *testing.T) {
 		t.Fatalf("single node properties:\n%s", b)
 	}
 }
+
+// The addresses of one cluster never share a port.
+func TestFreeLoopbackAddrsDistinct(t *testing.T) {
+	as, err := FreeLoopbackAddrs(15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range as {
+		if seen[a] {
+			t.Fatalf("%s twice in %v", a, as)
+		}
+		seen[a] = true
+	}
+}

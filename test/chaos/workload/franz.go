@@ -99,8 +99,14 @@ func indexOf(recs []*kgo.Record, r *kgo.Record) int {
 	panic("ProduceSync returned a record it was not given")
 }
 
-// CreateTopics creates the workloads' topics.
-func (e *Env) CreateTopics(ctx context.Context, replication int16) error {
+// CreateTopics creates the workloads' topics with the given replication
+// factor and, when minInsync is above 0, min.insync.replicas.
+func (e *Env) CreateTopics(ctx context.Context, replication int16, minInsync int) error {
+	var configs map[string]*string
+	if minInsync > 0 {
+		v := strconv.Itoa(minInsync)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
 	cl, err := kgo.NewClient(e.baseOpts()...)
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func (e *Env) CreateTopics(ctx context.Context, replication int16) error {
 	adm := kadm.NewClient(cl)
 	for _, t := range []string{AppendTopic, TxnTopic} {
 		for {
-			resp, err := adm.CreateTopic(ctx, int32(e.Partitions), replication, nil, t)
+			resp, err := adm.CreateTopic(ctx, int32(e.Partitions), replication, configs, t)
 			if err == nil && resp.Err == nil {
 				break
 			}

@@ -118,9 +118,11 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 	}
 }
 
-// ObserveController asks node addr (and only it) for Metadata every
-// interval until ctx ends, recording the controller id it names: how long
-// the cluster is without a controller, as clients see it.
+// ObserveController asks node addr (and only it) for Metadata of the
+// workload topics every interval until ctx ends, recording the controller id
+// it names and the leader of each workload partition: how long the cluster
+// is without a controller, and a partition without a leader, as clients see
+// it.
 func (e *Env) ObserveController(ctx context.Context, nodeID int, addr string, interval time.Duration) {
 	proc := e.NextProcess()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
@@ -133,13 +135,13 @@ func (e *Env) ObserveController(ctx context.Context, nodeID int, addr string, in
 	for ctx.Err() == nil {
 		e.Rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FController, Node: &id})
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		resp, err := node.MetadataOf(qctx, cl, false)
+		resp, err := metadataOfTopics(qctx, cl, AppendTopic, TxnTopic)
 		cancel()
 		if err != nil {
 			e.Rec.Record(history.Op{Process: proc, Type: history.Fail, F: history.FController, Node: &id, Error: err.Error()})
 		} else {
 			c := resp.ControllerID
-			e.Rec.Record(history.Op{Process: proc, Type: history.OK, F: history.FController, Node: &id, Controller: &c})
+			e.Rec.Record(history.Op{Process: proc, Type: history.OK, F: history.FController, Node: &id, Controller: &c, Leaders: leadersOf(resp)})
 		}
 		wait(ctx, interval)
 	}
@@ -272,5 +274,84 @@ func (e *Env) FinalMetadata(ctx context.Context, addrs []string) {
 			continue
 		}
 		e.Rec.Record(history.Op{Process: procs[i], Type: history.OK, F: history.FFinalMetadata, Node: &id, Value: v.mops, ClusterID: v.clusterID})
+	}
+}
+
+// metadataOfTopics asks cl's first seed broker, and only it, for the
+// metadata of the given topics.
+func metadataOfTopics(ctx context.Context, cl *kgo.Client, topics ...string) (*kmsg.MetadataResponse, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	kr, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return kr.(*kmsg.MetadataResponse), nil
+}
+
+// leadersOf maps each partition of a Metadata answer to its leader (-1 when
+// the partition has an error or no leader).
+func leadersOf(resp *kmsg.MetadataResponse) map[string]int32 {
+	out := map[string]int32{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 {
+			continue
+		}
+		for _, p := range t.Partitions {
+			l := p.Leader
+			if p.ErrorCode != 0 {
+				l = -1
+			}
+			out[Key(*t.Topic, p.Partition)] = l
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// WaitInSync waits until every workload partition has a leader and its
+// in-sync set holds every replica (as the first of addrs sees it), or ctx
+// ends; the error names the partitions still short of it.
+func (e *Env) WaitInSync(ctx context.Context, addrs []string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RequestRetries(0), kgo.DialTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var short []string
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := metadataOfTopics(qctx, cl, AppendTopic, TxnTopic)
+		cancel()
+		short = short[:0]
+		if err == nil {
+			for _, t := range resp.Topics {
+				if t.Topic == nil || t.ErrorCode != 0 {
+					short = append(short, fmt.Sprintf("%v: %v", t.Topic, kerr.ErrorForCode(t.ErrorCode)))
+					continue
+				}
+				for _, p := range t.Partitions {
+					if p.Leader < 0 || p.ErrorCode != 0 || len(p.ISR) < len(p.Replicas) {
+						short = append(short, fmt.Sprintf("%s leader %d replicas %v in-sync %v", Key(*t.Topic, p.Partition), p.Leader, p.Replicas, p.ISR))
+					}
+				}
+			}
+			if len(short) == 0 {
+				return nil
+			}
+		} else {
+			short = append(short, err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not every replica in sync: %s", strings.Join(short, "; "))
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }

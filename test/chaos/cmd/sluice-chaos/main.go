@@ -5,7 +5,7 @@
 // summary whose last line is "N operations, F faults, A anomalies". It exits 0
 // only when faults were injected and no anomaly was found.
 //
-// Usage: sluice-chaos [--quick] [--nodes 1] [--time 60s] [--seed N]
+// Usage: sluice-chaos [--quick] [--nodes 1] [--rf N] [--min-insync M] [--time 60s] [--seed N]
 //
 //	[--faults kill,pause] [--bin path/to/sluice] [--dir run-dir]
 //	sluice-chaos --check history.jsonl   (check an existing history)
@@ -48,6 +48,8 @@ type options struct {
 	partitions int
 	rate       int
 	check      string
+	rf         int
+	minInsync  int
 }
 
 var start = time.Now()
@@ -70,6 +72,8 @@ func run() int {
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
+	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
+	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
 	flag.Parse()
 	workloadsSet := false
 	flag.Visit(func(f *flag.Flag) { workloadsSet = workloadsSet || f.Name == "workloads" })
@@ -78,6 +82,23 @@ func run() int {
 	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "sluice-chaos: unexpected arguments %q\n", flag.Args())
+		return 2
+	}
+	if o.rf == 0 {
+		o.rf = 1
+		if o.nodes >= 3 {
+			o.rf = 3
+		}
+	}
+	if o.minInsync == 0 && o.rf >= 3 {
+		o.minInsync = 2
+	}
+	if o.check == "" && (o.rf < 1 || o.rf > o.nodes) {
+		fmt.Fprintf(os.Stderr, "sluice-chaos: --rf %d: between 1 and the number of nodes (%d)\n", o.rf, o.nodes)
+		return 2
+	}
+	if o.minInsync < 0 || o.minInsync > o.rf {
+		fmt.Fprintf(os.Stderr, "sluice-chaos: --min-insync %d: between 1 and --rf (%d)\n", o.minInsync, o.rf)
 		return 2
 	}
 	if o.check != "" {
@@ -192,13 +213,10 @@ func exitCode(res checker.Result) int {
 	return 0
 }
 
-// replicationFactor of the workloads' topics, printed in the summary.
-const replicationFactor = 1
-
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	schedule := nemesis.Schedule(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick)
-	logf("seed %d, %d node(s), %v, faults %s, workloads %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, o.dir)
-	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads)
+	logf("seed %d, %d node(s), %v, faults %s, workloads %s, %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, rfText(o), o.dir)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync)
 	for i, s := range schedule {
 		logf("  schedule %d: %s", i+1, s)
 	}
@@ -244,10 +262,10 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
 		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
 	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
-	// Replication factor 1: Sluice's cluster does not replicate partitions
-	// yet (RF above 1 is refused); a killed node's partitions are offline
-	// until it is back, with all their data.
-	err = env.CreateTopics(ctx, replicationFactor)
+	// With replication factor 1 a killed node's partitions are offline
+	// until it is back, with all their data; with more, a new leader takes
+	// over from the in-sync set.
+	err = env.CreateTopics(ctx, int16(o.rf), o.minInsync)
 	cancel()
 	if err != nil {
 		return 0, err
@@ -333,20 +351,33 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 			logf("final %s read: %v", iso, err)
 		}
 	}
-	if err := rec.Close(); err != nil {
-		return 0, fmt.Errorf("history: %w", err)
+	if o.rf > 1 {
+		// Every replica back in sync before the nodes stop, so that each
+		// holds the log up to the high watermark (30 s at most; a replica
+		// still behind is then named by the replica comparison).
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		if err := env.WaitInSync(ctx, cluster.Addrs()); err != nil {
+			logf("before stopping the nodes: %v", err)
+		}
+		cancel()
 	}
 	for _, n := range cluster.Nodes {
 		if err := n.Stop(10 * time.Second); err != nil {
 			logf("stop node %d: %v", n.ID, err)
 		}
 	}
+	if o.rf > 1 {
+		recordReplicaLogs(rec, env, cluster, o.partitions)
+	}
+	if err := rec.Close(); err != nil {
+		return 0, fmt.Errorf("history: %w", err)
+	}
 	res := checker.Check(rec.Ops())
 	summary := res.Summary(10)
 	head := fmt.Sprintf("sluice-chaos seed %d, %d node(s), --time %v, faults %s, workloads %s\nhistory: %s\n",
 		o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, histPath)
 	if o.nodes > 1 {
-		head += fmt.Sprintf("topics: replication factor %d (partitions do not replicate yet: a killed node's partitions are offline until it is back)\n", replicationFactor)
+		head += fmt.Sprintf("topics: %s\n", rfText(o))
 	}
 	_ = os.WriteFile(filepath.Join(o.dir, "summary.txt"), []byte(head+summary), 0o644)
 	fmt.Print(head)
@@ -371,4 +402,46 @@ func sabotageOK(ops []history.Op) bool {
 		return false
 	}
 	return true
+}
+
+// rfText names the workload topics' replication factor and min.insync.replicas.
+func rfText(o options) string {
+	if o.rf == 1 {
+		return "replication factor 1 (a killed node's partitions are offline until it is back)"
+	}
+	mi := "the broker's default min.insync.replicas"
+	if o.minInsync > 0 {
+		mi = fmt.Sprintf("min.insync.replicas %d", o.minInsync)
+	}
+	return fmt.Sprintf("replication factor %d, %s, acks=all and idempotent producers", o.rf, mi)
+}
+
+// recordReplicaLogs reads, from every stopped node's data directory, the
+// batch headers of its copy of each workload partition and records them, one
+// replica-log operation per node: the checker compares the replicas below
+// the final high watermark.
+func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.Cluster, partitions int) {
+	for _, n := range cluster.Nodes {
+		id := n.ID
+		proc := env.NextProcess()
+		rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FReplicaLog, Node: &id})
+		var ms []history.Mop
+		var errs []string
+		for _, t := range []string{workload.AppendTopic, workload.TxnTopic} {
+			for p := range partitions {
+				bs, ok, err := node.ReplicaBatches(n.DataDir(), t, int32(p))
+				if err != nil {
+					errs = append(errs, err.Error())
+				}
+				if ok {
+					ms = append(ms, history.Mop{F: history.MReplica, Key: workload.Key(t, int32(p)), Batches: bs})
+				}
+			}
+		}
+		typ, errS := history.OK, ""
+		if len(errs) > 0 {
+			typ, errS = history.Info, strings.Join(errs, "; ")
+		}
+		rec.Record(history.Op{Process: proc, Type: typ, F: history.FReplicaLog, Node: &id, Value: ms, Error: errS})
+	}
 }
