@@ -197,10 +197,11 @@ public final class Main {
         ToolRunner.Result bad = topics("--create", "--topic", t + "-bad", "--config", "cleanup.policy=shred");
         check(bad.status() != 0 && bad.out().contains("Invalid value shred for configuration cleanup.policy"),
                 "cleanup.policy=shred should be refused: " + bad);
-        ToolRunner.Result rf = topics("--create", "--topic", t + "-rf3", "--partitions", "1", "--replication-factor",
-                "3");
+        // More replicas than brokers (one node, or a small cluster).
+        ToolRunner.Result rf = topics("--create", "--topic", t + "-rf10", "--partitions", "1", "--replication-factor",
+                "10");
         check(rf.status() != 0 && (rf.out() + rf.err()).contains("InvalidReplicationFactorException"),
-                "replication factor 3 on one broker should fail with InvalidReplicationFactorException: " + rf);
+                "replication factor 10 on fewer brokers should fail with InvalidReplicationFactorException: " + rf);
         check(topics("--list").ok().out().lines().noneMatch(l -> l.startsWith(t + "-")),
                 "a refused create left a topic behind");
     }
