@@ -343,6 +343,24 @@ func (c *clusterNode) controlledShutdown() {
 	})
 }
 
+// notReady says why a cluster node is not ready (/readyz), "" when it is:
+// registered with the controller, unfenced, its metadata caught up with its
+// registration, and every partition it leads with its full in-sync set.
+func (c *clusterNode) notReady() string {
+	switch {
+	case c.epoch.Load() == 0:
+		return "not registered with the controller yet"
+	case c.fenced.Load():
+		return "fenced by the controller (not caught up, or shutting down)"
+	case c.published.Load() < c.caughtUp.Load() || c.caughtUp.Load() == 0:
+		return "metadata not caught up with this broker's registration"
+	}
+	if n := c.b.replicationCounts().UnderReplicated; n > 0 {
+		return fmt.Sprintf("%d partition(s) led here have fewer in-sync replicas than replicas", n)
+	}
+	return ""
+}
+
 // resign hands the quorum's leadership (and so the controller's role) to
 // another voter before a clean shutdown, as Kafka's controller resigns, so
 // that clients see a new controller at once rather than after an election

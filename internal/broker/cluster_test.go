@@ -442,6 +442,17 @@ func TestClusterReplication(t *testing.T) {
 		under, active := underReplicated()
 		return under == 3 && active == 1
 	})
+	// /readyz says why a broker leading under-replicated partitions is not
+	// ready (operators wait for it between the steps of a rolling restart).
+	notReady := 0
+	for _, n := range tc.nodes {
+		if n.srv != nil && strings.Contains(n.broker().cluster.notReady(), "in-sync") {
+			notReady++
+		}
+	}
+	if notReady == 0 {
+		t.Fatal("no survivor reports its under-replicated partitions as not ready")
+	}
 	pr.Close()
 	pr, err = kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("rep"),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -456,6 +467,9 @@ func TestClusterReplication(t *testing.T) {
 	adm = tc.admin()
 	waitCluster(t, adm, "three in-sync replicas again", allISR(3))
 	waitFor(t, "no under-replicated partition", func() bool { under, _ := underReplicated(); return under == 0 })
+	for i, n := range tc.nodes {
+		waitFor(t, fmt.Sprintf("node %d ready", i+1), func() bool { return n.broker().cluster.notReady() == "" })
+	}
 	// auto.leader.rebalance.enable: each partition goes back to its
 	// preferred (first) replica.
 	waitCluster(t, adm, "preferred leaders", func(md kadm.Metadata) bool {

@@ -98,7 +98,12 @@ func (s *Server) bindMetrics(b *Broker) error {
 	})
 	s.mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if ready, reason, _, _, _ := s.health.snapshot(); !ready {
+		ready, reason, _, _, _ := s.health.snapshot()
+		if ready && b.cluster != nil {
+			reason = b.cluster.notReady()
+			ready = reason == ""
+		}
+		if !ready {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %s\n", reason)
 			return
