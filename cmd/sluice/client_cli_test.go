@@ -244,6 +244,12 @@ func TestBinaryClusterInfo(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^1 +` + regexp.QuoteMeta(host) + ` +` + port + ` +- +yes$`).MatchString(out) {
 		t.Errorf("broker row:\n%s", out)
 	}
+	mustCLI(t, bin, nil, []string{"cluster", "health", "--bootstrap", addr}, "offline partitions: 0", "under-replicated partitions: 0", "healthy")
+	// A single node answers DescribeQuorum as a one-voter quorum it leads.
+	out = mustCLI(t, bin, nil, []string{"cluster", "quorum", "--bootstrap", addr}, "LEADER 1")
+	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +leader$`).MatchString(out) {
+		t.Errorf("voter row:\n%s", out)
+	}
 }
 
 // TestBinaryUsersAndSecurityFlags: SCRAM users made with "sluice user" log

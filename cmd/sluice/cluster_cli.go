@@ -10,11 +10,99 @@ import (
 	"text/tabwriter"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var clusterNoun = noun{name: "cluster", doc: "show the cluster", verbs: []verb{
 	{"info", "", "show the cluster id, the controller and the brokers with their racks", 0, 0, clusterInfo},
+	{"health", "", "offline and under-replicated partitions (exit 1 when any)", 0, 0, clusterHealth},
+	{"quorum", "", "the metadata quorum: leader, epoch, high watermark, each voter's lag", 0, 0, clusterQuorum},
 }}
+
+func clusterHealth(fs *flag.FlagSet) func(*cmd, []string) error {
+	return func(c *cmd, _ []string) error {
+		adm, err := c.admin()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := c.deadline()
+		defer cancel()
+		m, err := adm.Metadata(ctx)
+		if err != nil {
+			return err
+		}
+		var offline, under []string
+		for _, t := range m.Topics.Sorted() {
+			for _, p := range t.Partitions.Sorted() {
+				name := fmt.Sprintf("%s-%d", t.Topic, p.Partition)
+				switch {
+				case p.Leader < 0 || p.Err != nil && errors.Is(p.Err, kerr.LeaderNotAvailable):
+					offline = append(offline, name)
+				case len(p.ISR) < len(p.Replicas):
+					under = append(under, fmt.Sprintf("%s (in sync %v of %v)", name, p.ISR, p.Replicas))
+				}
+			}
+		}
+		fmt.Fprintf(c.stdout, "brokers: %d, controller: %d\n", len(m.Brokers), m.Controller)
+		fmt.Fprintf(c.stdout, "offline partitions: %d\n", len(offline))
+		for _, n := range offline {
+			fmt.Fprintf(c.stdout, "  %s\n", n)
+		}
+		fmt.Fprintf(c.stdout, "under-replicated partitions: %d\n", len(under))
+		for _, n := range under {
+			fmt.Fprintf(c.stdout, "  %s\n", n)
+		}
+		if len(offline)+len(under) > 0 {
+			return fmt.Errorf("%d offline and %d under-replicated partition(s)", len(offline), len(under))
+		}
+		fmt.Fprintln(c.stdout, "healthy")
+		return nil
+	}
+}
+
+func clusterQuorum(fs *flag.FlagSet) func(*cmd, []string) error {
+	return func(c *cmd, _ []string) error {
+		if _, err := c.admin(); err != nil {
+			return err
+		}
+		ctx, cancel := c.deadline()
+		defer cancel()
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = "__cluster_metadata"
+		rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, c.cl)
+		if err != nil {
+			return err
+		}
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			return err
+		}
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return errors.New("malformed DescribeQuorum answer")
+		}
+		p := resp.Topics[0].Partitions[0]
+		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "LEADER\t%d\nEPOCH\t%d\nHIGH WATERMARK\t%d\n", p.LeaderID, p.LeaderEpoch, p.HighWatermark)
+		tw.Flush()
+		fmt.Fprintln(c.stdout)
+		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "VOTER\tLOG END\tLAG\tSTATUS")
+		for _, v := range p.CurrentVoters {
+			status := "follower"
+			if v.ReplicaID == p.LeaderID {
+				status = "leader"
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0), status)
+		}
+		return tw.Flush()
+	}
+}
 
 func clusterInfo(fs *flag.FlagSet) func(*cmd, []string) error {
 	return func(c *cmd, _ []string) error {
