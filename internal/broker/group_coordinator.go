@@ -50,6 +50,16 @@ func (b *Broker) startGroupCoordinator() error {
 		return err
 	}
 	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.groups.LoadPartition, b.groups.UnloadPartition))
+	// A single node creating __consumer_offsets (a fresh data directory)
+	// became the leader of its partitions above, before the coordinator
+	// listened: load those now, or every group would get NOT_COORDINATOR.
+	for p := int32(0); p < n; p++ {
+		if part := b.replicas.Get(group.OffsetsTopic, p); part != nil && part.Role() == replica.Leader {
+			if err := b.groups.LoadPartition(p); err != nil {
+				return err
+			}
+		}
+	}
 	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {
 		b.logger.Error("group: registering lag metrics", "err", err)
 	}
