@@ -2,8 +2,9 @@
 // txn.Coordinator over the compacted __transaction_state topic (replaying every
 // partition and finishing transactions found half-completed) and closes it on
 // shutdown. As in Kafka, the topic (transaction.state.log.num.partitions
-// partitions) is created when first needed — here at the coordinator's first
-// write — so a broker never used for transactions does not carry it. The coordinator reaches partitions through
+// partitions) is created when first needed — at the first FindCoordinator for a
+// transactional id, or the coordinator's first write — so a broker never used for
+// transactions does not carry it. The coordinator reaches partitions through
 // txnMarkers: markers for __consumer_offsets partitions go through the group
 // coordinator (which applies the pending transactional offsets they decide),
 // every other marker is appended to the partition log directly.
