@@ -96,10 +96,8 @@ func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clus
 			return clusterBroker{}, false
 		}
 		// __transaction_state is created on the first FindCoordinator for a
-		// transactional id, as Kafka does; its partitions are loaded by the
-		// transaction coordinator as this broker becomes their leader.
-		if _, err := b.ensureTxnStateTopic(); err != nil {
-			b.logger.Error("txn: creating the transaction state topic", "err", err)
+		// transactional id, as Kafka does.
+		if !b.ensureLocalTxnStateTopic() {
 			return clusterBroker{}, false
 		}
 		if part = b.replicas.Get(topic, p); part == nil {

@@ -186,3 +186,23 @@ func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
 	}
 	return err
 }
+
+// ensureLocalTxnStateTopic creates __transaction_state on a single node when
+// a transactional id first needs it (FindCoordinator, or an InitProducerId
+// sent straight to this broker); its partitions are loaded by the
+// transaction coordinator as this broker becomes their leader. It reports
+// false when the topic could not be created. A cluster node creates it
+// through the controller instead (coordinatorFor).
+func (b *Broker) ensureLocalTxnStateTopic() bool {
+	if b.cluster != nil || b.clusterCfg != nil {
+		return true
+	}
+	if _, ok := b.topics.Get(txn.TransactionStateTopic); ok {
+		return true
+	}
+	if _, err := b.ensureTxnStateTopic(); err != nil {
+		b.logger.Error("txn: creating the transaction state topic", "err", err)
+		return false
+	}
+	return true
+}
