@@ -81,13 +81,34 @@ func (b *Broker) handleTxnOffsetCommit(_ context.Context, r *wire.Request, req *
 }
 
 func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+	var release func()
 	verify := func() int16 {
 		tp := txn.TopicPartition{Topic: group.OffsetsTopic, Partition: group.PartitionFor(req.Group, b.groups.Partitions())}
-		code := b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+		var code int16
+		if c := b.cluster; c != nil && !c.coordinatesTxn(req.TransactionalID) {
+			// The transactional id is coordinated by another broker: it
+			// admits the write as it admits a transactional produce, and
+			// holds the transaction's markers back until it is done.
+			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition)
+			if err == nil {
+				release = rel
+				return 0
+			}
+			code = errorCode(err)
+			if code == kerr.NotEnoughReplicas.Code { // completing, moving or unreachable: retried
+				code = kerr.ConcurrentTransactions.Code
+			}
+		} else {
+			code = b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
+		}
 		if code == kerr.ProducerFenced.Code {
 			code = kerr.InvalidProducerEpoch.Code
 		}
 		return code
 	}
-	return b.groups.TxnOffsetCommit(req, verify)
+	resp := b.groups.TxnOffsetCommit(req, verify)
+	if release != nil {
+		release()
+	}
+	return resp
 }
