@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # franz-go's own integration tests (package pkg/kgo of github.com/twmb/franz-go, at the version in
 # go.mod) against a Sluice this script builds and starts: one node, or a local cluster of three
-# (`sluice dev cluster`, replication factor 1). Not part of scripts/test-all.sh or CI: a full run takes
-# tens of minutes and its results are recorded by hand in docs/cluster.md.
+# (`sluice dev cluster`, replication factor 1). Not part of scripts/test-all.sh or CI (it takes a few
+# minutes, more with --records); its results are recorded by hand in docs/cluster.md.
 #
 # The franz-go source comes from the Go module cache (`go mod download`, which keeps the *_test.go
 # files); nothing else is fetched. The copy, the test binary, the broker logs and data live in a
