@@ -3,7 +3,8 @@
 // of its __transaction_state partition; v4+ answers each of the batched coordinator keys.
 // A partition without a live leader is COORDINATOR_NOT_AVAILABLE; an unknown key type
 // INVALID_REQUEST. On a single node __consumer_offsets is created at start-up, so there
-// is no COORDINATOR_NOT_AVAILABLE window for groups.
+// is no COORDINATOR_NOT_AVAILABLE window for groups; __transaction_state is created by the
+// first FindCoordinator for a transactional id, as Kafka does.
 package broker
 
 import (
@@ -91,12 +92,17 @@ func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clus
 	}
 	part := b.replicas.Get(topic, p)
 	if part == nil {
-		if keyType == 1 {
-			// __transaction_state is created on first use; until then this
-			// broker answers for it, as Kafka's does while creating it.
-			return b.brokerByID(r, b.self())
+		if keyType != 1 {
+			return clusterBroker{}, false
 		}
-		return clusterBroker{}, false
+		// __transaction_state is created on the first FindCoordinator for a
+		// transactional id, as Kafka does.
+		if !b.ensureLocalTxnStateTopic() {
+			return clusterBroker{}, false
+		}
+		if part = b.replicas.Get(topic, p); part == nil {
+			return clusterBroker{}, false
+		}
 	}
 	return b.brokerByID(r, part.State().Leader)
 }

@@ -63,6 +63,10 @@ func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *k
 		}
 	}
 	if req.TransactionalID != nil {
+		if *req.TransactionalID != "" && !b.ensureLocalTxnStateTopic() {
+			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			return resp, nil
+		}
 		expectedID, expectedEpoch := int64(-1), int16(-1)
 		if req.Version >= 3 {
 			expectedID, expectedEpoch = req.ProducerID, req.ProducerEpoch

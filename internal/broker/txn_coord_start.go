@@ -2,8 +2,9 @@
 // txn.Coordinator over the compacted __transaction_state topic (replaying every
 // partition and finishing transactions found half-completed) and closes it on
 // shutdown. As in Kafka, the topic (transaction.state.log.num.partitions
-// partitions) is created when first needed — here at the coordinator's first
-// write — so a broker never used for transactions does not carry it. The coordinator reaches partitions through
+// partitions) is created when first needed — at the first FindCoordinator for a
+// transactional id, or the coordinator's first write — so a broker never used for
+// transactions does not carry it. The coordinator reaches partitions through
 // txnMarkers: markers for __consumer_offsets partitions go through the group
 // coordinator (which applies the pending transactional offsets they decide),
 // every other marker is appended to the partition log directly.
@@ -188,4 +189,24 @@ func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
 		}
 	}
 	return err
+}
+
+// ensureLocalTxnStateTopic creates __transaction_state on a single node when
+// a transactional id first needs it (FindCoordinator, or an InitProducerId
+// sent straight to this broker); its partitions are loaded by the
+// transaction coordinator as this broker becomes their leader. It reports
+// false when the topic could not be created. A cluster node creates it
+// through the controller instead (coordinatorFor).
+func (b *Broker) ensureLocalTxnStateTopic() bool {
+	if b.cluster != nil || b.clusterCfg != nil {
+		return true
+	}
+	if _, ok := b.topics.Get(txn.TransactionStateTopic); ok {
+		return true
+	}
+	if _, err := b.ensureTxnStateTopic(); err != nil {
+		b.logger.Error("txn: creating the transaction state topic", "err", err)
+		return false
+	}
+	return true
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# franz-go's own integration tests (package pkg/kgo of github.com/twmb/franz-go, at the version in
+# go.mod) against a Sluice this script builds and starts: one node, or a local cluster of three
+# (`sluice dev cluster`, replication factor 1). Not part of scripts/test-all.sh or CI (it takes a few
+# minutes, more with --records); its results are recorded by hand in docs/cluster.md.
+#
+# The franz-go source comes from the Go module cache (`go mod download`, which keeps the *_test.go
+# files); nothing else is fetched. The copy, the test binary, the broker logs and data live in a
+# temporary directory, removed at the end unless --keep.
+#
+# Usage: scripts/kgo-integration.sh [--nodes 1|3] [--records N] [--run REGEX] [--skip REGEX]
+#                                   [--timeout DURATION] [--base-port PORT] [--keep]
+#   --nodes      1 (default): a single node; 3: `sluice dev cluster --nodes 3`
+#   --records    KGO_TEST_RECORDS, records produced and consumed by the ETL tests (default 1000;
+#                franz-go's own default is 500000)
+#   --run        only the tests matching REGEX (go test -run)
+#   --skip       leave out the tests matching REGEX (go test -skip), e.g. 'TestTxnEtl|TestGroupETL':
+#                a test that outlives --timeout ends the whole run, and the tests not yet run count
+#                as neither passed nor failed
+#   --timeout    go test -timeout for the whole run (default 25m)
+#   --base-port  Kafka port of the (first) node (default 29092; a cluster also uses PORT+100.. for
+#                its controllers and PORT+200.. for metrics, a single node PORT+3 for metrics); keep
+#                them below Linux's ephemeral range (32768-60999), where a client socket may hold one
+#   --keep       keep the temporary directory
+# The run ends with the line "kgo: N passed, N failed, N skipped" (top-level tests) and the names of
+# the failed tests; the exit status is non-zero when a test failed. KGO_LOG_LEVEL=debug shows the
+# client's logs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+
+nodes=1
+records=1000
+run=""
+skip=""
+timeout=25m
+base=29092
+keep=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --nodes) nodes=$2; shift 2 ;;
+    --records) records=$2; shift 2 ;;
+    --run) run=$2; shift 2 ;;
+    --skip) skip=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --base-port) base=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+case $nodes in 1|3) ;; *) echo "--nodes must be 1 or 3" >&2; exit 2 ;; esac
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-kgo.XXXXXX")
+SLUICE_PID=""
+cleanup() {
+  if [ -n "$SLUICE_PID" ] && kill -0 "$SLUICE_PID" 2>/dev/null; then
+    kill -TERM "$SLUICE_PID" 2>/dev/null || true
+    # dev cluster stops its nodes (SIGTERM, SIGKILL after 30 s) before it exits
+    for _ in $(seq 400); do kill -0 "$SLUICE_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SLUICE_PID" 2>/dev/null || true
+  fi
+  if [ -n "$keep" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+version=$(go list -m -f '{{.Version}}' github.com/twmb/franz-go)
+echo "== franz-go $version from the Go module cache"
+dir=$(go mod download -json "github.com/twmb/franz-go@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+if [ -z "$dir" ] || [ ! -f "$dir/pkg/kgo/helpers_test.go" ]; then
+  echo "go mod download did not give franz-go's source with its tests (dir: '$dir')" >&2
+  exit 1
+fi
+cp -r "$dir" "$WORK/franz-go"
+chmod -R u+w "$WORK/franz-go"
+
+echo "== building the kgo test binary and sluice"
+(cd "$WORK/franz-go/pkg/kgo" && go test -c -o "$WORK/kgo.test" .)
+go build -o "$WORK/sluice" ./cmd/sluice
+
+seeds=""
+if [ "$nodes" = 1 ]; then
+  seeds=127.0.0.1:$base
+  "$WORK/sluice" --listen "$seeds" --metrics-listen "127.0.0.1:$((base + 3))" \
+    --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
+  SLUICE_PID=$!
+  logs="$WORK/sluice.log"
+else
+  "$WORK/sluice" dev cluster --nodes 3 --base-port "$base" --dir "$WORK/cluster" >"$WORK/dev-cluster.log" 2>&1 &
+  SLUICE_PID=$!
+  seeds=127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))
+  logs="$WORK/cluster/node-*/sluice.log"
+fi
+
+echo "== waiting for $nodes broker(s) at $seeds"
+ready=""
+for _ in $(seq 120); do
+  if ! kill -0 "$SLUICE_PID" 2>/dev/null; then break; fi
+  if "$WORK/sluice" cluster info --bootstrap "${seeds%%,*}" 2>/dev/null | grep -Eq "^BROKERS +$nodes\$"; then
+    ready=1
+    break
+  fi
+  sleep 0.5
+done
+if [ -z "$ready" ]; then
+  echo "sluice did not come up with $nodes broker(s); its log:" >&2
+  # shellcheck disable=SC2086
+  tail -n 50 $logs "$WORK"/dev-cluster.log >&2 2>/dev/null || true
+  exit 1
+fi
+
+echo "== go test github.com/twmb/franz-go/pkg/kgo (KGO_TEST_RECORDS=$records${run:+, -run $run}${skip:+, -skip $skip})"
+args=(-test.v -test.count=1 -test.timeout "$timeout")
+[ -n "$run" ] && args+=(-test.run "$run")
+[ -n "$skip" ] && args+=(-test.skip "$skip")
+status=0
+(cd "$WORK/franz-go/pkg/kgo" &&
+  KGO_SEEDS=$seeds KGO_TEST_RF=1 KGO_TEST_RECORDS=$records KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none} \
+    "$WORK/kgo.test" "${args[@]}") >"$WORK/kgo.log" 2>&1 || status=$?
+
+passed=$(grep -c '^--- PASS' "$WORK/kgo.log" || true)
+failed=$(grep -c '^--- FAIL' "$WORK/kgo.log" || true)
+skipped=$(grep -c '^--- SKIP' "$WORK/kgo.log" || true)
+if grep -q '^panic: test timed out' "$WORK/kgo.log"; then
+  echo "the run hit its timeout ($timeout); still running then:"
+  sed -n '/^panic: test timed out/,/^$/p' "$WORK/kgo.log" | sed -n '2,30p'
+  failed=$((failed + 1))
+fi
+grep '^--- FAIL' "$WORK/kgo.log" || true
+echo "test output: $WORK/kgo.log; broker logs: $logs${keep:+}"
+[ -z "$keep" ] && echo "(pass --keep to keep them)"
+echo "kgo: $passed passed, $failed failed, $skipped skipped"
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then exit 1; fi
