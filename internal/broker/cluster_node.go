@@ -526,6 +526,9 @@ func (c *clusterNode) publishLoop(ctx context.Context) {
 		ch := c.store.Changed()
 		im := c.store.Image()
 		if cu := c.caughtUp.Load(); cu > 0 && im.Offset >= cu && im.Offset > c.published.Load() {
+			if c.published.Load() == 0 {
+				c.logger.Info("caught up with the cluster's metadata", "cluster_id", im.ClusterID, "metadata_offset", im.Offset)
+			}
 			c.b.publish(im)
 			c.updateFetchers(im)
 			c.pubMu.Lock()
@@ -589,6 +592,18 @@ func (r raftLogger) Fatalf(format string, v ...any) {
 }
 func (r raftLogger) Panic(v ...any)                 { panic(fmt.Sprint(v...)) }
 func (r raftLogger) Panicf(format string, v ...any) { panic(fmt.Sprintf(format, v...)) }
+
+// startupClusterID is the cluster id for the start-up log line: a cluster
+// node learns it from the metadata quorum later (logged then).
+func (b *Broker) startupClusterID() string {
+	if b.clusterCfg != nil {
+		if id := b.ClusterID(); b.cluster != nil && b.image().ClusterID != "" {
+			return id
+		}
+		return "(from the metadata quorum, once caught up)"
+	}
+	return b.clusterID
+}
 
 // splitHostPort splits host:port with a port in 1-65535.
 func splitHostPort(addr string) (string, uint16, error) {

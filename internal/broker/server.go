@@ -221,7 +221,7 @@ func (s *Server) Start() (err error) {
 		attrs = append(attrs, "metrics", s.mln.Addr().String())
 	}
 	o.Logger.Info("sluice started", append(attrs,
-		"data_dir", dataDir, "cluster_id", b.clusterID, "node_id", b.nodeID,
+		"data_dir", dataDir, "cluster_id", b.startupClusterID(), "node_id", b.nodeID,
 		"topics", b.topics.Len())...)
 	return nil
 }
