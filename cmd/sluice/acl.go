@@ -47,7 +47,7 @@ func addACLFlags(fs *flag.FlagSet, filter bool) *aclFlags {
 	if filter {
 		fs.Var(&f.principal, "principal", "`principal` of the ACLs, allowed or denied (repeatable)")
 	}
-	hostDoc := "client `host` (IP address) the ACLs apply to (repeatable; default * , every host)"
+	hostDoc := "client `host` (IP address) the ACLs apply to (repeatable; default *: every host)"
 	if filter {
 		hostDoc = "client `host` of the ACLs (repeatable; default: any)"
 	}

@@ -114,5 +114,10 @@ func TestBinaryACLs(t *testing.T) {
 	if strings.Contains(out, "bob") || strings.Contains(out, "WRITE") || !strings.Contains(squeeze(out), "TOPIC orders LITERAL User:alice * DESCRIBE ALLOW") {
 		t.Errorf("after deletes:\n%s", out)
 	}
+
+	// Help and completion know the noun.
+	mustCLI(t, bin, nil, []string{"help"}, "acl create|list|delete")
+	mustCLI(t, bin, nil, []string{"completion", "bash"}, `"acl") words="create list delete"`)
+	mustCLI(t, bin, nil, []string{"acl", "create", "--help"}, "-allow-principal", "-resource-pattern-type")
 	broker.Process.Signal(syscall.SIGTERM)
 }

@@ -154,6 +154,7 @@ Commands:
   consume TOPIC...                     print records (kcat-style -f formats, -o, -n, -g)
   cluster info                         cluster id, controller, brokers and racks
   user create|list|delete              SCRAM users
+  acl create|list|delete               ACLs (kafka-acls' flags)
   compaction status [topic]            why a topic has or hasn't compacted
   dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
   completion bash|zsh                  a shell completion script
