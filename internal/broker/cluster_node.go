@@ -224,6 +224,15 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT or SSL (mutual TLS) for now",
 			cc.peerListener, cc.peerProtocol)
 	}
+	if _, statErr := fsys.Stat(dir); statErr != nil {
+		// An empty quorum directory: a new cluster, or a node that lost
+		// its metadata log. Voting with amnesia could elect a leader that
+		// misses committed records, so a node whose peers already hold a
+		// log refuses to start (unless told to take that risk).
+		if err := c.checkAmnesia(clientTLS); err != nil {
+			return err
+		}
+	}
 	c.ln, err = net.Listen("tcp", cc.peerBind)
 	if err != nil {
 		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
@@ -254,6 +263,14 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		RebalanceInterval: cc.rebalanceInterval,
 	})
 	c.srv = peer.NewServer(c.node, c.logger)
+	c.srv.SetStatus(func(asking uint64) peer.Status {
+		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term()}
+		if s, err := c.node.Status(); err == nil {
+			st.Commit = s.HardState.GetCommit()
+		}
+		_, st.Known = c.store.Image().Broker(int32(asking))
+		return st
+	})
 	c.srv.ErrorFor = func(err error) *peer.RemoteError {
 		var ce *controller.Error
 		if errors.As(err, &ce) {
@@ -359,6 +376,33 @@ func (c *clusterNode) notReady() string {
 		return fmt.Sprintf("%d partition(s) led here have fewer in-sync replicas than replicas", n)
 	}
 	return ""
+}
+
+// checkAmnesia refuses to start a node with an empty quorum directory
+// when another voter's metadata shows that this node was a member before
+// (it registered, so it had a log, and lost it). A voter that never joined
+// (a new cluster, or one started late) starts normally. Best effort: with
+// every other voter unreachable nothing can be checked.
+func (c *clusterNode) checkAmnesia(tc *tls.Config) error {
+	probe := peer.NewClient(c.cfg.voters, tc, c.logger)
+	defer probe.Close()
+	for id, addr := range c.cfg.voters {
+		if id == uint64(c.cfg.nodeID) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := probe.PeerStatus(ctx, addr, uint64(c.cfg.nodeID))
+		cancel()
+		if err != nil || !st.Known {
+			continue // unreachable, or this node never joined (a new cluster, a voter starting late)
+		}
+		return fmt.Errorf("sluice: %s has no metadata log, but voter %d knows this node as a member (its log is committed up to %d): this node lost its "+
+			"metadata quorum log and must not vote with amnesia (etcd raft also stops a voter whose log is behind what it acknowledged). "+
+			"Restore its data directory from a backup; replacing a voter that lost its disk needs membership changes, which Sluice "+
+			"does not have yet (docs/operations.md, lost node)",
+			filepath.Join(c.b.dataDir, quorumDirName), id, st.Commit)
+	}
+	return nil
 }
 
 // resign hands the quorum's leadership (and so the controller's role) to

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
 
@@ -562,4 +565,33 @@ func TestClusterControllerListenerTLS(t *testing.T) {
 		resp.Body.Close()
 		t.Fatalf("a client without a certificate got an answer: %s", resp.Status)
 	}
+}
+
+// A member whose data directory was lost refuses to rejoin as a voter with
+// an empty metadata log (it could vote with amnesia, and etcd raft would
+// stop it: the leader remembers how far it had acknowledged).
+func TestClusterRefusesAmnesia(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	n3 := tc.nodes[2]
+	n3.stop()
+	props := maps.Clone(n3.opts.Props)
+	cfg, err := config.NewBroker(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Config: cfg,
+		Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: 5 * time.Second})
+	err = srv.Start()
+	if err == nil {
+		srv.Close()
+		t.Fatal("a member with an empty data directory rejoined without being told to")
+	}
+	if !strings.Contains(err.Error(), "amnesia") {
+		t.Fatalf("refusal does not say why: %v", err)
+	}
+	// Its own directory still works.
+	n3.start()
+	waitCluster(t, tc.admin(), "the node back on its own data", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 }

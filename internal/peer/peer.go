@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,7 @@ type Server struct {
 	raft     RaftReceiver
 	mu       sync.RWMutex
 	handlers map[string]Handler
+	status   func(asking uint64) Status
 	http     *http.Server
 	logger   *slog.Logger
 	// ErrorFor turns a handler error into a RemoteError; nil uses code "error".
@@ -73,8 +75,57 @@ func NewServer(raft RaftReceiver, logger *slog.Logger) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /raft", s.serveRaft)
 	mux.HandleFunc("POST /controller/{method}", s.serveController)
+	mux.HandleFunc("GET /status", s.serveStatus)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	return s
+}
+
+// Status is what a node says of its quorum state to a starting peer.
+type Status struct {
+	Node   uint64 `json:"node"`
+	Term   uint64 `json:"term"`
+	Commit uint64 `json:"commit"`
+	// Known: the asking node (?node=ID) has been part of the cluster
+	// before (its metadata holds the node's registration).
+	Known bool `json:"known"`
+}
+
+// SetStatus sets what answers GET /status?node=ID.
+func (s *Server) SetStatus(fn func(asking uint64) Status) {
+	s.mu.Lock()
+	s.status = fn
+	s.mu.Unlock()
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	fn := s.status
+	s.mu.RUnlock()
+	if fn == nil {
+		http.Error(w, "no status", http.StatusServiceUnavailable)
+		return
+	}
+	asking, _ := strconv.ParseUint(r.URL.Query().Get("node"), 10, 64)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(fn(asking))
+}
+
+// PeerStatus asks the node at addr for its Status, on behalf of node self.
+func (c *Client) PeerStatus(ctx context.Context, addr string, self uint64) (Status, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.scheme+"://"+addr+"/status?node="+strconv.FormatUint(self, 10), nil)
+	if err != nil {
+		return Status{}, err
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return Status{}, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return Status{}, fmt.Errorf("peer %s: %s", addr, res.Status)
+	}
+	var st Status
+	return st, json.NewDecoder(io.LimitReader(res.Body, 1<<16)).Decode(&st)
 }
 
 // Handle registers the handler of a controller method.
