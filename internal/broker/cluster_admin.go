@@ -37,20 +37,29 @@ func asBrokerError(err error) error {
 	return &Error{Code: kerr.UnknownServerError.Code, Msg: err.Error()}
 }
 
-func (c *clusterNode) createTopic(name string, partitions int32, rf int16, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
+// decideTopic sends a topic change to the active controller and waits
+// until this broker has published it; errors are the broker's.
+func decideTopic[Req any](c *clusterNode, method string, local func(context.Context, Req) (controller.TopicResponse, error), req Req) (controller.TopicResponse, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
+	var resp controller.TopicResponse
+	if err := callController(ctx, c, method, local, req, &resp); err != nil {
+		return resp, asBrokerError(err)
+	}
+	if err := c.waitPublished(ctx, resp.Offset); err != nil {
+		return resp, asBrokerError(err)
+	}
+	return resp, nil
+}
+
+func (c *clusterNode) createTopic(name string, partitions int32, rf int16, overrides map[string]string, assign [][]int32) (*topics.Topic, error) {
 	if rf <= 0 {
 		rf = 1
 	}
-	req := controller.CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: rf,
-		Assignments: assign, Configs: overrides}
-	var resp controller.TopicResponse
-	if err := callController(ctx, c, "create-topic", c.ctrl.CreateTopic, req, &resp); err != nil {
-		return nil, asBrokerError(err)
-	}
-	if err := c.waitPublished(ctx, resp.Offset); err != nil {
-		return nil, asBrokerError(err)
+	resp, err := decideTopic(c, "create-topic", c.ctrl.CreateTopic, controller.CreateTopicRequest{Name: name,
+		Partitions: partitions, ReplicationFactor: rf, Assignments: assign, Configs: overrides})
+	if err != nil {
+		return nil, err
 	}
 	t, ok := c.b.topics.Get(name)
 	if !ok || t.ID != topics.ID(resp.TopicID) {
@@ -61,42 +70,19 @@ func (c *clusterNode) createTopic(name string, partitions int32, rf int16, overr
 }
 
 func (c *clusterNode) deleteTopic(name string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-	defer cancel()
-	var resp controller.TopicResponse
-	if err := callController(ctx, c, "delete-topic", c.ctrl.DeleteTopic, controller.DeleteTopicRequest{Name: name}, &resp); err != nil {
-		return asBrokerError(err)
-	}
-	if err := c.waitPublished(ctx, resp.Offset); err != nil {
-		return asBrokerError(err)
-	}
-	return nil
+	_, err := decideTopic(c, "delete-topic", c.ctrl.DeleteTopic, controller.DeleteTopicRequest{Name: name})
+	return err
 }
 
 func (c *clusterNode) addPartitions(name string, count int32) error {
-	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-	defer cancel()
-	var resp controller.TopicResponse
-	if err := callController(ctx, c, "create-partitions", c.ctrl.CreatePartitions,
-		controller.CreatePartitionsRequest{Name: name, Count: count}, &resp); err != nil {
-		return asBrokerError(err)
-	}
-	if err := c.waitPublished(ctx, resp.Offset); err != nil {
-		return asBrokerError(err)
-	}
-	return nil
+	_, err := decideTopic(c, "create-partitions", c.ctrl.CreatePartitions, controller.CreatePartitionsRequest{Name: name, Count: count})
+	return err
 }
 
 func (c *clusterNode) setTopicConfigs(name string, overrides map[string]string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-	defer cancel()
-	var resp controller.TopicResponse
-	if err := callController(ctx, c, "topic-configs", c.ctrl.SetTopicConfigs,
-		controller.SetTopicConfigsRequest{Name: name, Configs: overrides}, &resp); err != nil {
-		return asBrokerError(err)
-	}
-	if err := c.waitPublished(ctx, resp.Offset); err != nil {
-		return asBrokerError(err)
+	if _, err := decideTopic(c, "topic-configs", c.ctrl.SetTopicConfigs,
+		controller.SetTopicConfigsRequest{Name: name, Configs: overrides}); err != nil {
+		return err
 	}
 	c.b.logger.Info("topic config changed", "topic", name, "configs", overrides)
 	return nil
