@@ -41,7 +41,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -158,16 +157,27 @@ func waitReplicated(items []*produceItem, timeout time.Duration) {
 // waitDurable waits until every item's records are durable, the partitions'
 // fsyncs running concurrently; a failure becomes the item's error.
 func waitDurable(items []*produceItem) {
-	items = slices.DeleteFunc(slices.Clone(items), func(it *produceItem) bool { return it.syncTo <= 0 })
-	if len(items) == 0 {
-		return
+	// Only the items with a sync to wait for (the others wait for their
+	// replicas only); no copy of the list on this per-request path.
+	var one *produceItem
+	n := 0
+	for _, it := range items {
+		if it.syncTo > 0 {
+			one, n = it, n+1
+		}
 	}
-	if len(items) == 1 {
-		items[0].err = items[0].p.WaitDurable(items[0].syncTo)
+	switch n {
+	case 0:
+		return
+	case 1:
+		one.err = one.p.WaitDurable(one.syncTo)
 		return
 	}
 	var wg sync.WaitGroup
 	for _, it := range items {
+		if it.syncTo <= 0 {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
