@@ -30,7 +30,9 @@ func Markdown() []byte {
 	w("- The `ssl.*`, `sasl.*` and `connections.max.reauth.ms` broker configs may be given for one listener with\n")
 	w("  Kafka's prefix `listener.name.<listener name in lower case>.` (for example\n")
 	w("  `listener.name.sasl_ssl.ssl.keystore.location`); the prefixed value wins for that listener. JAAS configs take\n")
-	w("  the mechanism too: `listener.name.sasl_ssl.plain.sasl.jaas.config`. See docs/security.md.\n")
+	w("  the mechanism too: `listener.name.sasl_ssl.plain.sasl.jaas.config`; so may the server callback handler,\n")
+	w("  `connections.max.reauth.ms` and the `sasl.oauthbearer.*` configs\n")
+	w("  (`listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class`). See docs/security.md.\n")
 	w("- Kafka 4.0 removed `message.format.version`, `message.downconversion.enable` and\n")
 	w("  `message.timestamp.difference.max.ms` (and their `log.` broker forms); Sluice rejects them as unknown.\n\n")
 

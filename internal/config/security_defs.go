@@ -16,7 +16,6 @@ import (
 // them.
 
 const (
-	effectNoReauth = "accepted, no effect (re-authentication, KIP-368, is not supported: a session never expires)"
 	effectJava     = "accepted, no effect (a Java security-provider setting; Sluice uses Go's crypto/tls)"
 )
 
@@ -80,8 +79,8 @@ var securityDefs = []Def{
 
 	// --- SASL ----------------------------------------------------------------
 	bdef("sasl.enabled.mechanisms", List, ptr("GSSAPI"), vListNonEmptyItems(false), "",
-		`SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners. Sluice implements PLAIN, SCRAM-SHA-256 and `+
-			`SCRAM-SHA-512; a SASL listener whose list names any other (Kafka's default is GSSAPI) fails to start.`),
+		`SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners. Sluice implements PLAIN, SCRAM-SHA-256, `+
+			`SCRAM-SHA-512 and OAUTHBEARER; a SASL listener whose list names any other (Kafka's default is GSSAPI) fails to start.`),
 	sensitive(bdef("sasl.jaas.config", Password, nil, rule{}, "",
 		`JAAS login configuration. For PLAIN, the users of the listener: org.apache.kafka.common.security.plain.PlainLoginModule `+
 			`required user_<name>="<password>" ...; give it as listener.name.<listener>.plain.sasl.jaas.config (Kafka's form); `+
@@ -90,15 +89,26 @@ var securityDefs = []Def{
 	bdef("sasl.server.max.receive.size", Int, ptr("524288"), vAtLeast(Int, 1), "",
 		`Largest request frame accepted on a SASL listener before authentication completes.`),
 	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, effectSingleNode, `SASL mechanism between brokers.`),
-	bdef("sasl.server.callback.handler.class", Class, nil, rule{}, effectAccepted, `Custom SASL server callback handler.`),
+	bdef("sasl.server.callback.handler.class", Class, nil, rule{}, "",
+		`SASL server callback handler, given per listener and mechanism as Kafka requires `+
+			`(listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class). For OAUTHBEARER: `+
+			`org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler validates signed JWTs against `+
+			`sasl.oauthbearer.jwks.endpoint.url; org.apache.kafka.common.security.oauthbearer.internals.unsecured.`+
+			`OAuthBearerUnsecuredValidatorCallbackHandler accepts unsigned tokens (development only). Unset, OAUTHBEARER uses the `+
+			`JWKS validator when a JWKS URL is set, else the unsecured one (Kafka always picks the unsecured one). Other classes, `+
+			`and any class for PLAIN or SCRAM, are refused at start-up.`),
 	bdef("sasl.login.class", Class, nil, rule{}, effectAccepted, `Custom SASL login class.`),
 	bdef("sasl.login.callback.handler.class", Class, nil, rule{}, effectAccepted, `Custom SASL login callback handler.`),
 	bdef("sasl.kerberos.service.name", String, nil, rule{}, effectAccepted, `Kerberos service name (GSSAPI is not supported).`),
 	bdef("sasl.kerberos.principal.to.local.rules", List, ptr("DEFAULT"), rule{}, effectAccepted, `Kerberos principal mapping rules (GSSAPI is not supported).`),
 	bdef("principal.builder.class", Class, nil, rule{}, effectAccepted,
 		`Principal builder. Sluice builds Kafka's default principals: User:<SASL user name>, User:<certificate subject>, User:ANONYMOUS.`),
-	bdef("connections.max.reauth.ms", Long, ptr("0"), vAtLeast(Long, 0), effectNoReauth,
-		`Session lifetime after which clients must re-authenticate; 0 (Kafka's default) means never.`),
+	bdef("connections.max.reauth.ms", Long, ptr("0"), vAtLeast(Long, 0), "",
+		`Largest lifetime of an authenticated SASL session (KIP-368). A positive value is sent to clients in SaslAuthenticate `+
+			`(v1+) as the session lifetime (for OAUTHBEARER, capped at the token's expiry); they re-authenticate on the same `+
+			`connection before it ends, and a connection whose session ended without that is closed at its next request. 0 (Kafka's `+
+			`default): sessions do not expire, except OAUTHBEARER ones, which end with their token. May be given per listener and `+
+			`mechanism: listener.name.<listener>.<mechanism>.connections.max.reauth.ms.`),
 	bdef("security.providers", String, nil, rule{}, effectJava, `Security provider creator classes.`),
 }
 
@@ -130,9 +140,15 @@ func listenerScopedDef(rest string) (Def, bool) {
 		}
 		return Def{}, false
 	}
+	// Mechanism-scoped: listener.name.<l>.<mechanism>.<config> for the JAAS
+	// config, the server callback handler, connections.max.reauth.ms and the
+	// sasl.oauthbearer.* settings (as Kafka's mechanism prefix).
 	mech, base, ok := strings.Cut(rest, ".")
-	if ok && mech != "" && base == "sasl.jaas.config" {
-		return brokerDefs[brokerIndex[base]], true
+	if ok && mech != "" && (base == "sasl.jaas.config" || base == "sasl.server.callback.handler.class" ||
+		base == "connections.max.reauth.ms" || strings.HasPrefix(base, "sasl.oauthbearer.")) {
+		if i, known := brokerIndex[base]; known {
+			return brokerDefs[i], true
+		}
 	}
 	return Def{}, false
 }
@@ -160,8 +176,9 @@ func checkPrefixed(name, v string) (known bool, err error) {
 	if !ok {
 		if _, rest, ok := splitListenerName(name); ok {
 			return false, &ConfigError{Name: name, Msg: fmt.Sprintf(
-				"unknown per-listener config %q (listener.name.<listener>. prefixes ssl.*, sasl.*, <mechanism>.sasl.jaas.config "+
-					"and connections.max.reauth.ms)", rest)}
+				"unknown per-listener config %q (listener.name.<listener>. prefixes ssl.*, sasl.*, connections.max.reauth.ms and, "+
+					"after <mechanism>., sasl.jaas.config, sasl.server.callback.handler.class, connections.max.reauth.ms and "+
+					"sasl.oauthbearer.*)", rest)}
 		}
 		return false, nil
 	}

@@ -3,8 +3,10 @@ package security
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluice-broker/sluice/internal/config"
 )
@@ -52,13 +54,25 @@ type SASLConfig struct {
 	Mechanisms []string
 	// PlainUsers maps PLAIN user names to passwords (nil without PLAIN).
 	PlainUsers map[string]string
+	// OAuth validates OAUTHBEARER tokens (nil without OAUTHBEARER).
+	OAuth TokenValidator
+	// MaxReauth is connections.max.reauth.ms by mechanism (absent: sessions
+	// do not expire, unless the credential does).
+	MaxReauth map[string]time.Duration
 }
 
 // ListenerSASL reads the SASL set-up of listener: sasl.enabled.mechanisms
-// (only PLAIN and SCRAM-SHA-256/512 are implemented) and, with PLAIN, the
-// users of the PlainLoginModule in listener.name.<l>.plain.sasl.jaas.config
-// (else sasl.jaas.config).
+// (PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER are implemented), with PLAIN
+// the users of the PlainLoginModule in
+// listener.name.<l>.plain.sasl.jaas.config (else sasl.jaas.config), with
+// OAUTHBEARER its token validator, and connections.max.reauth.ms.
 func ListenerSASL(cfg *config.Broker, listener string) (*SASLConfig, error) {
+	return ListenerSASLLog(cfg, listener, nil)
+}
+
+// ListenerSASLLog is ListenerSASL with a logger for the warnings of the
+// OAUTHBEARER set-up.
+func ListenerSASLLog(cfg *config.Broker, listener string, log *slog.Logger) (*SASLConfig, error) {
 	raw, _ := cfg.ListenerValue(listener, "sasl.enabled.mechanisms")
 	mechName := configName(cfg, listener, "sasl.enabled.mechanisms")
 	sc := &SASLConfig{}
@@ -68,10 +82,16 @@ func ListenerSASL(cfg *config.Broker, listener string) (*SASLConfig, error) {
 			continue
 		}
 		switch m {
-		case MechPlain, MechScramSHA256, MechScramSHA512:
+		case MechPlain, MechScramSHA256, MechScramSHA512, MechOAuthBearer:
 		default:
-			return nil, fmt.Errorf("%s: mechanism %s is not supported on listener %s (Sluice implements PLAIN, SCRAM-SHA-256 "+
-				"and SCRAM-SHA-512; Kafka's default is GSSAPI, so set it explicitly)", mechName, m, listener)
+			return nil, fmt.Errorf("%s: mechanism %s is not supported on listener %s (Sluice implements PLAIN, SCRAM-SHA-256, "+
+				"SCRAM-SHA-512 and OAUTHBEARER; Kafka's default is GSSAPI, so set it explicitly)", mechName, m, listener)
+		}
+		if m != MechOAuthBearer {
+			if c, ok := mechValue(cfg, listener, m, "sasl.server.callback.handler.class"); ok && strings.TrimSpace(c) != "" {
+				return nil, fmt.Errorf("%s: custom callback handler classes are not supported for %s (Sluice runs no Java code)",
+					mechConfigName(cfg, listener, m, "sasl.server.callback.handler.class"), m)
+			}
 		}
 		if !slices.Contains(sc.Mechanisms, m) {
 			sc.Mechanisms = append(sc.Mechanisms, m)
@@ -101,6 +121,17 @@ func ListenerSASL(cfg *config.Broker, listener string) (*SASLConfig, error) {
 			return nil, fmt.Errorf("%s: %w", full, err)
 		}
 		sc.PlainUsers = users
+	}
+	if slices.Contains(sc.Mechanisms, MechOAuthBearer) {
+		v, err := listenerOAuth(cfg, listener, log)
+		if err != nil {
+			return nil, err
+		}
+		sc.OAuth = v
+	}
+	var err error
+	if sc.MaxReauth, err = reauthLimits(cfg, listener, sc.Mechanisms); err != nil {
+		return nil, err
 	}
 	return sc, nil
 }
@@ -142,6 +173,11 @@ func (sc *SASLConfig) NewSession(mechanism string, scram *ScramStore) (Session, 
 		return newScramSession(ScramSHA256, scram), true
 	case MechScramSHA512:
 		return newScramSession(ScramSHA512, scram), true
+	case MechOAuthBearer:
+		if sc.OAuth == nil {
+			return nil, false
+		}
+		return newOAuthSession(sc.OAuth), true
 	}
 	return nil, false
 }
