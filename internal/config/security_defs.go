@@ -16,7 +16,7 @@ import (
 // them.
 
 const (
-	effectJava     = "accepted, no effect (a Java security-provider setting; Sluice uses Go's crypto/tls)"
+	effectJava = "accepted, no effect (a Java security-provider setting; Sluice uses Go's crypto/tls)"
 )
 
 var securityDefs = []Def{

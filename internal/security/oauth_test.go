@@ -280,3 +280,25 @@ func TestJWKSValidatorConfig(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOAuthSession feeds arbitrary first messages to an OAUTHBEARER session
+// with the unsecured validator: it must fail cleanly or authenticate a
+// non-empty principal, never panic.
+func FuzzOAuthSession(f *testing.F) {
+	f.Add(firstMessage(oauthtest.Unsecured(map[string]any{"sub": "a", "exp": 4102444800})))
+	f.Add([]byte("n,a=x,\x01auth=Bearer e30.e30.\x01k=v\x01\x01"))
+	f.Add([]byte("n,,\x01auth=Bearer ..\x01\x01"))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		v, _ := newUnsecuredValidator(nil)
+		s := newOAuthSession(v)
+		reply, done, err := s.Step(msg)
+		if done && (err != nil || s.User() == "") {
+			t.Fatalf("done with %v, user %q", err, s.User())
+		}
+		if !done && err == nil {
+			if _, _, err := s.Step([]byte{1}); err == nil {
+				t.Fatalf("error challenge %q then success", reply)
+			}
+		}
+	})
+}

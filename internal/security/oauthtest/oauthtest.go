@@ -17,8 +17,8 @@ import (
 
 // Key is a private signing key with its key id and algorithm.
 type Key struct {
-	KID string
-	Alg jose.SignatureAlgorithm
+	KID  string
+	Alg  jose.SignatureAlgorithm
 	Priv any
 }
 
