@@ -95,6 +95,9 @@ func (s *Server) bindListeners(b *Broker) error {
 		return err
 	}
 	b.listeners = make(map[string]*listenerState, len(ls))
+	if b.authStats == nil && b.metrics != nil {
+		b.authStats = b.metrics.RegisterAuth()
+	}
 	for i, l := range ls {
 		name := strings.ToUpper(l.Name)
 		if _, dup := b.listeners[name]; dup {
@@ -118,18 +121,16 @@ func (s *Server) bindListeners(b *Broker) error {
 			}
 		}
 		if l.SASL() {
-			if st.sasl, err = security.ListenerSASL(o.Config, name); err != nil {
+			if st.sasl, err = security.ListenerSASLLog(o.Config, name, o.Logger); err != nil {
 				return fmt.Errorf("sluice: listener %s: %w", name, err)
 			}
 			wl.SASL = true
+			wl.OnSessionExpired = b.authStats.ExpiredClosed
 			if v, ok := o.Config.ListenerValue(name, "sasl.server.max.receive.size"); ok {
 				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n > 0 {
 					wl.MaxPreAuthBytes = int32(n)
 				}
 			}
-		}
-		if v, ok := o.Config.ListenerValue(name, "connections.max.reauth.ms"); ok && strings.TrimSpace(v) != "0" {
-			o.Logger.Warn("connections.max.reauth.ms is not supported: authenticated sessions do not expire", "listener", name)
 		}
 		lns, err := listen(l.Bind, o.Logger)
 		if err != nil {

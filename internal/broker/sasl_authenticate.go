@@ -2,8 +2,10 @@
 //
 // Carries the tokens of the exchange chosen by a v1 SaslHandshake. A
 // completed exchange makes the connection's principal User:<name> and
-// lets every request through; SessionLifetimeMs is 0 (no re-authentication,
-// KIP-368, which Kafka also does not ask for by default). As in Kafka:
+// lets every request through. SessionLifetimeMs (v1+) is the session's
+// lifetime (KIP-368, sasl_reauth.go): connections.max.reauth.ms, capped at
+// an OAUTHBEARER token's expiry; 0 when the session does not expire. As in
+// Kafka:
 //   - a failed exchange answers SASL_AUTHENTICATION_FAILED (58) with a
 //     message (PLAIN says why; SCRAM does not reveal whether the user
 //     exists) and closes the connection after the response;
@@ -60,7 +62,15 @@ func (b *Broker) handleSASLAuthenticate(_ context.Context, r *wire.Request, req 
 	}
 	resp.SASLAuthBytes = reply
 	if done {
-		b.authenticated(r, l, sess)
+		lifetime, err := b.authenticated(r, l, sess)
+		if err != nil {
+			resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+			resp.ErrorMessage = kmsg.StringPtr(err.Error())
+			resp.SASLAuthBytes = nil
+			st.CloseAfterResponse()
+			return resp, nil
+		}
+		resp.SessionLifetimeMillis = lifetime.Milliseconds()
 	}
 	return resp, nil
 }

@@ -1,5 +1,8 @@
 // SaslHandshake (key 17), v0–v1.
 //
+// After authentication, on a connection whose session expires (KIP-368), a
+// v1 SaslHandshake starts a re-authentication (sasl_reauth.go).
+//
 // On a SASL_PLAINTEXT or SASL_SSL listener, before authentication, it picks
 // the mechanism of the exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, as
 // sasl.enabled.mechanisms allows on that listener) and answers with the
@@ -19,11 +22,11 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -33,6 +36,9 @@ func (b *Broker) handleSASLHandshake(_ context.Context, r *wire.Request, req *km
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
 	st := r.Conn
 	l := b.listener(r)
+	if st != nil && l != nil && l.sasl != nil && req.Version >= 1 && st.CanReauthenticate(time.Now()) {
+		return b.reauthHandshake(r, l, req, resp), nil // sasl_reauth.go
+	}
 	if st == nil || l == nil || l.sasl == nil || st.Phase() != wire.SASLHandshake {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp, nil
@@ -55,26 +61,13 @@ func (b *Broker) handleSASLHandshake(_ context.Context, r *wire.Request, req *km
 				return nil, err
 			}
 			if done {
-				b.authenticated(r, l, sess)
+				if _, err := b.authenticated(r, l, sess); err != nil {
+					return nil, err
+				}
 			}
 			return reply, nil
 		}
 	}
 	st.BeginAuthenticate(sess, raw)
 	return resp, nil
-}
-
-// authenticated records a completed exchange on the connection.
-func (b *Broker) authenticated(r *wire.Request, l *listenerState, sess security.Session) {
-	principal := "User:" + sess.User()
-	r.Conn.Authenticated(principal)
-	b.logger.Debug("authenticated", "remote", r.Remote, "listener", l.name, "mechanism", sess.Mechanism(),
-		"principal", principal, "client_id", r.Header.ClientIDString())
-}
-
-// authFailed logs a failed exchange as Kafka does (at INFO, with the
-// reason the client is not told).
-func (b *Broker) authFailed(r *wire.Request, l *listenerState, sess security.Session, err error) {
-	b.logger.Info("failed authentication", "remote", r.Remote, "listener", l.name, "mechanism", sess.Mechanism(),
-		"client_id", r.Header.ClientIDString(), "err", err)
 }

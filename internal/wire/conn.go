@@ -275,6 +275,9 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 			"api_key", key, "api_version", version, "client_id", hdr.ClientIDString(), "sasl_phase", c.st.Phase())
 		return false
 	}
+	if c.sessionExpired(key, hdr) {
+		return false
+	}
 	min, max, ok := c.s.d.Versions(key)
 	if key == apiVersionsKey && (!ok || version < min || version > max) {
 		// KIP-511: answer with v0 so any client can read it.

@@ -54,6 +54,9 @@ type Listener struct {
 	// (ssl.principal.mapping.rules); an error refuses the client (the
 	// connection is closed after the handshake). Nil keeps the subject.
 	MapPrincipal func(subject string) (string, error)
+	// OnSessionExpired, when set, is called each time a connection is
+	// closed because its SASL session expired (KIP-368; reauth.go).
+	OnSessionExpired func()
 }
 
 // SASLPhase is where a connection is in its SASL exchange.
@@ -87,6 +90,7 @@ type ConnState struct {
 	session    any
 	raw        func(token []byte) ([]byte, error)
 	closeAfter bool
+	auth       authSession // mechanism, expiry, re-authentication (reauth.go)
 }
 
 func newConnState(l *Listener, remote net.Addr) *ConnState {
