@@ -2,8 +2,9 @@
 # Real-client conformance suite (test/clients/): installs the clients it needs (kcat from Debian,
 # confluent-kafka, kafka-python and aiokafka from PyPI into a cached venv, kafkajs from npm; kafka-clients 4.x and 3.9, Kafka's
 # command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it
-# with a temporary data dir and three loopback listeners (PLAINTEXT, SASL_SSL and SASL_PLAINTEXT, with a
-# throw-away CA from `harness certs`), runs every client's scenarios against it, stops it,
+# with a temporary data dir and four loopback listeners (PLAINTEXT, SASL_SSL and SASL_PLAINTEXT, with a
+# throw-away CA from `harness certs`, and OAUTH: OAUTHBEARER against `harness oauth-server`, an OAuth
+# provider on loopback), runs every client's scenarios against it, stops it,
 # writes test/clients/results.json (git-ignored; with --write-docs after a full run also
 # docs/compatibility.md, so a plain test run leaves tracked files unchanged) and ends with the
 # line "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
@@ -18,7 +19,8 @@
 #                 security scenarios run only when SLUICE_SASL_SSL_BOOTSTRAP (with SLUICE_CA_PEM)
 #                 and/or SLUICE_SASL_PLAINTEXT_BOOTSTRAP are set (PLAIN user: SLUICE_SASL_PLAIN_USER /
 #                 SLUICE_SASL_PLAIN_PASSWORD, default alice / alice-secret; SCRAM users are created
-#                 through the PLAINTEXT bootstrap)
+#                 through the PLAINTEXT bootstrap; OAuth: SLUICE_OAUTH_BOOTSTRAP, SLUICE_OAUTH_TOKEN_URL,
+#                 SLUICE_OAUTH_CLIENT_ID, SLUICE_OAUTH_CLIENT_SECRET, SLUICE_OAUTH_REAUTH_MS)
 #   --keep        keep the temporary directory (broker log, data dir, raw results)
 #   --write-docs  after a full run, regenerate docs/compatibility.md from the results (commit it
 #                 from a green run)
@@ -58,8 +60,10 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-clients.XXXXXX")
 RESULTS_DIR=$WORK/results
 mkdir -p "$RESULTS_DIR"
 BROKER_PID=""
+OAUTH_PID=""
 
 cleanup() {
+  if [ -n "$OAUTH_PID" ]; then kill -TERM "$OAUTH_PID" 2>/dev/null || true; fi
   if [ -n "$BROKER_PID" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
     kill -TERM "$BROKER_PID" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
@@ -176,15 +180,31 @@ section "start broker"
 if [ -n "$external" ]; then
   BOOTSTRAP=$external
 else
-  # Three listeners: PLAINTEXT (BOOTSTRAP, what every scenario but the security ones uses), SASL_SSL
-  # and SASL_PLAINTEXT, with a throw-away CA, PLAIN users in sasl.jaas.config and SCRAM enabled.
-  read -r PORT SASL_SSL_PORT SASL_PLAINTEXT_PORT <<<"$("$WORK/harness" freeport -n 3 | tr '\n' ' ')"
+  # Four listeners: PLAINTEXT (BOOTSTRAP, what every scenario but the security ones uses), SASL_SSL
+  # and SASL_PLAINTEXT, with a throw-away CA, PLAIN users in sasl.jaas.config, SCRAM enabled and (on
+  # SASL_PLAINTEXT) OAUTHBEARER with the unsecured validator; and OAUTH (SASL_PLAINTEXT, OAUTHBEARER only)
+  # validating signed JWTs against the JWKS of the harness's OAuth provider on loopback, whose sessions
+  # last 5 s (connections.max.reauth.ms: the clients must re-authenticate).
+  read -r PORT SASL_SSL_PORT SASL_PLAINTEXT_PORT OAUTH_PORT OAUTH_SERVER_PORT <<<"$("$WORK/harness" freeport -n 5 | tr '\n' ' ')"
   BOOTSTRAP=127.0.0.1:$PORT
   "$WORK/harness" certs -dir "$WORK/tls" >/dev/null
   export SLUICE_SASL_SSL_BOOTSTRAP=127.0.0.1:$SASL_SSL_PORT SLUICE_SASL_PLAINTEXT_BOOTSTRAP=127.0.0.1:$SASL_PLAINTEXT_PORT
   export SLUICE_CA_PEM=$WORK/tls/ca.pem SLUICE_SASL_PLAIN_USER=alice SLUICE_SASL_PLAIN_PASSWORD=alice-secret
+  export SLUICE_OAUTH_BOOTSTRAP=127.0.0.1:$OAUTH_PORT SLUICE_OAUTH_TOKEN_URL=http://127.0.0.1:$OAUTH_SERVER_PORT/token
+  export SLUICE_OAUTH_CLIENT_ID=sluice-client SLUICE_OAUTH_CLIENT_SECRET=sluice-client-secret SLUICE_OAUTH_REAUTH_MS=5000
+  "$WORK/harness" oauth-server -addr "127.0.0.1:$OAUTH_SERVER_PORT" -client-id "$SLUICE_OAUTH_CLIENT_ID" \
+    -client-secret "$SLUICE_OAUTH_CLIENT_SECRET" -audience sluice >"$WORK/oauth.log" 2>&1 &
+  OAUTH_PID=$!
+  deadline=$(( $(date +%s) + 10 ))
+  until grep -qs '^ready' "$WORK/oauth.log"; do
+    if ! kill -0 "$OAUTH_PID" 2>/dev/null || [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "the harness's OAuth provider did not start:"; cat "$WORK/oauth.log"; echo "0 passed, 1 failed"; exit 1
+    fi
+    sleep 0.1
+  done
   cat >"$WORK/server.properties" <<PROPS
-listeners=PLAINTEXT://$BOOTSTRAP,SASL_SSL://$SLUICE_SASL_SSL_BOOTSTRAP,SASL_PLAINTEXT://$SLUICE_SASL_PLAINTEXT_BOOTSTRAP
+listeners=PLAINTEXT://$BOOTSTRAP,SASL_SSL://$SLUICE_SASL_SSL_BOOTSTRAP,SASL_PLAINTEXT://$SLUICE_SASL_PLAINTEXT_BOOTSTRAP,OAUTH://$SLUICE_OAUTH_BOOTSTRAP
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,OAUTH:SASL_PLAINTEXT
 ssl.keystore.type=PEM
 ssl.keystore.location=$WORK/tls/broker.pem
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
@@ -192,6 +212,15 @@ sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule require
     username="admin" password="admin-secret" \\
     user_admin="admin-secret" \\
     user_alice="alice-secret";
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER
+listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler
+listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+listener.name.oauth.sasl.oauthbearer.jwks.endpoint.url=http://127.0.0.1:$OAUTH_SERVER_PORT/jwks
+listener.name.oauth.sasl.oauthbearer.expected.audience=sluice
+listener.name.oauth.sasl.oauthbearer.expected.issuer=http://127.0.0.1:$OAUTH_SERVER_PORT
+listener.name.oauth.connections.max.reauth.ms=$SLUICE_OAUTH_REAUTH_MS
 PROPS
   "$WORK/sluice" --config "$WORK/server.properties" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!
@@ -210,7 +239,7 @@ until APIS=$("$WORK/harness" apis -bootstrap "$BOOTSTRAP" -timeout 2s 2>/dev/nul
   sleep 0.2
 done
 echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
-echo "SASL_SSL: ${SLUICE_SASL_SSL_BOOTSTRAP:-(not set)}, SASL_PLAINTEXT: ${SLUICE_SASL_PLAINTEXT_BOOTSTRAP:-(not set)}, CA: ${SLUICE_CA_PEM:-(not set)}"
+echo "SASL_SSL: ${SLUICE_SASL_SSL_BOOTSTRAP:-(not set)}, SASL_PLAINTEXT: ${SLUICE_SASL_PLAINTEXT_BOOTSTRAP:-(not set)}, CA: ${SLUICE_CA_PEM:-(not set)}, OAUTH: ${SLUICE_OAUTH_BOOTSTRAP:-(not set)}"
 "$WORK/harness" api-versions -bootstrap "$BOOTSTRAP" -timeout 10s -out "$WORK/api-versions.json" ||
   echo '[]' >"$WORK/api-versions.json"
 

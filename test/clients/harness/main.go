@@ -8,6 +8,7 @@
 //	harness create-topic -topic T [-config k=v]...  create a topic (for clients without an admin API)
 //	harness scram-user -user U -password P [-mechanism M]  create a SCRAM user (for clients without an admin API)
 //	harness certs -dir DIR                write a test CA (ca.pem) and a broker key store (broker.pem)
+//	harness oauth-server -addr ADDR       an OAuth provider on loopback: GET /jwks, POST /token (client_credentials)
 //	harness collect -out FILE [flags] DIR merge DIR/*.jsonl into results.json, print the closing line
 //	harness matrix -in FILE               print the client × feature table (Markdown)
 //	harness compat -in FILE -out FILE     write docs/compatibility.md from results.json and the
@@ -37,7 +38,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: harness freeport|apis|api-versions|create-topic|scram-user|certs|collect|matrix|compat [flags]")
+		fmt.Fprintln(stderr, "usage: harness freeport|apis|api-versions|create-topic|scram-user|certs|oauth-server|collect|matrix|compat [flags]")
 		return 2
 	}
 	var err error
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdScramUser(args[1:], stdout, stderr)
 	case "certs":
 		err = cmdCerts(args[1:], stdout, stderr)
+	case "oauth-server":
+		err = cmdOAuthServer(args[1:], stdout, stderr)
 	case "collect":
 		var failed bool
 		failed, err = cmdCollect(args[1:], stdout, stderr)

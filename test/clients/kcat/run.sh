@@ -152,6 +152,38 @@ t_sasl_scram_ssl() {
   expect_lines "records over SASL_SSL with SCRAM-SHA-256" "$want" "$got"
 }
 
+# OAUTHBEARER over SASL_PLAINTEXT with librdkafka's unsecured JWT, then with its OIDC client-credentials
+# login on the OAUTH listener (JWT signed by the harness's OAuth provider, checked against its JWKS).
+t_oauth_unsecured() {
+  local t="$P-oauth-unsecured" want got
+  kunsec() {
+    timeout 60 kcat -b "$SLUICE_SASL_PLAINTEXT_BOOTSTRAP" -X socket.timeout.ms=10000 -X security.protocol=SASL_PLAINTEXT \
+      -X sasl.mechanisms=OAUTHBEARER -X enable.sasl.oauthbearer.unsecure.jwt=true \
+      -X sasl.oauthbearer.config="principal=alice" "$@"
+  }
+  "$SLUICE_HARNESS" create-topic -bootstrap "$SLUICE_BOOTSTRAP" -topic "$t" || fail "could not create $t"
+  want=$'o1:unsecured one\no2:unsecured two'
+  printf '%s\n' "$want" | kunsec -P -t "$t" -p 0 -K:
+  got=$(kunsec -C -t "$t" -p 0 -o beginning -c 2 -e -f '%k:%s\n')
+  expect_lines "records over SASL_PLAINTEXT with unsecured OAUTHBEARER" "$want" "$got"
+}
+
+t_oauth_oidc() {
+  local t="$P-oauth-oidc" want got
+  koidc() {
+    timeout 60 kcat -b "$SLUICE_OAUTH_BOOTSTRAP" -X socket.timeout.ms=10000 -X security.protocol=SASL_PLAINTEXT \
+      -X sasl.mechanisms=OAUTHBEARER -X sasl.oauthbearer.method=oidc \
+      -X sasl.oauthbearer.token.endpoint.url="$SLUICE_OAUTH_TOKEN_URL" \
+      -X sasl.oauthbearer.client.id="$SLUICE_OAUTH_CLIENT_ID" \
+      -X sasl.oauthbearer.client.secret="$SLUICE_OAUTH_CLIENT_SECRET" "$@"
+  }
+  "$SLUICE_HARNESS" create-topic -bootstrap "$SLUICE_BOOTSTRAP" -topic "$t" || fail "could not create $t"
+  want=$'i1:oidc one\ni2:oidc two'
+  printf '%s\n' "$want" | koidc -P -t "$t" -p 0 -K:
+  got=$(koidc -C -t "$t" -p 0 -o beginning -c 2 -e -f '%k:%s\n')
+  expect_lines "records over the OAUTH listener with an OIDC token" "$want" "$got"
+}
+
 run_test kcat metadata metadata "Metadata" t_metadata
 run_test kcat readme-quickstart produce.tombstone "CreateTopics Produce Fetch ListOffsets" t_readme_quickstart
 run_test kcat quickstart-produce produce "Produce" t_quickstart_produce
@@ -172,5 +204,17 @@ run_test_with_env kcat security-scram-ssl security.scram \
   "$SASL_SSL_ENV SLUICE_HARNESS" t_sasl_scram_ssl
 run_test_with_env kcat security-wrong-password security.wrong-password \
   "SASLHandshake SASLAuthenticate" "$SASL_SSL_ENV" t_sasl_wrong_password
+run_test_with_env kcat security-oauthbearer-unsecured security.oauthbearer-unsecured \
+  "SASLHandshake SASLAuthenticate CreateTopics Metadata Produce Fetch ListOffsets" \
+  "SLUICE_SASL_PLAINTEXT_BOOTSTRAP SLUICE_HARNESS" t_oauth_unsecured
+# Debian's kcat links a librdkafka built without OIDC (it needs libcurl): skip there.
+if kcat -X sasl.oauthbearer.method=oidc -X list >/dev/null 2>&1; then
+  run_test_with_env kcat security-oauthbearer-oidc security.oauthbearer-oidc \
+    "SASLHandshake SASLAuthenticate CreateTopics Metadata Produce Fetch ListOffsets" \
+    "SLUICE_OAUTH_BOOTSTRAP SLUICE_OAUTH_TOKEN_URL SLUICE_OAUTH_CLIENT_ID SLUICE_OAUTH_CLIENT_SECRET SLUICE_HARNESS" t_oauth_oidc
+else
+  record kcat security-oauthbearer-oidc security.oauthbearer-oidc skip \
+    "this kcat's librdkafka was built without OIDC support (sasl.oauthbearer.method=oidc needs libcurl)" 0
+fi
 
 exit $SUITE_FAILED

@@ -586,6 +586,42 @@ def sasl_wrong_password():
     )
 
 
+OAUTH = os.environ.get("SLUICE_OAUTH_BOOTSTRAP", "")
+OAUTH_TOKEN_URL = os.environ.get("SLUICE_OAUTH_TOKEN_URL", "")
+OAUTH_CLIENT_ID = os.environ.get("SLUICE_OAUTH_CLIENT_ID", "")
+OAUTH_CLIENT_SECRET = os.environ.get("SLUICE_OAUTH_CLIENT_SECRET", "")
+
+
+@scenario("security.oauthbearer-unsecured", *SASL_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets")
+def oauthbearer_unsecured():
+    """OAUTHBEARER with librdkafka's unsecured JWT (sasl.oauthbearer.config) over SASL_PLAINTEXT."""
+    need_env(SLUICE_SASL_PLAINTEXT_BOOTSTRAP=SASL_PLAINTEXT)
+    conf = {
+        "bootstrap.servers": SASL_PLAINTEXT,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "OAUTHBEARER",
+        "enable.sasl.oauthbearer.unsecure.jwt": True,
+        "sasl.oauthbearer.config": "principal=alice scope=kafka",
+    }
+    round_trip(SEC_PREFIX + "-oauth-unsecured", conf)
+
+
+@scenario("security.oauthbearer-oidc", *SASL_APIS, "CreateTopics", "Produce", "Fetch", "ListOffsets")
+def oauthbearer_oidc():
+    """OAUTHBEARER with librdkafka's OIDC client-credentials login; the broker checks the JWT against the JWKS."""
+    need_env(SLUICE_OAUTH_BOOTSTRAP=OAUTH, SLUICE_OAUTH_TOKEN_URL=OAUTH_TOKEN_URL)
+    conf = {
+        "bootstrap.servers": OAUTH,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanisms": "OAUTHBEARER",
+        "sasl.oauthbearer.method": "oidc",
+        "sasl.oauthbearer.token.endpoint.url": OAUTH_TOKEN_URL,
+        "sasl.oauthbearer.client.id": OAUTH_CLIENT_ID,
+        "sasl.oauthbearer.client.secret": OAUTH_CLIENT_SECRET,
+    }
+    round_trip(SEC_PREFIX + "-oauth-oidc", conf)
+
+
 # ---- kafka-python (pure-Python protocol implementation) ------------------------------------
 
 KP_BASE = {"bootstrap_servers": BOOTSTRAP, "request_timeout_ms": int(TIMEOUT * 1000)}

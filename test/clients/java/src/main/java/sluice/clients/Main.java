@@ -87,6 +87,7 @@ public final class Main {
                 Main::listDescribeGroups);
         Transactions.register(h);
         Security.register(h);
+        OAuth.register(h);
         Share.register(h);
         boolean ok;
         try {

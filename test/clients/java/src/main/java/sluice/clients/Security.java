@@ -72,7 +72,7 @@ final class Security {
     }
 
     /** Creates topic through the PLAINTEXT listener, produces three records and reads them back with security. */
-    private static void roundTrip(String topic, Map<String, Object> security) throws Exception {
+    static void roundTrip(String topic, Map<String, Object> security) throws Exception {
         try (Admin a = admin(Map.of())) {
             a.createTopics(List.of(new NewTopic(topic, Optional.of(1), Optional.empty()))).all()
                     .get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
