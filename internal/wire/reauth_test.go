@@ -40,7 +40,7 @@ func TestConnStateReauthentication(t *testing.T) {
 	if !st.CanReauthenticate(now.Add(MinReauthInterval)) {
 		t.Fatal("no re-authentication a second later")
 	}
-	if st.expired(now.Add(20*time.Second - time.Nanosecond)) || !st.expired(now.Add(20 * time.Second)) {
+	if st.expired(now.Add(20*time.Second-time.Nanosecond)) || !st.expired(now.Add(20*time.Second)) {
 		t.Fatal("expiry")
 	}
 }
