@@ -31,12 +31,11 @@ type Broker struct {
 	// replicas holds the local partitions: role, epoch, in-sync set and
 	// high watermark over each log (partitions.go). Handlers reach data
 	// through it only.
-	replicas  *replica.Manager
-	topics    *topics.Registry      // topic names, ids, partition counts, config overrides
-	metrics   *metrics.Metrics      // Prometheus collectors
-	authStats *metrics.AuthCounters // SASL (re-)authentications (sasl_reauth.go)
-	logger    *slog.Logger          // the broker's logger; add request context with .With
-	dataDir   string                // absolute data directory
+	replicas *replica.Manager
+	topics   *topics.Registry // topic names, ids, partition counts, config overrides
+	metrics  *metrics.Metrics // Prometheus collectors
+	logger   *slog.Logger     // the broker's logger; add request context with .With
+	dataDir  string           // absolute data directory
 	// metricsAddr is the metrics listener's bound address ("" if none),
 	// which DescribeConfigs reports as sluice.metrics.listen (health.go).
 	metricsAddr string
@@ -51,6 +50,8 @@ type Broker struct {
 	// (alter_user_scram_credentials.go).
 	listeners map[string]*listenerState
 	scram     *security.ScramStore
+	// authStats counts SASL (re-)authentications (sasl_reauth.go).
+	authStats *metrics.AuthCounters
 
 	// authz is the authorizer (nil: none configured, everything allowed);
 	// audit limits its denial log lines (authorize.go).

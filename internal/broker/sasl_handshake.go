@@ -4,9 +4,9 @@
 // v1 SaslHandshake starts a re-authentication (sasl_reauth.go).
 //
 // On a SASL_PLAINTEXT or SASL_SSL listener, before authentication, it picks
-// the mechanism of the exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, as
-// sasl.enabled.mechanisms allows on that listener) and answers with the
-// enabled mechanisms. After v1 the tokens come in SaslAuthenticate
+// the mechanism of the exchange (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+// OAUTHBEARER, as sasl.enabled.mechanisms allows on that listener) and
+// answers with the enabled mechanisms. After v1 the tokens come in SaslAuthenticate
 // requests; after v0 (KIP-43, old clients) they come as bare size-prefixed
 // frames, which the wire layer hands to the session (wire.ConnState).
 // As in Kafka:
