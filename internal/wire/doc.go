@@ -36,6 +36,10 @@
 // frame above the pre-authentication bound. A handler can ask to close the
 // connection after its response (a failed authentication). The mechanisms
 // themselves are not the wire layer's business (packages security, broker).
+// A session may expire (KIP-368, reauth.go): a SaslHandshake then starts a
+// re-authentication on the same connection (only SaslAuthenticate is read
+// until it completes), and any other request after the expiry closes the
+// connection once the responses already queued are written.
 //
 // Performance (docs/performance.md, "Optimisations"):
 //   - Responses are encoded into pooled buffers (parts.go). A response that
