@@ -91,7 +91,7 @@ var securityDefs = []Def{
 	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, effectSingleNode, `SASL mechanism between brokers.`),
 	bdef("sasl.server.callback.handler.class", Class, nil, rule{}, "",
 		`SASL server callback handler, given per listener and mechanism as Kafka requires `+
-			`(listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class). For OAUTHBEARER: `+
+			`(listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class; an unprefixed value is ignored, as in Kafka). For OAUTHBEARER: `+
 			`org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler validates signed JWTs against `+
 			`sasl.oauthbearer.jwks.endpoint.url; org.apache.kafka.common.security.oauthbearer.internals.unsecured.`+
 			`OAuthBearerUnsecuredValidatorCallbackHandler accepts unsigned tokens (development only). Unset, OAUTHBEARER uses the `+

@@ -20,6 +20,14 @@ func mechValue(cfg *config.Broker, listener, mech, name string) (string, bool) {
 	return cfg.ListenerValue(listener, name)
 }
 
+// callbackHandlerClass returns listener.name.<l>.<mech>.sasl.server.callback.handler.class:
+// as in Kafka, a server callback handler is only taken with both prefixes
+// (an unprefixed sasl.server.callback.handler.class is ignored).
+func callbackHandlerClass(cfg *config.Broker, listener, mech string) (string, bool) {
+	v, ok := cfg.Raw["listener.name."+strings.ToLower(listener)+"."+strings.ToLower(mech)+".sasl.server.callback.handler.class"]
+	return strings.TrimSpace(v), ok
+}
+
 // mechConfigName names the config mechValue found, for messages.
 func mechConfigName(cfg *config.Broker, listener, mech, name string) string {
 	full := "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(mech) + "." + name
@@ -44,8 +52,7 @@ func listenerOAuth(cfg *config.Broker, listener string, log *slog.Logger) (Token
 		log = slog.New(slog.DiscardHandler)
 	}
 	const mech = MechOAuthBearer
-	class, _ := mechValue(cfg, listener, mech, "sasl.server.callback.handler.class")
-	class = strings.TrimSpace(class)
+	class, _ := callbackHandlerClass(cfg, listener, mech)
 	jwksURL, _ := mechValue(cfg, listener, mech, "sasl.oauthbearer.jwks.endpoint.url")
 	jwksURL = strings.TrimSpace(jwksURL)
 	switch class {

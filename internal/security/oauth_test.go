@@ -247,6 +247,13 @@ func TestJWKSValidatorConfig(t *testing.T) {
 	if err != nil || tok.Principal != "svc-1" {
 		t.Fatalf("%+v %v", tok, err)
 	}
+	// An unprefixed sasl.server.callback.handler.class is ignored, as in
+	// Kafka (it needs the listener and mechanism prefix).
+	if _, err := ListenerSASL(jwksBroker(t, map[string]string{"sasl.enabled.mechanisms": "OAUTHBEARER,PLAIN",
+		"sasl.jaas.config": PlainLoginModule + ` required user_a="b";`, "sasl.server.callback.handler.class": "com.example.Handler"}),
+		"SASL_SSL"); err != nil {
+		t.Errorf("unprefixed callback handler class: %v", err)
+	}
 	// Other listeners get the unsecured validator (no JWKS URL there).
 	if sc, err := ListenerSASL(cfg, "SASL_PLAINTEXT"); err != nil {
 		t.Fatal(err)

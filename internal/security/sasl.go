@@ -88,7 +88,7 @@ func ListenerSASLLog(cfg *config.Broker, listener string, log *slog.Logger) (*SA
 				"SCRAM-SHA-512 and OAUTHBEARER; Kafka's default is GSSAPI, so set it explicitly)", mechName, m, listener)
 		}
 		if m != MechOAuthBearer {
-			if c, ok := mechValue(cfg, listener, m, "sasl.server.callback.handler.class"); ok && strings.TrimSpace(c) != "" {
+			if c, ok := callbackHandlerClass(cfg, listener, m); ok && c != "" {
 				return nil, fmt.Errorf("%s: custom callback handler classes are not supported for %s (Sluice runs no Java code)",
 					mechConfigName(cfg, listener, m, "sasl.server.callback.handler.class"), m)
 			}
