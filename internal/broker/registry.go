@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -176,7 +177,10 @@ func (d dispatcher) Handle(ctx context.Context, r *wire.Request) (kmsg.Response,
 		}
 		return rt.reject(r.Body), nil
 	}
-	return rt.handle(d.b, ctx, r)
+	start := time.Now()
+	resp, err := rt.handle(d.b, ctx, r)
+	d.b.afterHandle(r, start, resp) // the request quota (client_quotas.go)
+	return resp, err
 }
 
 // Produce v0–v2: answered with UNSUPPORTED_VERSION for every partition, as

@@ -150,6 +150,9 @@ func (s *Server) Start() (err error) {
 	if err = b.openAuthorizer(); err != nil {
 		return err
 	}
+	if err = b.openQuotas(); err != nil { // client_quotas.go
+		return err
+	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}

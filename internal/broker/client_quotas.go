@@ -1,0 +1,223 @@
+// Client quotas: where they are stored and how the broker enforces them.
+//
+// The quotas (AlterClientQuotas, alter_client_quotas.go) live in the
+// cluster metadata on a cluster node (SetClientQuotas records decided by
+// the controller; every broker reads them from its image) and in the data
+// directory's client-quotas.json on a single node (replaced atomically
+// through vfs). Each request's client is resolved through Kafka's eight
+// levels (internal/quota) from its principal's name (ANONYMOUS without
+// authentication) and its client id.
+//
+// Enforcement follows KIP-219: the usage is recorded (produced bytes,
+// fetched bytes, request handling time, partitions created or deleted), the
+// throttle time Kafka would compute is put in the response's
+// throttle_time_ms, and the connection reads no further request for that
+// long (wire.ConnState.Throttle).
+
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/quota"
+	"github.com/sluice-broker/sluice/internal/vfs"
+	"github.com/sluice-broker/sluice/internal/wire"
+)
+
+// quotasFile is the single node's quota file in the data directory.
+const quotasFile = "client-quotas.json"
+
+const quotasFileVersion = 1
+
+type quotasDoc struct {
+	Version int          `json:"version"`
+	Quotas  quota.Quotas `json:"quotas"`
+}
+
+// quotaState is the broker's quota side.
+type quotaState struct {
+	mgr *quota.Manager
+
+	mu    sync.Mutex                   // serialises single-node alterations
+	local atomic.Pointer[quota.Quotas] // the single node's quotas
+	path  string
+}
+
+// openQuotas reads the single node's quota file and sets the sensors up
+// with quota.window.num and quota.window.size.seconds.
+func (b *Broker) openQuotas() error {
+	w := quota.DefaultWindow
+	if n, err := strconv.Atoi(b.cfg.Raw["quota.window.num"]); err == nil && n > 0 {
+		w.Samples = n
+	}
+	if n, err := strconv.Atoi(b.cfg.Raw["quota.window.size.seconds"]); err == nil && n > 0 {
+		w.Size = time.Duration(n) * time.Second
+	}
+	qs := &quotaState{mgr: quota.NewManager(w, nil), path: filepath.Join(b.dataDir, quotasFile)}
+	q := quota.Quotas{}
+	data, err := vfs.ReadFile(b.fs, qs.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("sluice: reading client quotas: %w", err)
+	default:
+		var d quotasDoc
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fmt.Errorf("sluice: %s is corrupt: %w", qs.path, err)
+		}
+		if d.Version != quotasFileVersion {
+			return fmt.Errorf("sluice: %s has version %d; this Sluice reads version %d", qs.path, d.Version, quotasFileVersion)
+		}
+		if d.Quotas != nil {
+			q = d.Quotas
+		}
+	}
+	qs.local.Store(&q)
+	b.quotas = qs
+	b.metrics.Registry.MustRegister(throttleCollector{qs.mgr})
+	return nil
+}
+
+// throttleCollector exports the throttle time handed out per quota sensor.
+type throttleCollector struct{ mgr *quota.Manager }
+
+var throttleDesc = prometheus.NewDesc("sluice_client_quota_throttle_seconds_total",
+	"Throttle time given to clients over a quota, by quota type and by the user and client id the quota is shared by.",
+	[]string{"quota_type", "user", "client_id"}, nil)
+
+func (c throttleCollector) Describe(ch chan<- *prometheus.Desc) { ch <- throttleDesc }
+
+func (c throttleCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.mgr.Throttled() {
+		ch <- prometheus.MustNewConstMetric(throttleDesc, prometheus.CounterValue, s.Total.Seconds(),
+			string(s.Kind), s.Tags.User, s.Tags.ClientID)
+	}
+}
+
+// clientQuotas returns the quotas in force on this broker.
+func (b *Broker) clientQuotas() quota.Quotas {
+	if im := b.image(); im != nil {
+		return quota.Quotas(im.ClientQuotas)
+	}
+	if b.quotas == nil {
+		return nil
+	}
+	return *b.quotas.local.Load()
+}
+
+// alterLocalQuotas applies validated entries on a single node, durably.
+func (b *Broker) alterLocalQuotas(entries map[string][]quota.Op, order []string) error {
+	qs := b.quotas
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	cur := *qs.local.Load()
+	next := make(quota.Quotas, len(cur)+len(order))
+	for k, v := range cur {
+		next[k] = v
+	}
+	for _, ent := range order {
+		if set := quota.Alter(next[ent], entries[ent]); set == nil {
+			delete(next, ent)
+		} else {
+			next[ent] = set
+		}
+	}
+	data, err := json.MarshalIndent(quotasDoc{Version: quotasFileVersion, Quotas: next}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := vfs.WriteFileAtomic(b.fs, qs.path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("storing client quotas: %w", err)
+	}
+	qs.local.Store(&next)
+	return nil
+}
+
+// quotaUser is the user name quotas know r's client by: the principal's
+// name (ANONYMOUS without authentication).
+func quotaUser(r *wire.Request) string {
+	p := r.Conn.Principal()
+	if _, name, ok := strings.Cut(p, ":"); ok {
+		return name
+	}
+	return p
+}
+
+// recordQuota records value for r's client against its quota of kind and
+// returns the throttle time it earned (zero without a quota).
+func (b *Broker) recordQuota(r *wire.Request, kind quota.Kind, value float64) time.Duration {
+	q := b.clientQuotas()
+	if len(q) == 0 || r == nil {
+		return 0
+	}
+	limit, tags, ok := q.Resolve(quota.KeyOf(kind), quotaUser(r), r.Header.ClientIDString())
+	if !ok {
+		return 0
+	}
+	return b.quotas.mgr.Record(kind, tags, limit, value)
+}
+
+// throttle puts d in resp (the larger of it and what is there) and mutes
+// the connection for it.
+func throttle(r *wire.Request, resp kmsg.Response, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	ms := int32(min(d.Milliseconds(), int64(1<<31-1)))
+	if tr, ok := resp.(interface {
+		Throttle() (int32, bool)
+		SetThrottle(int32)
+	}); ok {
+		if cur, _ := tr.Throttle(); cur < ms {
+			tr.SetThrottle(ms)
+		}
+	}
+	if r != nil && r.Conn != nil {
+		r.Conn.Throttle(d)
+	}
+}
+
+// quotaExempt lists the keys the request quota does not apply to: the SASL
+// exchange and ApiVersions (a client must be able to connect and
+// authenticate), and the broker-to-broker keys.
+func quotaExempt(key int16) bool {
+	switch key {
+	case 17, 18, 36, 27: // SaslHandshake, ApiVersions, SaslAuthenticate, WriteTxnMarkers
+		return true
+	}
+	return false
+}
+
+// afterHandle applies the request quota (request_percentage: the share of
+// one handler's time the client used, measured as the handler's wall time)
+// to every response with a throttle field, after the handler has put its
+// own byte-rate throttle there.
+func (b *Broker) afterHandle(r *wire.Request, start time.Time, resp kmsg.Response) {
+	if resp == nil || quotaExempt(r.Header.APIKey) || len(b.clientQuotas()) == 0 {
+		return
+	}
+	if r.Header.APIKey == 1 { // a follower's fetch is the cluster's own traffic
+		if fr, ok := r.Body.(*kmsg.FetchRequest); ok && fetchReplicaID(fr) >= 0 {
+			return
+		}
+	}
+	used := time.Since(start).Seconds() * 100 // percent-seconds of one thread
+	d := b.recordQuota(r, quota.Request, used)
+	target := resp
+	if df, ok := resp.(*wire.Deferred); ok {
+		target = df.Response
+	}
+	throttle(r, target, d)
+}
