@@ -67,6 +67,9 @@ func NewManager(w Window, now func() time.Time) *Manager {
 	return &Manager{w: w.valid(), now: now, sensors: map[sensorKey]*sensor{}, throttled: map[sensorKey]time.Duration{}}
 }
 
+// Window returns the sampling of the manager's rates.
+func (m *Manager) Window() Window { return m.w }
+
 // Now returns the manager's clock.
 func (m *Manager) Now() time.Time { return m.now() }
 
