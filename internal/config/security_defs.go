@@ -125,7 +125,8 @@ func splitListenerName(name string) (listener, rest string, ok bool) {
 func listenerScopedDef(rest string) (Def, bool) {
 	if i, ok := brokerIndex[rest]; ok {
 		d := brokerDefs[i]
-		if strings.HasPrefix(rest, "ssl.") || strings.HasPrefix(rest, "sasl.") || rest == "connections.max.reauth.ms" {
+		if strings.HasPrefix(rest, "ssl.") || strings.HasPrefix(rest, "sasl.") || rest == "connections.max.reauth.ms" ||
+			rest == "max.connections" || rest == "max.connection.creation.rate" { // connection limits per listener
 			return d, true
 		}
 		return Def{}, false
@@ -160,8 +161,8 @@ func checkPrefixed(name, v string) (known bool, err error) {
 	if !ok {
 		if _, rest, ok := splitListenerName(name); ok {
 			return false, &ConfigError{Name: name, Msg: fmt.Sprintf(
-				"unknown per-listener config %q (listener.name.<listener>. prefixes ssl.*, sasl.*, <mechanism>.sasl.jaas.config "+
-					"and connections.max.reauth.ms)", rest)}
+				"unknown per-listener config %q (listener.name.<listener>. prefixes ssl.*, sasl.*, <mechanism>.sasl.jaas.config, "+
+					"connections.max.reauth.ms, max.connections and max.connection.creation.rate)", rest)}
 		}
 		return false, nil
 	}
