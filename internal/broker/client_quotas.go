@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/quota"
 	"github.com/sluice-broker/sluice/internal/vfs"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -53,6 +54,11 @@ type quotaState struct {
 	mu    sync.Mutex                   // serialises single-node alterations
 	local atomic.Pointer[quota.Quotas] // the single node's quotas
 	path  string
+
+	// publishedACLs are the image ACLs the authorizer holds on a cluster
+	// node (cluster_security.go; publish goroutine only).
+	publishedACLs []metadata.ACL
+	aclsPublished bool
 }
 
 // openQuotas reads the single node's quota file and sets the sensors up

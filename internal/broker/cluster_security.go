@@ -2,12 +2,25 @@ package broker
 
 import (
 	"context"
+	"slices"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/controller"
+	"github.com/sluice-broker/sluice/internal/metadata"
 )
 
-// decide sends a change that answers with an offset (client quotas, ACLs)
-// to the active controller and waits until this broker has applied it.
+// On a cluster node, client quotas and ACLs live in the cluster metadata:
+// AlterClientQuotas, CreateAcls and DeleteAcls are validated by the broker
+// that receives them, decided by the active controller (metadata records)
+// and answered once this broker has published the change. Every broker
+// enforces quotas from its image (client_quotas.go) and feeds its
+// authorizer with the image's ACLs on every publish. A single node keeps
+// both in files of its data directory instead; acls.json is not read on a
+// cluster node.
+
+// decideOffset sends a change that answers with an offset (client quotas,
+// ACLs) to the active controller and waits until this broker has
+// published it.
 func decideOffset[Req any](c *clusterNode, method string, local func(context.Context, Req) (controller.OffsetResponse, error), req Req) error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
@@ -18,7 +31,7 @@ func decideOffset[Req any](c *clusterNode, method string, local func(context.Con
 	if _, err := c.store.WaitFor(ctx, resp.Offset); err != nil {
 		return err
 	}
-	return nil
+	return c.waitPublished(ctx, resp.Offset)
 }
 
 // registerSecurityHandlers serves the controller's quota and ACL methods
@@ -26,4 +39,52 @@ func decideOffset[Req any](c *clusterNode, method string, local func(context.Con
 func (c *clusterNode) registerSecurityHandlers() {
 	handle(c.srv, "client-quotas", c.ctrl.AlterClientQuotas)
 	handle(c.srv, "alter-acls", c.ctrl.AlterACLs)
+}
+
+// applyACLs adds and removes bindings: through the controller on a
+// cluster node, in the authorizer's file on a single node.
+func (b *Broker) applyACLs(add, remove []authz.Binding) error {
+	if b.cluster == nil {
+		return b.authz.Apply(add, remove)
+	}
+	if len(add) == 0 && len(remove) == 0 {
+		return nil
+	}
+	req := controller.AlterACLsRequest{Add: toMetadataACLs(add), Remove: toMetadataACLs(remove)}
+	if err := decideOffset(b.cluster, "alter-acls", b.cluster.ctrl.AlterACLs, req); err != nil {
+		return asBrokerError(err)
+	}
+	return nil
+}
+
+// publishACLs gives the authorizer the image's bindings when they changed.
+// Runs on the publish goroutine only.
+func (b *Broker) publishACLs(im *metadata.Image) {
+	if b.authz == nil || b.quotas == nil || slices.Equal(b.quotas.publishedACLs, im.ACLs) && b.quotas.aclsPublished {
+		return
+	}
+	next := make([]authz.Binding, len(im.ACLs))
+	for i, a := range im.ACLs {
+		next[i] = authz.Binding{ResourceType: authz.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
+			PatternType: authz.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
+			Operation: authz.Operation(a.Operation), Permission: authz.Permission(a.Permission)}
+	}
+	if err := b.authz.Replace(next); err != nil { // no store on a cluster node: cannot fail
+		b.logger.Error("loading the ACLs of the metadata image failed", "err", err)
+		return
+	}
+	b.quotas.publishedACLs, b.quotas.aclsPublished = im.ACLs, true
+}
+
+func toMetadataACLs(bs []authz.Binding) []metadata.ACL {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]metadata.ACL, len(bs))
+	for i, b := range bs {
+		out[i] = metadata.ACL{ResourceType: int8(b.ResourceType), ResourceName: b.ResourceName,
+			PatternType: int8(b.PatternType), Principal: b.Principal, Host: b.Host,
+			Operation: int8(b.Operation), Permission: int8(b.Permission)}
+	}
+	return out
 }

@@ -77,7 +77,7 @@ func (b *Broker) handleDeleteACLs(_ context.Context, r *wire.Request, req *kmsg.
 		}
 		matched = append(matched, i)
 	}
-	if err := b.authz.Apply(nil, remove); err != nil {
+	if err := b.applyACLs(nil, remove); err != nil {
 		b.logger.Error("DeleteAcls: storing ACLs failed", "err", err)
 		for _, i := range matched {
 			fail(i, kerr.UnknownServerError.Code, err.Error())
