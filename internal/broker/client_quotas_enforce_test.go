@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +44,7 @@ func setQuota(t *testing.T, adm *kadm.Client, entity kadm.ClientQuotaEntity, key
 }
 
 func TestQuotaByteRatesThrottle(t *testing.T) {
-	tb := startTestBroker(t, testOptions{})
+	tb := startTestBroker(t, testOptions{MetricsListen: "127.0.0.1:0"})
 	ctx := dpCtx(t, 30*time.Second)
 	adm := tb.admin()
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "q"); err != nil {
@@ -89,15 +91,23 @@ func TestQuotaByteRatesThrottle(t *testing.T) {
 		}
 	}
 
-	// The throttle time shows in the metrics.
-	var stats int
-	for _, s := range tb.broker().quotas.mgr.Throttled() {
-		if s.Total > 0 {
-			stats++
+	// The throttle time shows in the metrics, per quota type and client.
+	resp, err := http.Get("http://" + tb.srv.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`sluice_client_quota_throttle_seconds_total{client_id="slow",quota_type="produce",user=""}`,
+		`sluice_client_quota_throttle_seconds_total{client_id="slow-consumer",quota_type="fetch",user=""}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if stats != 2 {
-		t.Errorf("throttle stats: %+v", tb.broker().quotas.mgr.Throttled())
+	if strings.Contains(string(body), `client_id="fast"`) || strings.Contains(string(body), `client_id="other-consumer"`) {
+		t.Errorf("unthrottled clients in the throttle metric")
 	}
 }
 
