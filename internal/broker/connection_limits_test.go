@@ -89,3 +89,22 @@ func TestConnectionCreationRateQuotaOfIP(t *testing.T) {
 	}
 	t.Fatal("20 connections served at connection_creation_rate=1")
 }
+
+func TestMaxConnectionCreationRate(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"max.connection.creation.rate": "1"}})
+	// 1/s measured over the first ten windows: ten connections at once are
+	// within the rate, the eleventh makes it 1.1/s and waits out Kafka's
+	// throttle, (1.1 − 1) / 1 × 10 s = 1 s, before it is served.
+	for i := 0; i < 10; i++ {
+		if !tb.raw().apiVersionsOK(10 * time.Second) {
+			t.Fatalf("connection %d not served", i)
+		}
+	}
+	start := time.Now()
+	if !tb.raw().apiVersionsOK(10 * time.Second) {
+		t.Fatal("the eleventh connection was not served")
+	}
+	if el := time.Since(start); el < 900*time.Millisecond {
+		t.Fatalf("the eleventh connection was served after %v, before its 1 s throttle", el)
+	}
+}

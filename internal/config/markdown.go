@@ -31,6 +31,8 @@ func Markdown() []byte {
 	w("  Kafka's prefix `listener.name.<listener name in lower case>.` (for example\n")
 	w("  `listener.name.sasl_ssl.ssl.keystore.location`); the prefixed value wins for that listener. JAAS configs take\n")
 	w("  the mechanism too: `listener.name.sasl_ssl.plain.sasl.jaas.config`. See docs/security.md.\n")
+	w("  `max.connections` and `max.connection.creation.rate` take the prefix too: then they limit that listener\n")
+	w("  alone, besides the broker-wide limit.\n")
 	w("- Kafka 4.0 removed `message.format.version`, `message.downconversion.enable` and\n")
 	w("  `message.timestamp.difference.max.ms` (and their `log.` broker forms); Sluice rejects them as unknown.\n\n")
 
