@@ -17,6 +17,7 @@
 package broker
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,24 +207,51 @@ func quotaExempt(key int16) bool {
 	return false
 }
 
-// afterHandle applies the request quota (request_percentage: the share of
-// one handler's time the client used, measured as the handler's wall time)
-// to every response with a throttle field, after the handler has put its
-// own byte-rate throttle there.
-func (b *Broker) afterHandle(r *wire.Request, start time.Time, resp kmsg.Response) {
-	if resp == nil || quotaExempt(r.Header.APIKey) || len(b.clientQuotas()) == 0 {
-		return
+// quotaRequest returns the context a request is handled with and the
+// function that applies the request quota (request_percentage) once it
+// has been: the share of one handler's time the client used, measured as
+// the handler's wall time minus the time it spent waiting (long polls:
+// waitAny notes it, noteWait), so that only work counts, as Kafka counts
+// request thread time. JoinGroup and SyncGroup, which mostly wait for the
+// rest of the group, are not measured. The throttle goes into every
+// response with a throttle field, after the handler's own byte-rate
+// throttle (the larger wins).
+func (b *Broker) quotaRequest(ctx context.Context, r *wire.Request) (context.Context, func(kmsg.Response)) {
+	if quotaExempt(r.Header.APIKey) || len(b.clientQuotas()) == 0 {
+		return ctx, func(kmsg.Response) {}
 	}
-	if r.Header.APIKey == 1 { // a follower's fetch is the cluster's own traffic
-		if fr, ok := r.Body.(*kmsg.FetchRequest); ok && fetchReplicaID(fr) >= 0 {
+	start := time.Now()
+	m := &waitMeter{}
+	return context.WithValue(ctx, waitMeterKey{}, m), func(resp kmsg.Response) {
+		if resp == nil {
 			return
 		}
+		if r.Header.APIKey == 1 { // a follower's fetch is the cluster's own traffic
+			if fr, ok := r.Body.(*kmsg.FetchRequest); ok && fetchReplicaID(fr) >= 0 {
+				return
+			}
+		}
+		var used float64
+		if k := r.Header.APIKey; k != 11 && k != 14 { // JoinGroup, SyncGroup: waiting for the group
+			used = max(time.Since(start)-time.Duration(m.waited.Load()), 0).Seconds() * 100 // percent-seconds of one thread
+		}
+		d := b.recordQuota(r, quota.Request, used)
+		target := resp
+		if df, ok := resp.(*wire.Deferred); ok {
+			target = df.Response
+		}
+		throttle(r, target, d)
 	}
-	used := time.Since(start).Seconds() * 100 // percent-seconds of one thread
-	d := b.recordQuota(r, quota.Request, used)
-	target := resp
-	if df, ok := resp.(*wire.Deferred); ok {
-		target = df.Response
+}
+
+// waitMeter adds up the time a request's handler spent waiting.
+type waitMeter struct{ waited atomic.Int64 }
+
+type waitMeterKey struct{}
+
+// noteWait adds the time since start to the request's waiting time.
+func noteWait(ctx context.Context, start time.Time) {
+	if m, ok := ctx.Value(waitMeterKey{}).(*waitMeter); ok {
+		m.waited.Add(int64(time.Since(start)))
 	}
-	throttle(r, target, d)
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/controller"
 	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/wire"
 )
 
 // On a cluster node, client quotas and ACLs live in the cluster metadata:
@@ -39,6 +43,7 @@ func decideOffset[Req any](c *clusterNode, method string, local func(context.Con
 func (c *clusterNode) registerSecurityHandlers() {
 	handle(c.srv, "client-quotas", c.ctrl.AlterClientQuotas)
 	handle(c.srv, "alter-acls", c.ctrl.AlterACLs)
+	handle(c.srv, "delete-acls", c.ctrl.DeleteACLs)
 }
 
 // applyACLs adds and removes bindings: through the controller on a
@@ -57,6 +62,60 @@ func (b *Broker) applyACLs(add, remove []authz.Binding) error {
 	return nil
 }
 
+// deleteACLsCluster answers DeleteAcls on a cluster node: the valid
+// filters go to the controller, which matches them against the metadata's
+// bindings and removes the matches.
+func (b *Broker) deleteACLsCluster(r *wire.Request, req *kmsg.DeleteACLsRequest, resp *kmsg.DeleteACLsResponse, fail func(int, int16, string)) {
+	var filters []authz.Filter
+	var valid []int
+	for i, f := range req.Filters {
+		af := authz.Filter{
+			ResourceType: authz.ResourceType(f.ResourceType), ResourceName: f.ResourceName,
+			PatternType: authz.PatternType(f.ResourcePatternType), Principal: f.Principal, Host: f.Host,
+			Operation: authz.Operation(f.Operation), Permission: authz.Permission(f.PermissionType),
+		}
+		if err := af.Validate(); err != nil {
+			fail(i, kerr.InvalidRequest.Code, err.Error())
+			continue
+		}
+		filters = append(filters, af)
+		valid = append(valid, i)
+	}
+	if len(filters) == 0 {
+		return
+	}
+	c := b.cluster
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	var cr controller.DeleteACLsResponse
+	err := callController(ctx, c, "delete-acls", c.ctrl.DeleteACLs, controller.DeleteACLsRequest{Filters: filters}, &cr)
+	if err == nil {
+		err = c.waitPublished(ctx, cr.Offset)
+	}
+	if err != nil {
+		be := asBrokerError(err).(*Error)
+		b.logger.Error("DeleteAcls failed", "err", err)
+		for _, i := range valid {
+			fail(i, be.Code, be.Msg)
+		}
+		return
+	}
+	for j, i := range valid {
+		if j >= len(cr.Matched) {
+			break
+		}
+		for _, a := range cr.Matched[j] {
+			m := kmsg.NewDeleteACLsResponseResultMatchingACL()
+			m.ResourceType, m.ResourceName = kmsg.ACLResourceType(a.ResourceType), a.ResourceName
+			m.ResourcePatternType = kmsg.ACLResourcePatternType(a.PatternType)
+			m.Principal, m.Host = a.Principal, a.Host
+			m.Operation, m.PermissionType = kmsg.ACLOperation(a.Operation), kmsg.ACLPermissionType(a.Permission)
+			resp.Results[i].MatchingACLs = append(resp.Results[i].MatchingACLs, m)
+			b.logger.Info("ACL deleted", "acl", controller.BindingOf(a).String(), "by", r.Conn.Principal())
+		}
+	}
+}
+
 // publishACLs gives the authorizer the image's bindings when they changed.
 // Runs on the publish goroutine only.
 func (b *Broker) publishACLs(im *metadata.Image) {
@@ -65,9 +124,7 @@ func (b *Broker) publishACLs(im *metadata.Image) {
 	}
 	next := make([]authz.Binding, len(im.ACLs))
 	for i, a := range im.ACLs {
-		next[i] = authz.Binding{ResourceType: authz.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
-			PatternType: authz.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
-			Operation: authz.Operation(a.Operation), Permission: authz.Permission(a.Permission)}
+		next[i] = controller.BindingOf(a)
 	}
 	if err := b.authz.Replace(next); err != nil { // no store on a cluster node: cannot fail
 		b.logger.Error("loading the ACLs of the metadata image failed", "err", err)

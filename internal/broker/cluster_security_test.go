@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,10 +78,10 @@ func TestClusterACLsAndQuotasInMetadata(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].Err != nil {
 		t.Fatalf("create ACL: %v %+v", err, res)
 	}
-	pollUntil(t, "node 3 to deny Describe on the topic", func() bool { return topicErr(n3) == kerr.TopicAuthorizationFailed.Code })
 	if got := topicErr(n1); got != kerr.TopicAuthorizationFailed.Code {
 		t.Fatalf("node 1 (which answered the creation) does not enforce it yet: %d", got)
 	}
+	pollUntil(t, "node 3 to deny Describe on the topic", func() bool { return topicErr(n3) == kerr.TopicAuthorizationFailed.Code })
 	// Every node describes it.
 	desc, err := nodeAdmin(t, n3).DescribeACLs(ctx, kadm.NewACLs().AnyResource().ResourcePatternType(kadm.ACLPatternAny).
 		Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts())
@@ -109,5 +110,19 @@ func TestClusterACLsAndQuotasInMetadata(t *testing.T) {
 	})
 	if lim, _, ok := tc.nodes[2].broker().clientQuotas().Resolve("producer_byte_rate", "alice", "any"); !ok || lim != 4096 {
 		t.Fatalf("node 3 resolves %v %v", lim, ok)
+	}
+
+	// The controller matches DeleteAcls filters: an ACL created through node 1
+	// is deleted through node 3 at once, however far node 3 is behind.
+	for i := 0; i < 3; i++ {
+		acl := kadm.NewACLs().Groups(fmt.Sprintf("g%d", i)).Allow("User:bob").AllowHosts("*").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+		if res, err := nodeAdmin(t, n1).CreateACLs(ctx, acl); err != nil || res[0].Err != nil {
+			t.Fatalf("create: %v %+v", err, res)
+		}
+		del, err := nodeAdmin(t, n3).DeleteACLs(ctx, kadm.NewACLs().Groups(fmt.Sprintf("g%d", i)).ResourcePatternType(kadm.ACLPatternAny).
+			Operations(kadm.OpAny).Allow().AllowHosts())
+		if err != nil || len(del) != 1 || del[0].Err != nil || len(del[0].Deleted) != 1 {
+			t.Fatalf("delete through another node: %v %+v", err, del)
+		}
 	}
 }

@@ -49,6 +49,10 @@ func (b *Broker) handleDeleteACLs(_ context.Context, r *wire.Request, req *kmsg.
 		}
 		return resp, nil
 	}
+	if b.cluster != nil { // the controller matches and removes (cluster_security.go)
+		b.deleteACLsCluster(r, req, resp, fail)
+		return resp, nil
+	}
 	var remove []authz.Binding
 	var matched []int
 	taken := map[authz.Binding]bool{}

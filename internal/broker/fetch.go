@@ -289,6 +289,7 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 // waitAny blocks until one of chans is closed (true), or the deadline
 // passes or ctx is done (false).
 func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) bool {
+	defer noteWait(ctx, time.Now()) // not work for the request quota (client_quotas.go)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	if len(chans) == 1 {

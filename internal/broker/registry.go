@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -177,9 +176,9 @@ func (d dispatcher) Handle(ctx context.Context, r *wire.Request) (kmsg.Response,
 		}
 		return rt.reject(r.Body), nil
 	}
-	start := time.Now()
+	ctx, done := d.b.quotaRequest(ctx, r) // the request quota (client_quotas.go)
 	resp, err := rt.handle(d.b, ctx, r)
-	d.b.afterHandle(r, start, resp) // the request quota (client_quotas.go)
+	done(resp)
 	return resp, err
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/quota"
 )
@@ -84,4 +85,56 @@ func (c *Controller) AlterACLs(ctx context.Context, req AlterACLsRequest) (Offse
 		return OffsetResponse{}, err
 	}
 	return OffsetResponse{Offset: off}, nil
+}
+
+// DeleteACLsRequest removes the bindings matching each filter (validated
+// by the broker).
+type DeleteACLsRequest struct {
+	Filters []authz.Filter `json:"filters"`
+}
+
+// DeleteACLsResponse lists, per filter, the bindings it removed (a binding
+// matched by several filters is listed under the first).
+type DeleteACLsResponse struct {
+	Offset  uint64           `json:"offset"`
+	Matched [][]metadata.ACL `json:"matched"`
+}
+
+// DeleteACLs matches the filters against the current bindings and removes
+// the matches, in one batch: the controller's image is the authority, so a
+// binding created through any node is found however far the receiving
+// broker is behind.
+func (c *Controller) DeleteACLs(ctx context.Context, req DeleteACLsRequest) (DeleteACLsResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return DeleteACLsResponse{}, err
+	}
+	defer c.mu.Unlock()
+	resp := DeleteACLsResponse{Offset: im.Offset, Matched: make([][]metadata.ACL, len(req.Filters))}
+	taken := map[metadata.ACL]bool{}
+	var remove []metadata.ACL
+	for i, f := range req.Filters {
+		for _, a := range im.ACLs {
+			if taken[a] || !f.Matches(BindingOf(a)) {
+				continue
+			}
+			taken[a] = true
+			remove = append(remove, a)
+			resp.Matched[i] = append(resp.Matched[i], a)
+		}
+	}
+	if len(remove) == 0 {
+		return resp, nil
+	}
+	if resp.Offset, err = c.commit(ctx, metadata.Record{Type: metadata.RemoveACLs, ACLs: remove}); err != nil {
+		return DeleteACLsResponse{}, err
+	}
+	return resp, nil
+}
+
+// BindingOf is a metadata ACL as the authorizer's binding.
+func BindingOf(a metadata.ACL) authz.Binding {
+	return authz.Binding{ResourceType: authz.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
+		PatternType: authz.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
+		Operation: authz.Operation(a.Operation), Permission: authz.Permission(a.Permission)}
 }

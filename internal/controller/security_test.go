@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/quota"
 )
@@ -53,6 +54,23 @@ func TestControllerQuotasAndACLs(t *testing.T) {
 	})
 	if _, err := l.ctrl.AlterACLs(ctx, AlterACLsRequest{Remove: []metadata.ACL{acl}}); err != nil || len(l.store.Image().ACLs) != 0 {
 		t.Fatalf("remove: %v %+v", err, l.store.Image().ACLs)
+	}
+
+	// DeleteACLs matches filters against the controller's image; a binding
+	// matched by two filters is listed under the first only.
+	other := acl
+	other.ResourceName = "u"
+	if _, err := l.ctrl.AlterACLs(ctx, AlterACLsRequest{Add: []metadata.ACL{acl, other}}); err != nil {
+		t.Fatal(err)
+	}
+	name := "t"
+	dr, err := l.ctrl.DeleteACLs(ctx, DeleteACLsRequest{Filters: []authz.Filter{
+		{ResourceType: authz.ResourceTopic, ResourceName: &name, PatternType: authz.PatternAny, Operation: authz.OpAny, Permission: authz.PermAny},
+		{ResourceType: authz.ResourceAny, PatternType: authz.PatternAny, Operation: authz.OpAny, Permission: authz.PermAny},
+	}})
+	if err != nil || len(dr.Matched) != 2 || len(dr.Matched[0]) != 1 || dr.Matched[0][0] != acl ||
+		len(dr.Matched[1]) != 1 || dr.Matched[1][0] != other || len(l.store.Image().ACLs) != 0 {
+		t.Fatalf("delete: %v %+v %+v", err, dr, l.store.Image().ACLs)
 	}
 
 	// A follower's controller refuses.
