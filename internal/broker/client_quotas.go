@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type quotaState struct {
 	mu    sync.Mutex                   // serialises single-node alterations
 	local atomic.Pointer[quota.Quotas] // the single node's quotas
 	path  string
+	index atomic.Pointer[quotaIndexCache] // quotaIndex
 
 	// publishedACLs are the image ACLs the authorizer holds on a cluster
 	// node (cluster_security.go; publish goroutine only).
@@ -124,6 +126,29 @@ func (b *Broker) clientQuotas() quota.Quotas {
 	return *b.quotas.local.Load()
 }
 
+// quotaIndex returns the quotas in force prepared for lookups (nil when
+// none is set), rebuilt when the quotas change.
+func (b *Broker) quotaIndex() *quota.Index {
+	q := b.clientQuotas()
+	if len(q) == 0 || b.quotas == nil {
+		return nil
+	}
+	p := reflect.ValueOf(q).Pointer()
+	if c := b.quotas.index.Load(); c != nil && reflect.ValueOf(c.src).Pointer() == p {
+		return c.ix
+	}
+	ix := quota.NewIndex(q)
+	// src keeps the map alive, so no other map can take its address while
+	// the cache names it.
+	b.quotas.index.Store(&quotaIndexCache{src: q, ix: ix})
+	return ix
+}
+
+type quotaIndexCache struct {
+	src quota.Quotas
+	ix  *quota.Index
+}
+
 // alterLocalQuotas applies validated entries on a single node, durably.
 func (b *Broker) alterLocalQuotas(entries map[string][]quota.Op, order []string) error {
 	qs := b.quotas
@@ -165,11 +190,11 @@ func quotaUser(r *wire.Request) string {
 // recordQuota records value for r's client against its quota of kind and
 // returns the throttle time it earned (zero without a quota).
 func (b *Broker) recordQuota(r *wire.Request, kind quota.Kind, value float64) time.Duration {
-	q := b.clientQuotas()
-	if len(q) == 0 || r == nil {
+	ix := b.quotaIndex()
+	if ix == nil || r == nil {
 		return 0
 	}
-	limit, tags, ok := q.Resolve(quota.KeyOf(kind), quotaUser(r), r.Header.ClientIDString())
+	limit, tags, ok := ix.Resolve(quota.KeyOf(kind), quotaUser(r), r.Header.ClientIDString())
 	if !ok {
 		return 0
 	}
@@ -217,7 +242,7 @@ func quotaExempt(key int16) bool {
 // response with a throttle field, after the handler's own byte-rate
 // throttle (the larger wins).
 func (b *Broker) quotaRequest(ctx context.Context, r *wire.Request) (context.Context, func(kmsg.Response)) {
-	if quotaExempt(r.Header.APIKey) || len(b.clientQuotas()) == 0 {
+	if quotaExempt(r.Header.APIKey) || b.quotaIndex() == nil {
 		return ctx, func(kmsg.Response) {}
 	}
 	start := time.Now()

@@ -15,11 +15,7 @@ import (
 // (quota.window.num − 1) × quota.window.size.seconds), so that one fetch
 // cannot earn an hours-long throttle. At least one batch is still returned.
 func (b *Broker) fetchQuotaBound(r *wire.Request, maxBytes int32) int32 {
-	q := b.clientQuotas()
-	if len(q) == 0 {
-		return maxBytes
-	}
-	limit, _, ok := q.Resolve(quota.ConsumerByteRate, quotaUser(r), r.Header.ClientIDString())
+	limit, _, ok := b.quotaIndex().Resolve(quota.ConsumerByteRate, quotaUser(r), r.Header.ClientIDString())
 	if !ok {
 		return maxBytes
 	}
@@ -67,9 +63,7 @@ func (b *Broker) mutationQuota(r *wire.Request, strict, validateOnly bool) *muta
 	if validateOnly {
 		return m
 	}
-	if q := b.clientQuotas(); len(q) > 0 {
-		m.limit, m.tags, m.on = q.Resolve(quota.ControllerMutationRate, quotaUser(r), r.Header.ClientIDString())
-	}
+	m.limit, m.tags, m.on = b.quotaIndex().Resolve(quota.ControllerMutationRate, quotaUser(r), r.Header.ClientIDString())
 	return m
 }
 

@@ -170,7 +170,7 @@ func (l *connLimits) admit(ctx context.Context, ls *wire.Listener, remote net.Ad
 	now := l.now()
 
 	// The ip's connection_creation_rate quota: close it after the throttle.
-	if rate, ok := l.b.clientQuotas().ResolveIP(ip); ok {
+	if rate, ok := l.b.quotaIndex().ResolveIP(ip); ok {
 		l.mu.Lock()
 		d := l.throttleLocked("ip:"+ip, rate, now)
 		l.mu.Unlock()

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ func TestResolvePrecedence(t *testing.T) {
 		if !ok || v != float64(i+1) || tags != s.tags {
 			t.Fatalf("level %d (%s): got %v %+v %v", 8-i, s.e, v, tags, ok)
 		}
+		if iv, itags, iok := NewIndex(q).Resolve(ProducerByteRate, "alice", "app"); iv != v || itags != tags || !iok {
+			t.Fatalf("level %d (%s): the index resolves %v %+v %v", 8-i, s.e, iv, itags, iok)
+		}
 		if _, _, ok := q.Resolve(ConsumerByteRate, "alice", "app"); ok {
 			t.Fatalf("another key resolved")
 		}
@@ -43,6 +47,18 @@ func TestResolvePrecedence(t *testing.T) {
 	// (level 4: user=<default>, client-id=app), measured per pair.
 	if v, tags, _ := q.Resolve(ProducerByteRate, "bob", "app"); v != 5 || tags != (Tags{User: "bob", ClientID: "app"}) {
 		t.Fatalf("bob: %v %+v", v, tags)
+	}
+	if v, tags, _ := NewIndex(q).Resolve(ProducerByteRate, "bob", "app"); v != 5 || tags != (Tags{User: "bob", ClientID: "app"}) {
+		t.Fatalf("bob (index): %v %+v", v, tags)
+	}
+	ipq := Quotas{Entity{IP: DefaultPart()}.Key(): {ConnectionCreationRate: 3}, Entity{IP: Named("10.0.0.1")}.Key(): {ConnectionCreationRate: 7}}
+	for ip, want := range map[string]float64{"10.0.0.1": 7, "10.0.0.2": 3} {
+		if v, ok := ipq.ResolveIP(ip); !ok || v != want {
+			t.Fatalf("ResolveIP(%s) = %v", ip, v)
+		}
+		if v, ok := NewIndex(ipq).ResolveIP(ip); !ok || v != want {
+			t.Fatalf("index ResolveIP(%s) = %v", ip, v)
+		}
 	}
 }
 
@@ -193,5 +209,18 @@ func TestTokenBucket(t *testing.T) {
 	c.add(2500 * time.Millisecond)
 	if d := m.Check(Mutation, tags, 1); d != 0 {
 		t.Fatalf("paid back: %v", d)
+	}
+}
+
+func BenchmarkResolve(b *testing.B) {
+	q := Quotas{}
+	for i := 0; i < 100; i++ {
+		q[Entity{ClientID: Named(fmt.Sprint("c", i))}.Key()] = map[string]float64{ProducerByteRate: 1024}
+	}
+	q[Entity{User: DefaultPart()}.Key()] = map[string]float64{RequestPercentage: 50}
+	ix := NewIndex(q)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		ix.Resolve(ProducerByteRate, "alice", "c7")
 	}
 }
