@@ -40,22 +40,24 @@ type sensorKey struct {
 }
 
 type sensor struct {
+	mu       sync.Mutex
 	rate     *Rate
 	bucket   *TokenBucket
 	lastUsed time.Time
+	// throttled sums the throttle time handed out, for metrics.
+	throttled time.Duration
 }
 
 // Manager holds the sensors of every client with a quota and computes
-// their throttle times. Safe for concurrent use.
+// their throttle times. Safe for concurrent use: the sensor map is read
+// under a shared lock, each sensor has a lock of its own.
 type Manager struct {
 	w   Window
 	now func() time.Time
 
-	mu        sync.Mutex
+	mu        sync.RWMutex
 	sensors   map[sensorKey]*sensor
 	lastSweep time.Time
-	// throttled sums the throttle time handed out per sensor, for metrics.
-	throttled map[sensorKey]time.Duration
 }
 
 // NewManager returns a manager sampling with w; now is the clock (nil:
@@ -64,7 +66,7 @@ func NewManager(w Window, now func() time.Time) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	return &Manager{w: w.valid(), now: now, sensors: map[sensorKey]*sensor{}, throttled: map[sensorKey]time.Duration{}}
+	return &Manager{w: w.valid(), now: now, sensors: map[sensorKey]*sensor{}}
 }
 
 // Window returns the sampling of the manager's rates.
@@ -73,26 +75,38 @@ func (m *Manager) Window() Window { return m.w }
 // Now returns the manager's clock.
 func (m *Manager) Now() time.Time { return m.now() }
 
+// sensor returns the sensor of k, locked; sensors unused for an hour are
+// dropped once a minute.
 func (m *Manager) sensor(k sensorKey, now time.Time) *sensor {
-	if now.Sub(m.lastSweep) > time.Minute {
-		for key, s := range m.sensors {
-			if now.Sub(s.lastUsed) > sensorExpiry {
-				delete(m.sensors, key)
-				delete(m.throttled, key)
-			}
-		}
-		m.lastSweep = now
-	}
+	m.mu.RLock()
 	s, ok := m.sensors[k]
-	if !ok {
-		s = &sensor{}
-		if k.kind == Mutation {
-			s.bucket = NewTokenBucket(m.w)
-		} else {
-			s.rate = NewRate(m.w)
+	sweep := now.Sub(m.lastSweep) > time.Minute
+	m.mu.RUnlock()
+	if !ok || sweep {
+		m.mu.Lock()
+		if now.Sub(m.lastSweep) > time.Minute {
+			for key, old := range m.sensors {
+				old.mu.Lock()
+				idle := now.Sub(old.lastUsed) > sensorExpiry
+				old.mu.Unlock()
+				if idle {
+					delete(m.sensors, key)
+				}
+			}
+			m.lastSweep = now
 		}
-		m.sensors[k] = s
+		if s, ok = m.sensors[k]; !ok {
+			s = &sensor{}
+			if k.kind == Mutation {
+				s.bucket = NewTokenBucket(m.w)
+			} else {
+				s.rate = NewRate(m.w)
+			}
+			m.sensors[k] = s
+		}
+		m.mu.Unlock()
 	}
+	s.mu.Lock()
 	s.lastUsed = now
 	return s
 }
@@ -103,10 +117,8 @@ func (m *Manager) sensor(k sensorKey, now time.Time) *sensor {
 // it exceeds the quota.
 func (m *Manager) Record(kind Kind, tags Tags, limit, value float64) time.Duration {
 	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := sensorKey{kind, tags}
-	s := m.sensor(k, now)
+	s := m.sensor(sensorKey{kind, tags}, now)
+	defer s.mu.Unlock()
 	var d time.Duration
 	if s.bucket != nil {
 		s.bucket.Record(limit, value, now)
@@ -115,9 +127,7 @@ func (m *Manager) Record(kind Kind, tags Tags, limit, value float64) time.Durati
 		s.rate.Record(value, now)
 		d = s.rate.Throttle(limit, now)
 	}
-	if d > 0 {
-		m.throttled[k] += d
-	}
+	s.throttled += d
 	return d
 }
 
@@ -126,19 +136,15 @@ func (m *Manager) Record(kind Kind, tags Tags, limit, value float64) time.Durati
 // mutation quota refuses the mutation then).
 func (m *Manager) Check(kind Kind, tags Tags, limit float64) time.Duration {
 	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := sensorKey{kind, tags}
-	s := m.sensor(k, now)
+	s := m.sensor(sensorKey{kind, tags}, now)
+	defer s.mu.Unlock()
 	var d time.Duration
 	if s.bucket != nil {
 		d = s.bucket.Throttle(limit, now)
 	} else {
 		d = s.rate.Throttle(limit, now)
 	}
-	if d > 0 {
-		m.throttled[k] += d
-	}
+	s.throttled += d
 	return d
 }
 
@@ -149,13 +155,19 @@ type ThrottleStat struct {
 	Total time.Duration
 }
 
-// Throttled returns the total throttle time per sensor so far.
+// Throttled returns the total throttle time per sensor that has throttled
+// a client.
 func (m *Manager) Throttled() []ThrottleStat {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]ThrottleStat, 0, len(m.throttled))
-	for k, d := range m.throttled {
-		out = append(out, ThrottleStat{Kind: k.kind, Tags: k.tags, Total: d})
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []ThrottleStat
+	for k, s := range m.sensors {
+		s.mu.Lock()
+		d := s.throttled
+		s.mu.Unlock()
+		if d > 0 {
+			out = append(out, ThrottleStat{Kind: k.kind, Tags: k.tags, Total: d})
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -222,5 +223,31 @@ func BenchmarkResolve(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		ix.Resolve(ProducerByteRate, "alice", "c7")
+	}
+}
+
+func TestManagerConcurrent(t *testing.T) {
+	c := newClock()
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return c.now() }
+	m := NewManager(DefaultWindow, now)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				m.Record(Produce, Tags{ClientID: "shared"}, 1e9, 1)
+				m.Record(Fetch, Tags{ClientID: fmt.Sprint("own-", g)}, 1e9, 1)
+			}
+		}()
+	}
+	wg.Wait()
+	s := m.sensors[sensorKey{Produce, Tags{ClientID: "shared"}}]
+	if got := s.rate.Measure(c.now()) * s.rate.WindowSize(c.now()).Seconds(); got != 8000 {
+		t.Fatalf("shared sensor holds %v, want 8000", got)
+	}
+	if len(m.sensors) != 9 {
+		t.Fatalf("%d sensors", len(m.sensors))
 	}
 }
