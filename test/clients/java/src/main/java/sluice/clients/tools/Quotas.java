@@ -79,6 +79,13 @@ final class Quotas {
         ToolRunner.Result after = configs("--describe", "--entity-type", "clients", "--entity-name", client).ok();
         check(!after.out().contains("producer_byte_rate") && after.out().contains("consumer_byte_rate=2048.0"),
                 "after --delete-config: " + after);
+        // An ip entity (an address no client uses) takes connection_creation_rate only.
+        configs("--alter", "--entity-type", "ips", "--entity-name", "10.9.9.9", "--add-config",
+                "connection_creation_rate=100").ok();
+        contains(configs("--describe", "--entity-type", "ips", "--entity-name", "10.9.9.9").ok(),
+                "connection_creation_rate=100.0");
+        configs("--alter", "--entity-type", "ips", "--entity-name", "10.9.9.9", "--delete-config",
+                "connection_creation_rate").ok();
         // A value the broker refuses (a fraction for a byte rate) fails the tool.
         ToolRunner.Result bad = configs("--alter", "--entity-type", "clients", "--entity-name", client,
                 "--add-config", "producer_byte_rate=1.5");
