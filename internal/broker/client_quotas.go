@@ -234,26 +234,29 @@ func quotaExempt(key int16) bool {
 
 // quotaRequest returns the context a request is handled with and the
 // function that applies the request quota (request_percentage) once it
-// has been: the share of one handler's time the client used, measured as
-// the handler's wall time minus the time it spent waiting (long polls:
-// waitAny notes it, noteWait), so that only work counts, as Kafka counts
-// request thread time. JoinGroup and SyncGroup, which mostly wait for the
-// rest of the group, are not measured. The throttle goes into every
-// response with a throttle field, after the handler's own byte-rate
-// throttle (the larger wins).
-func (b *Broker) quotaRequest(ctx context.Context, r *wire.Request) (context.Context, func(kmsg.Response)) {
+// has been, returning the response to send: the share of one handler's
+// time the client used, measured as the handler's wall time minus the time
+// it spent waiting (long polls: waitAny notes it, noteWait), so that only
+// work counts, as Kafka counts request thread time. JoinGroup and
+// SyncGroup, which mostly wait for the rest of the group, are not
+// measured. The throttle goes into every response with a throttle field,
+// after the handler's own byte-rate throttle (the larger wins). A response
+// of a version older than KIP-219 (whose clients do not back off by
+// themselves) is sent only once its throttle time has passed, as Kafka
+// does.
+func (b *Broker) quotaRequest(ctx context.Context, r *wire.Request) (context.Context, func(kmsg.Response) kmsg.Response) {
 	if quotaExempt(r.Header.APIKey) || b.quotaIndex() == nil {
-		return ctx, func(kmsg.Response) {}
+		return ctx, func(resp kmsg.Response) kmsg.Response { return resp }
 	}
 	start := time.Now()
 	m := &waitMeter{}
-	return context.WithValue(ctx, waitMeterKey{}, m), func(resp kmsg.Response) {
+	return context.WithValue(ctx, waitMeterKey{}, m), func(resp kmsg.Response) kmsg.Response {
 		if resp == nil {
-			return
+			return nil
 		}
 		if r.Header.APIKey == 1 { // a follower's fetch is the cluster's own traffic
 			if fr, ok := r.Body.(*kmsg.FetchRequest); ok && fetchReplicaID(fr) >= 0 {
-				return
+				return resp
 			}
 		}
 		var used float64
@@ -262,11 +265,45 @@ func (b *Broker) quotaRequest(ctx context.Context, r *wire.Request) (context.Con
 		}
 		d := b.recordQuota(r, quota.Request, used)
 		target := resp
-		if df, ok := resp.(*wire.Deferred); ok {
+		df, deferred := resp.(*wire.Deferred)
+		if deferred {
 			target = df.Response
 		}
 		throttle(r, target, d)
+		return delayOldThrottled(ctx, resp, target, df)
 	}
+}
+
+// delayOldThrottled holds a throttled response of a version older than
+// KIP-219 for its throttle time (target is the response itself, or the one
+// df finishes).
+func delayOldThrottled(ctx context.Context, resp, target kmsg.Response, df *wire.Deferred) kmsg.Response {
+	tr, ok := target.(interface{ Throttle() (int32, bool) })
+	if !ok {
+		return resp
+	}
+	ms, after := tr.Throttle()
+	if ms <= 0 || after {
+		return resp
+	}
+	hold := func() {
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	if df != nil {
+		wait := df.Wait
+		df.Wait = func() error {
+			err := wait()
+			hold()
+			return err
+		}
+		return df
+	}
+	return &wire.Deferred{Response: resp, Wait: func() error { hold(); return nil }}
 }
 
 // waitMeter adds up the time a request's handler spent waiting.

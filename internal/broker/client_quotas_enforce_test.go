@@ -123,8 +123,22 @@ func TestQuotaRequestPercentage(t *testing.T) {
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.Version = 12
 	rc.recv(resp)
-	if resp.ThrottleMillis <= 0 {
+	// Kafka bounds the request quota's throttle by one window (1 s).
+	if resp.ThrottleMillis <= 0 || resp.ThrottleMillis > 1000 {
 		t.Fatalf("request quota: throttle %d", resp.ThrottleMillis)
+	}
+	// Before KIP-219 (Metadata v5) clients do not wait by themselves: the
+	// broker holds the response for the throttle time.
+	old := kmsg.NewPtrMetadataRequest()
+	old.Version = 5
+	rc5 := tb.raw()
+	start := time.Now()
+	rc5.write(encodeRequest(old, 1, "anyone"))
+	oldResp := kmsg.NewPtrMetadataResponse()
+	oldResp.Version = 5
+	rc5.recv(oldResp)
+	if el := time.Since(start); oldResp.ThrottleMillis <= 0 || el < time.Duration(oldResp.ThrottleMillis)*time.Millisecond {
+		t.Fatalf("v5 response after %v with throttle %d ms", el, oldResp.ThrottleMillis)
 	}
 	// ApiVersions is exempt.
 	av := kmsg.NewPtrApiVersionsRequest()

@@ -178,8 +178,7 @@ func (d dispatcher) Handle(ctx context.Context, r *wire.Request) (kmsg.Response,
 	}
 	ctx, done := d.b.quotaRequest(ctx, r) // the request quota (client_quotas.go)
 	resp, err := rt.handle(d.b, ctx, r)
-	done(resp)
-	return resp, err
+	return done(resp), err
 }
 
 // Produce v0–v2: answered with UNSUPPORTED_VERSION for every partition, as

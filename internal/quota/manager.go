@@ -127,6 +127,9 @@ func (m *Manager) Record(kind Kind, tags Tags, limit, value float64) time.Durati
 		s.rate.Record(value, now)
 		d = s.rate.Throttle(limit, now)
 	}
+	if kind == Request { // Kafka bounds the request quota's throttle by one window
+		d = min(d, m.w.Size)
+	}
 	s.throttled += d
 	return d
 }

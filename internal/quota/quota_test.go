@@ -188,6 +188,19 @@ func TestRateThrottle(t *testing.T) {
 	}
 }
 
+func TestRequestThrottleBoundedByWindow(t *testing.T) {
+	c := newClock()
+	m := NewManager(DefaultWindow, c.now)
+	// 500 %-seconds of handler time against 1 %: Kafka's formula gives
+	// hours, the request quota gives at most one window.
+	if d := m.Record(Request, Tags{User: "u"}, 1, 500); d != time.Second {
+		t.Fatalf("request throttle %v, want one window", d)
+	}
+	if d := m.Record(Produce, Tags{User: "u"}, 1, 500); d <= time.Second {
+		t.Fatalf("byte-rate throttle %v is not bounded", d)
+	}
+}
+
 func TestTokenBucket(t *testing.T) {
 	c := newClock()
 	m := NewManager(DefaultWindow, c.now)
