@@ -6,7 +6,7 @@ import (
 )
 
 // nouns are the client commands, in the order help lists them.
-var nouns = []noun{topicNoun, groupNoun, produceNoun, consumeNoun, clusterNoun, userNoun, aclNoun, compactionNoun}
+var nouns = []noun{topicNoun, groupNoun, produceNoun, consumeNoun, clusterNoun, userNoun, aclNoun, quotaNoun, compactionNoun}
 
 // aliases are other names of nouns.
 var aliases = map[string]string{"topics": "topic"}

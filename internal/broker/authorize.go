@@ -35,7 +35,11 @@ func (b *Broker) openAuthorizer() error {
 	if err != nil {
 		return err
 	}
-	b.authz = authz.New(authz.Config{SuperUsers: b.cfg.SuperUsers, AllowIfNoACL: b.cfg.AllowEveryoneIfNoACL}, initial, store)
+	var st authz.Store = store
+	if b.clusterCfg != nil { // the ACLs come from the cluster metadata (cluster_security.go)
+		st, initial = nil, nil
+	}
+	b.authz = authz.New(authz.Config{SuperUsers: b.cfg.SuperUsers, AllowIfNoACL: b.cfg.AllowEveryoneIfNoACL}, initial, st)
 	b.audit = &authz.Auditor{Interval: auditInterval}
 	b.logger.Info("authorizer enabled", "class", b.cfg.AuthorizerClassName, "acls", len(initial),
 		"super_users", len(b.cfg.SuperUsers), "allow_everyone_if_no_acl_found", b.cfg.AllowEveryoneIfNoACL)

@@ -57,6 +57,8 @@ type Broker struct {
 	// audit limits its denial log lines (authorize.go).
 	authz *authz.Authorizer
 	audit *authz.Auditor
+	// quotas holds the client quotas' sensors (client_quotas.go).
+	quotas *quotaState
 
 	// adminMu serialises metadata changes (create/delete topics, partitions,
 	// config changes) so they are all-or-nothing with respect to each other.

@@ -83,29 +83,109 @@ func TestAlterClientQuotas(t *testing.T) {
 
 	user := kadm.ClientQuotaEntity{{Type: "user", Name: strp("alice")}}
 	client := kadm.ClientQuotaEntity{{Type: "client-id"}} // the default client id
+	pair := kadm.ClientQuotaEntity{{Type: "user", Name: strp("alice")}, {Type: "client-id", Name: strp("app")}}
 	ip := kadm.ClientQuotaEntity{{Type: "ip", Name: strp("10.0.0.1")}}
 	got, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
-		{Entity: user, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}},
-		{Entity: client, Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Remove: true}}},
+		{Entity: user, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}, {Key: "request_percentage", Value: 12.5}}},
+		{Entity: client, Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 2048}}},
+		{Entity: pair, Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 0.5}}},
 		{Entity: ip, Ops: []kadm.AlterClientQuotaOp{{Key: "connection_creation_rate", Remove: true}, {Key: "connection_creation_rate", Value: 5}}},
+		{Entity: user, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rat", Value: 1}}},
+		{Entity: client, Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 1.5}}},
+		{Entity: ip, Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 5}}},
+		{Entity: user, Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: -1}}},
 	})
-	if err != nil || len(got) != 3 {
+	if err != nil || len(got) != 8 {
 		t.Fatalf("alter: %v %+v", err, got)
 	}
-	// Results echo the entities in request order.
-	if !errors.Is(got[0].Err, kerr.InvalidRequest) || !strings.Contains(got[0].ErrMessage, "not supported") ||
-		!strings.Contains(got[0].ErrMessage, "producer_byte_rate") || len(got[0].Entity) != 1 || *got[0].Entity[0].Name != "alice" {
-		t.Errorf("setting a quota: %+v", got[0])
+	for i := 0; i < 3; i++ {
+		if got[i].Err != nil {
+			t.Errorf("entry %d: %+v", i, got[i])
+		}
 	}
-	if got[1].Err != nil || len(got[1].Entity) != 1 || got[1].Entity[0].Type != "client-id" || got[1].Entity[0].Name != nil {
-		t.Errorf("removing an absent quota: %+v", got[1])
+	// Results echo the entities in request order; bad entries get Kafka's
+	// INVALID_REQUEST messages and change nothing.
+	for i, msg := range map[int]string{
+		3: "Duplicate quota key",
+		4: "Invalid configuration key producer_byte_rat",
+		5: "consumer_byte_rate cannot be a fractional value.",
+		6: "Invalid configuration key producer_byte_rate",
+		7: "Quota consumer_byte_rate must be greater than 0",
+	} {
+		if !errors.Is(got[i].Err, kerr.InvalidRequest) || !strings.Contains(got[i].ErrMessage, msg) {
+			t.Errorf("entry %d: %+v, want %q", i, got[i], msg)
+		}
 	}
-	if !errors.Is(got[2].Err, kerr.InvalidRequest) || !strings.Contains(got[2].ErrMessage, "Duplicate quota key") {
-		t.Errorf("duplicate key: %+v", got[2])
+	if len(got[0].Entity) != 1 || *got[0].Entity[0].Name != "alice" || got[1].Entity[0].Name != nil {
+		t.Errorf("entities not echoed: %+v", got)
 	}
-	// Nothing was stored.
-	if d, err := adm.DescribeClientQuotas(ctx, false, nil); err != nil || len(d) != 0 {
-		t.Fatalf("describe after alter: %v %+v", err, d)
+
+	describe := func(strict bool, comps ...kadm.DescribeClientQuotaComponent) map[string]map[string]float64 {
+		t.Helper()
+		d, err := adm.DescribeClientQuotas(ctx, strict, comps)
+		if err != nil {
+			t.Fatalf("describe: %v", err)
+		}
+		out := map[string]map[string]float64{}
+		for _, e := range d {
+			var parts []string
+			for _, c := range e.Entity {
+				n := "<default>"
+				if c.Name != nil {
+					n = *c.Name
+				}
+				parts = append(parts, c.Type+"="+n)
+			}
+			vals := map[string]float64{}
+			for _, v := range e.Values {
+				vals[v.Key] = v.Value
+			}
+			out[strings.Join(parts, ",")] = vals
+		}
+		return out
+	}
+	all := describe(false)
+	if len(all) != 3 || all["user=alice"]["producer_byte_rate"] != 1024 || all["user=alice"]["request_percentage"] != 12.5 ||
+		all["client-id=<default>"]["consumer_byte_rate"] != 2048 || all["user=alice,client-id=app"]["controller_mutation_rate"] != 0.5 {
+		t.Fatalf("describe all: %+v", all)
+	}
+	if d := describe(true, kadm.DescribeClientQuotaComponent{Type: "user", MatchName: strp("alice"), MatchType: kmsg.QuotasMatchTypeExact}); len(d) != 1 || d["user=alice"] == nil {
+		t.Errorf("strict exact user: %+v", d)
+	}
+	if d := describe(false, kadm.DescribeClientQuotaComponent{Type: "user", MatchName: strp("alice"), MatchType: kmsg.QuotasMatchTypeExact}); len(d) != 2 {
+		t.Errorf("non-strict exact user: %+v", d)
+	}
+	if d := describe(false, kadm.DescribeClientQuotaComponent{Type: "client-id", MatchType: kmsg.QuotasMatchTypeDefault}); len(d) != 1 || d["client-id=<default>"] == nil {
+		t.Errorf("default client: %+v", d)
+	}
+	if d := describe(false, kadm.DescribeClientQuotaComponent{Type: "client-id", MatchType: kmsg.QuotasMatchTypeAny}); len(d) != 2 {
+		t.Errorf("any client: %+v", d)
+	}
+
+	// validate_only stores nothing; removing the last key removes the entity.
+	req := kmsg.NewPtrAlterClientQuotasRequest()
+	req.ValidateOnly = true
+	e := kmsg.NewAlterClientQuotasRequestEntry()
+	e.Entity = []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: strp("bob")}}
+	e.Ops = []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 10}}
+	req.Entries = append(req.Entries, e)
+	if resp := tb.request(req).(*kmsg.AlterClientQuotasResponse); len(resp.Entries) != 1 || resp.Entries[0].ErrorCode != 0 {
+		t.Fatalf("validate_only: %+v", resp)
+	}
+	if _, err := adm.AlterClientQuotas(ctx, []kadm.AlterClientQuotaEntry{
+		{Entity: pair, Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Remove: true}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d := describe(false); len(d) != 2 || d["user=bob"] != nil {
+		t.Fatalf("after validate_only and removal: %+v", d)
+	}
+
+	// Stored durably: a restart keeps them.
+	tb.restart()
+	adm = tb.admin()
+	if d := describe(false); len(d) != 2 || d["user=alice"]["producer_byte_rate"] != 1024 {
+		t.Fatalf("after restart: %+v", d)
 	}
 
 	// Invalid entities get Kafka's answers, validate_only included.
@@ -125,6 +205,7 @@ func TestAlterClientQuotas(t *testing.T) {
 		{ent(strp("group"), strp("g")), "Unhandled client quota entity type: group"},
 		{ent(strp("user"), strp("")), "Empty user not supported"},
 		{ent(strp("ip"), nil, strp("user"), nil), "IP entity should not be combined"},
+		{ent(strp("ip"), strp("nowhere")), "nowhere is not a valid IP"},
 	} {
 		for _, validateOnly := range []bool{false, true} {
 			req := kmsg.NewPtrAlterClientQuotasRequest()

@@ -69,7 +69,7 @@ func (b *Broker) handleCreateACLs(_ context.Context, r *wire.Request, req *kmsg.
 		add = append(add, bd)
 		added = append(added, i)
 	}
-	if err := b.authz.Apply(add, nil); err != nil {
+	if err := b.applyACLs(add, nil); err != nil {
 		b.logger.Error("CreateAcls: storing ACLs failed", "err", err)
 		for _, i := range added {
 			fail(i, kerr.UnknownServerError.Code, err.Error())

@@ -30,6 +30,8 @@ func (b *Broker) handleCreatePartitions(_ context.Context, r *wire.Request, req 
 	for _, t := range req.Topics {
 		count[t.Topic]++
 	}
+	mq := b.mutationQuota(r, req.Version >= 3, req.ValidateOnly) // client_quotas_enforce.go
+	defer mq.finish(resp)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for _, rt := range req.Topics {
@@ -40,6 +42,10 @@ func (b *Broker) handleCreatePartitions(_ context.Context, r *wire.Request, req 
 			err = errorf(kerr.InvalidRequest, "Duplicate topic in request.")
 		} else if !b.allowed(r, authz.OpAlter, authz.ResourceTopic, rt.Topic) {
 			err = errTopicAuth
+		} else if t, ok := b.topics.Get(rt.Topic); ok {
+			if err = mq.admit(int(rt.Count - t.Partitions)); err == nil {
+				err = b.createPartitionsOne(&rt, req.ValidateOnly)
+			}
 		} else {
 			err = b.createPartitionsOne(&rt, req.ValidateOnly)
 		}

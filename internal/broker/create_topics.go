@@ -39,6 +39,8 @@ func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kms
 	for _, t := range req.Topics {
 		counts[t.Topic]++
 	}
+	mq := b.mutationQuota(r, req.Version >= 6, req.ValidateOnly) // client_quotas_enforce.go
+	defer mq.finish(resp)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	for i := range req.Topics {
@@ -56,7 +58,11 @@ func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kms
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		t, err := b.createOne(rt, req.ValidateOnly)
+		err := mq.admit(b.partitionsToCreate(rt))
+		var t *topics.Topic
+		if err == nil {
+			t, err = b.createOne(rt, req.ValidateOnly)
+		}
 		if err != nil {
 			setCreateErr(&st, err)
 			resp.Topics = append(resp.Topics, st)

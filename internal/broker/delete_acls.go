@@ -49,6 +49,10 @@ func (b *Broker) handleDeleteACLs(_ context.Context, r *wire.Request, req *kmsg.
 		}
 		return resp, nil
 	}
+	if b.cluster != nil { // the controller matches and removes (cluster_security.go)
+		b.deleteACLsCluster(r, req, resp, fail)
+		return resp, nil
+	}
 	var remove []authz.Binding
 	var matched []int
 	taken := map[authz.Binding]bool{}
@@ -77,7 +81,7 @@ func (b *Broker) handleDeleteACLs(_ context.Context, r *wire.Request, req *kmsg.
 		}
 		matched = append(matched, i)
 	}
-	if err := b.authz.Apply(nil, remove); err != nil {
+	if err := b.applyACLs(nil, remove); err != nil {
 		b.logger.Error("DeleteAcls: storing ACLs failed", "err", err)
 		for _, i := range matched {
 			fail(i, kerr.UnknownServerError.Code, err.Error())

@@ -75,6 +75,8 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 	}
 	b.adminMu.Unlock()
 
+	mq := b.mutationQuota(r, req.Version >= 5, false) // client_quotas_enforce.go
+	defer mq.finish(resp)
 	var purges []func()
 	defer func() {
 		for _, purge := range purges {
@@ -95,8 +97,11 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 			b.adminMu.Lock()
 			if t, ok := b.topics.Get(names[i]); ok {
 				rt.TopicID = t.ID
+				err = mq.admit(int(t.Partitions))
 			}
-			purge, err = b.deleteOne(names[i], count[names[i]] > 1)
+			if err == nil {
+				purge, err = b.deleteOne(names[i], count[names[i]] > 1)
+			}
 			b.adminMu.Unlock()
 			if purge != nil {
 				purges = append(purges, purge)

@@ -1,26 +1,29 @@
 // DescribeClientQuotas (key 48), v0–v1.
 //
-// Sluice enforces no client quotas and stores none, so every valid filter
-// matches nothing: the answer is an empty (not null) entry list with no
-// error, exactly what Apache Kafka answers when no quota is configured. The filter is
-// validated as Kafka validates it, with the same top-level errors:
-// INVALID_REQUEST for an empty or repeated entity type, an unknown match
-// type, a match string that contradicts the match type, or an ip component
-// combined with user/client-id; UNSUPPORTED_VERSION for an entity type other
-// than user, client-id and ip.
-//
-// AlterClientQuotas (alter_client_quotas.go) refuses to set quotas.
+// Lists the stored quotas (client_quotas.go) of the entities the filter
+// matches, as Apache Kafka does: a component matches an entity that has
+// that type with the exact name (MATCH_TYPE_EXACT), the default
+// (MATCH_TYPE_DEFAULT) or any name or the default (MATCH_TYPE_SPECIFIED);
+// strict filters also exclude entities with a type not in the filter. No
+// match is an empty (not null) entry list. The filter is validated as Kafka
+// validates it, with the same top-level errors: INVALID_REQUEST for an
+// empty or repeated entity type, an unknown match type, a match string that
+// contradicts the match type, or an ip component combined with
+// user/client-id; UNSUPPORTED_VERSION for an entity type other than user,
+// client-id and ip. The principal needs DESCRIBE_CONFIGS on the cluster.
 
 package broker
 
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/quota"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -47,7 +50,70 @@ func (b *Broker) handleDescribeClientQuotas(_ context.Context, r *wire.Request, 
 	// entries is nullable: an answer without error must carry an empty list
 	// (Kafka's admin client reads its size without a null check).
 	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
+	q := b.clientQuotas()
+	for _, key := range q.SortedKeys() {
+		ent, err := quota.ParseKey(key)
+		if err != nil || !quotaFilterMatches(req, ent) {
+			continue
+		}
+		e := kmsg.NewDescribeClientQuotasResponseEntry()
+		for _, c := range ent.Components() {
+			e.Entity = append(e.Entity, kmsg.DescribeClientQuotasResponseEntryEntity{Type: c.Type, Name: c.Name})
+		}
+		vals := q[key]
+		names := make([]string, 0, len(vals))
+		for k := range vals {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			e.Values = append(e.Values, kmsg.DescribeClientQuotasResponseEntryValue{Key: k, Value: vals[k]})
+		}
+		resp.Entries = append(resp.Entries, e)
+	}
 	return resp, nil
+}
+
+// quotaFilterMatches reports whether a (validated) filter matches ent.
+func quotaFilterMatches(req *kmsg.DescribeClientQuotasRequest, ent quota.Entity) bool {
+	part := func(typ string) quota.Part {
+		switch typ {
+		case quotaEntityUser:
+			return ent.User
+		case quotaEntityClientID:
+			return ent.ClientID
+		}
+		return ent.IP
+	}
+	for _, c := range req.Components {
+		p := part(c.EntityType)
+		switch c.MatchType {
+		case kmsg.QuotasMatchTypeExact:
+			if !p.Set || p.Default || c.Match == nil || p.Name != *c.Match {
+				return false
+			}
+		case kmsg.QuotasMatchTypeDefault:
+			if !p.Set || !p.Default {
+				return false
+			}
+		default:
+			if !p.Set {
+				return false
+			}
+		}
+	}
+	if req.Strict {
+		n := 0
+		for _, t := range []string{quotaEntityUser, quotaEntityClientID, quotaEntityIP} {
+			if part(t).Set {
+				n++
+			}
+		}
+		if n != len(req.Components) {
+			return false
+		}
+	}
+	return true
 }
 
 // validateQuotaFilter checks a DescribeClientQuotas filter as Kafka does.

@@ -155,6 +155,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	}
 	committed := req.Version >= 4 && req.IsolationLevel == 1
 	replica := fetchReplicaID(req)
+	if replica < 0 {
+		maxBytes = b.fetchQuotaBound(r, maxBytes) // client_quotas_enforce.go
+	}
 	if replica >= 0 {
 		committed = false // followers copy the log up to its end
 	}
@@ -188,6 +191,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	}
 	records := b.buildFetchResponse(resp, fctx, targets, usesIDs, committed)
 	resp.SessionID = fctx.Finish()
+	if replica < 0 {
+		b.throttleFetch(r, resp, targets) // client_quotas_enforce.go
+	}
 	if records == nil {
 		return resp, nil
 	}
@@ -283,6 +289,7 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 // waitAny blocks until one of chans is closed (true), or the deadline
 // passes or ctx is done (false).
 func waitAny(ctx context.Context, chans []<-chan struct{}, deadline time.Time) bool {
+	defer noteWait(ctx, time.Now()) // not work for the request quota (client_quotas.go)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	if len(chans) == 1 {

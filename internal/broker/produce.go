@@ -51,6 +51,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/quota"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
@@ -102,6 +103,8 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 			b.producePartition(&work[i], req)
 		}
 	}
+	// producer_byte_rate on the request's size, as Kafka (client_quotas_enforce.go)
+	throttle(r, resp, b.recordQuota(r, quota.Produce, float64(r.Size)))
 	if req.Acks == 0 {
 		// No response is expected, so a failure closes the connection: the
 		// client notices and refreshes its metadata (Kafka does the same).

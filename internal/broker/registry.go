@@ -176,7 +176,9 @@ func (d dispatcher) Handle(ctx context.Context, r *wire.Request) (kmsg.Response,
 		}
 		return rt.reject(r.Body), nil
 	}
-	return rt.handle(d.b, ctx, r)
+	ctx, done := d.b.quotaRequest(ctx, r) // the request quota (client_quotas.go)
+	resp, err := rt.handle(d.b, ctx, r)
+	return done(resp), err
 }
 
 // Produce v0–v2: answered with UNSUPPORTED_VERSION for every partition, as

@@ -150,6 +150,9 @@ func (s *Server) Start() (err error) {
 	if err = b.openAuthorizer(); err != nil {
 		return err
 	}
+	if err = b.openQuotas(); err != nil { // client_quotas.go
+		return err
+	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}
@@ -187,11 +190,16 @@ func (s *Server) Start() (err error) {
 		}
 	}
 
+	limits, err := b.parseConnLimits() // connection_limits.go
+	if err != nil {
+		return err
+	}
 	s.wire = wire.NewServer(dispatcher{b}, wire.Config{
 		MaxRequestBytes: o.Config.SocketRequestMaxBytes,
 		IdleTimeout:     time.Duration(o.Config.ConnectionsMaxIdleMs) * time.Millisecond,
 		Logger:          o.Logger,
 		Observer:        b.metrics,
+		Admit:           limits.admit,
 	})
 	for i, ln := range s.lns {
 		s.serveWG.Add(1)

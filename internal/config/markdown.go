@@ -33,6 +33,8 @@ func Markdown() []byte {
 	w("  the mechanism too: `listener.name.sasl_ssl.plain.sasl.jaas.config`; so may the server callback handler,\n")
 	w("  `connections.max.reauth.ms` and the `sasl.oauthbearer.*` configs\n")
 	w("  (`listener.name.sasl_ssl.oauthbearer.sasl.server.callback.handler.class`). See docs/security.md.\n")
+	w("  `max.connections` and `max.connection.creation.rate` take the prefix too: then they limit that listener\n")
+	w("  alone, besides the broker-wide limit.\n")
 	w("- Kafka 4.0 removed `message.format.version`, `message.downconversion.enable` and\n")
 	w("  `message.timestamp.difference.max.ms` (and their `log.` broker forms); Sluice rejects them as unknown.\n\n")
 

@@ -135,7 +135,8 @@ func splitListenerName(name string) (listener, rest string, ok bool) {
 func listenerScopedDef(rest string) (Def, bool) {
 	if i, ok := brokerIndex[rest]; ok {
 		d := brokerDefs[i]
-		if strings.HasPrefix(rest, "ssl.") || strings.HasPrefix(rest, "sasl.") || rest == "connections.max.reauth.ms" {
+		if strings.HasPrefix(rest, "ssl.") || strings.HasPrefix(rest, "sasl.") || rest == "connections.max.reauth.ms" ||
+			rest == "max.connections" || rest == "max.connection.creation.rate" { // connection limits per listener
 			return d, true
 		}
 		return Def{}, false
@@ -178,7 +179,7 @@ func checkPrefixed(name, v string) (known bool, err error) {
 			return false, &ConfigError{Name: name, Msg: fmt.Sprintf(
 				"unknown per-listener config %q (listener.name.<listener>. prefixes ssl.*, sasl.*, connections.max.reauth.ms and, "+
 					"after <mechanism>., sasl.jaas.config, sasl.server.callback.handler.class, connections.max.reauth.ms and "+
-					"sasl.oauthbearer.*)", rest)}
+					"sasl.oauthbearer.*; also max.connections and max.connection.creation.rate)", rest)}
 		}
 		return false, nil
 	}

@@ -2,8 +2,8 @@
 // applied to immutable images: broker registrations (endpoints per
 // listener, rack, epoch, fenced or not), topics (ids, configs, partitions
 // with replicas, leader, leader epoch, partition epoch and in-sync set),
-// broker and cluster-wide dynamic configs, and the producer-id blocks
-// handed out so far.
+// broker and cluster-wide dynamic configs, the producer-id blocks
+// handed out so far, client quotas and ACL bindings.
 //
 // The records are decided by the controller (internal/controller) and
 // replicated by the quorum (internal/quorum); every node applies the same

@@ -108,6 +108,9 @@ type Image struct {
 	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// ClientQuotas and ACLs: image_security.go.
+	ClientQuotas map[string]map[string]float64
+	ACLs         []ACL
 }
 
 // Empty returns the image before any record.
@@ -306,6 +309,9 @@ func (b *builder) apply(offset uint64, r Record) string {
 		}
 		im.NextProducerID = r.FirstProducerID + r.ProducerIDCount
 	default:
+		if why, ok := b.applySecurity(r); ok {
+			return why
+		}
 		return "unknown record type"
 	}
 	return ""

@@ -131,3 +131,46 @@ func TestStoreSnapshotAndWait(t *testing.T) {
 		t.Fatalf("WaitFor: %+v", im)
 	}
 }
+
+func TestApplyQuotasAndACLs(t *testing.T) {
+	im := Empty()
+	acl := func(name string) ACL {
+		return ACL{ResourceType: 2, ResourceName: name, PatternType: 3, Principal: "User:a", Host: "*", Operation: 3, Permission: 3}
+	}
+	im, skipped := im.Apply(1, Batch{Records: []Record{
+		{Type: SetClientQuotas, QuotaEntity: "user/alice", Quotas: map[string]float64{"producer_byte_rate": 1024}},
+		{Type: SetClientQuotas, QuotaEntity: "client-id/<default>", Quotas: map[string]float64{"consumer_byte_rate": 10}},
+		{Type: AddACLs, ACLs: []ACL{acl("t2"), acl("t1"), acl("t2")}},
+	}})
+	if len(skipped) != 0 || len(im.ClientQuotas) != 2 || im.ClientQuotas["user/alice"]["producer_byte_rate"] != 1024 {
+		t.Fatalf("quotas: %v %+v", skipped, im.ClientQuotas)
+	}
+	if len(im.ACLs) != 2 || im.ACLs[0].ResourceName != "t1" {
+		t.Fatalf("acls: %+v", im.ACLs)
+	}
+	before := im
+	im, _ = im.Apply(2, Batch{Records: []Record{
+		{Type: SetClientQuotas, QuotaEntity: "user/alice"},
+		{Type: RemoveACLs, ACLs: []ACL{acl("t1"), acl("absent")}},
+	}})
+	if len(im.ClientQuotas) != 1 || len(im.ACLs) != 1 || im.ACLs[0].ResourceName != "t2" {
+		t.Fatalf("after removal: %+v %+v", im.ClientQuotas, im.ACLs)
+	}
+	if len(before.ClientQuotas) != 2 || len(before.ACLs) != 2 {
+		t.Fatal("the previous image changed")
+	}
+	// Snapshots carry both.
+	s := NewStore()
+	s.publish(im)
+	data, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := NewStore()
+	if err := s2.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if got := s2.Image(); len(got.ClientQuotas) != 1 || len(got.ACLs) != 1 {
+		t.Fatalf("restored: %+v %+v", got.ClientQuotas, got.ACLs)
+	}
+}

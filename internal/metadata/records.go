@@ -42,6 +42,10 @@ const (
 	SetBrokerConfigs RecordType = "broker-configs"
 	// ProducerIDs hands a block of producer ids to a broker.
 	ProducerIDs RecordType = "producer-ids"
+	// SetClientQuotas, AddACLs and RemoveACLs: image_security.go.
+	SetClientQuotas RecordType = "client-quotas"
+	AddACLs         RecordType = "add-acls"
+	RemoveACLs      RecordType = "remove-acls"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.
@@ -66,6 +70,10 @@ type Record struct {
 	// FirstProducerID and ProducerIDCount: ProducerIDs.
 	FirstProducerID int64 `json:"first_producer_id,omitempty"`
 	ProducerIDCount int64 `json:"producer_id_count,omitempty"`
+	// QuotaEntity and Quotas: SetClientQuotas; ACLs: AddACLs, RemoveACLs.
+	QuotaEntity string             `json:"quota_entity,omitempty"`
+	Quotas      map[string]float64 `json:"quotas,omitempty"`
+	ACLs        []ACL              `json:"acls,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

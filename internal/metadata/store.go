@@ -101,13 +101,18 @@ type snapshotDoc struct {
 	Topics         []*Topic                     `json:"topics"`
 	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64                        `json:"next_producer_id"`
+
+	// image_security.go
+	ClientQuotas map[string]map[string]float64 `json:"client_quotas,omitempty"`
+	ACLs         []ACL                         `json:"acls,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
 func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
-		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
+		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID,
+		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -132,6 +137,7 @@ func (s *Store) Restore(data []byte) error {
 	if d.BrokerConfigs != nil {
 		im.BrokerConfigs = d.BrokerConfigs
 	}
+	im.ClientQuotas, im.ACLs = d.ClientQuotas, d.ACLs
 	s.publish(im)
 	return nil
 }

@@ -196,6 +196,10 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
+		if !c.waitUnmuted(c.ctx) { // a throttled client (throttle.go)
+			fb.release()
+			return
+		}
 		var ok bool
 		if raw := c.st.rawHandler(); raw != nil {
 			ok = c.rawToken(fb, raw)

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,6 +84,8 @@ type ConnState struct {
 	Remote net.Addr
 	// TLS is the negotiated TLS state, nil without TLS.
 	TLS *tls.ConnectionState
+
+	mutedUntil atomic.Int64 // unix nanos until which no request is read (throttle.go)
 
 	mu         sync.Mutex
 	principal  string

@@ -26,6 +26,9 @@ type Config struct {
 	MaxInFlight int
 	Logger      *slog.Logger
 	Observer    Observer
+	// Admit, when set, decides about every accepted connection before it
+	// is served (connection limits, admit.go).
+	Admit func(ctx context.Context, l *Listener, remote net.Addr) Admission
 }
 
 // Server accepts connections on one or more listeners and serves them with a
@@ -113,11 +116,18 @@ func (s *Server) ServeListener(l net.Listener, ls *Listener) error {
 			return err
 		}
 		backoff = 5 * time.Millisecond
+		adm, ok := s.admit(s.base, nc, ls)
+		if !ok {
+			continue
+		}
 		c := newConn(s, nc, ls)
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
+			if adm.Release != nil {
+				adm.Release()
+			}
 			return ErrServerClosed
 		}
 		s.conns[c] = struct{}{}
@@ -125,6 +135,9 @@ func (s *Server) ServeListener(l net.Listener, ls *Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			if adm.Release != nil {
+				defer adm.Release()
+			}
 			c.serve()
 			s.mu.Lock()
 			delete(s.conns, c)

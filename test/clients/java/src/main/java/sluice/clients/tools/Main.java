@@ -96,6 +96,11 @@ public final class Main {
                         "Metadata", "InitProducerID", "Produce", "FindCoordinator", "JoinGroup", "SyncGroup", "Fetch",
                         "OffsetCommit"),
                 Main::aclsWithAuthorizer);
+        h.add("kafka-configs-quotas", "tools.configs-quotas", List.of("AlterClientQuotas", "DescribeClientQuotas"),
+                Quotas::configsQuotas);
+        h.add("quotas-throttle", "tools.quotas-throttle",
+                List.of("CreateTopics", "AlterClientQuotas", "Produce", "Fetch", "ListOffsets", "DeleteTopics"),
+                Quotas::throttled);
         h.add("kafka-reassign-partitions", "tools.reassign-partitions",
                 List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "ListPartitionReassignments",
                         "AlterPartitionAssignments"), Main::reassignPartitions);
