@@ -108,6 +108,9 @@ type Image struct {
 	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// QuorumNodes are the metadata quorum's members' peer addresses by
+	// node id (SetQuorumNode; image_quorum.go). May be nil.
+	QuorumNodes map[int32]QuorumNode
 }
 
 // Empty returns the image before any record.
@@ -300,6 +303,8 @@ func (b *builder) apply(offset uint64, r Record) string {
 		} else {
 			im.BrokerConfigs[r.Entity] = maps.Clone(r.Configs)
 		}
+	case SetQuorumNode:
+		return b.setQuorumNode(r)
 	case ProducerIDs:
 		if r.FirstProducerID != im.NextProducerID || r.ProducerIDCount <= 0 {
 			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)

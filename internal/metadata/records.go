@@ -42,6 +42,10 @@ const (
 	SetBrokerConfigs RecordType = "broker-configs"
 	// ProducerIDs hands a block of producer ids to a broker.
 	ProducerIDs RecordType = "producer-ids"
+	// SetQuorumNode records where a member of the metadata quorum (voter
+	// or observer, BrokerID) listens for peer traffic (Address) and
+	// whether it has the controller role (Controller).
+	SetQuorumNode RecordType = "quorum-node"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.
@@ -66,6 +70,9 @@ type Record struct {
 	// FirstProducerID and ProducerIDCount: ProducerIDs.
 	FirstProducerID int64 `json:"first_producer_id,omitempty"`
 	ProducerIDCount int64 `json:"producer_id_count,omitempty"`
+	// Address and Controller: SetQuorumNode.
+	Address    string `json:"address,omitempty"`
+	Controller bool   `json:"controller,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

@@ -101,13 +101,14 @@ type snapshotDoc struct {
 	Topics         []*Topic                     `json:"topics"`
 	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64                        `json:"next_producer_id"`
+	QuorumNodes    map[int32]QuorumNode         `json:"quorum_nodes,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
 func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
-		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
+		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID, QuorumNodes: im.QuorumNodes}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -122,6 +123,7 @@ func (s *Store) Restore(data []byte) error {
 	}
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
+	im.QuorumNodes = d.QuorumNodes
 	for _, b := range d.Brokers {
 		im.Brokers[b.ID] = b
 	}
