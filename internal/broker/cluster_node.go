@@ -233,7 +233,13 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT or SSL (mutual TLS) for now",
 			cc.peerListener, cc.peerProtocol)
 	}
-	if _, statErr := fsys.Stat(dir); statErr != nil && !cc.observer {
+	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
+		// An observer with no log is harmless, unless the quorum counts
+		// it as a voter (it was promoted, then lost its disk).
+		if err := c.checkObserverAmnesia(clientTLS); err != nil {
+			return err
+		}
+	} else if statErr != nil {
 		// An empty quorum directory: a new cluster, or a node that lost
 		// its metadata log. Voting with amnesia could elect a leader that
 		// misses committed records, so a node whose peers already hold a
@@ -290,12 +296,21 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			st.Commit = s.HardState.GetCommit()
 		}
 		_, st.Known = c.store.Image().Broker(int32(asking))
+		if m, err := c.node.Membership(); err == nil {
+			st.Voter = m.IsVoter(asking)
+		}
 		return st
 	})
 	c.srv.ErrorFor = func(err error) *peer.RemoteError {
 		var ce *controller.Error
 		if errors.As(err, &ce) {
-			return &peer.RemoteError{Code: strconv.Itoa(int(ce.Code)), Message: ce.Error(), Leader: ce.Leader}
+			re := &peer.RemoteError{Code: strconv.Itoa(int(ce.Code)), Message: ce.Error(), Leader: ce.Leader}
+			if ce.Leader == uint64(cc.nodeID) {
+				re.LeaderAddress = c.peerAddr
+			} else if ce.Leader != 0 {
+				re.LeaderAddress, _ = c.peers.Addr(ce.Leader)
+			}
+			return re
 		}
 		return &peer.RemoteError{Code: strconv.Itoa(int(kerr.UnknownServerError.Code)), Message: err.Error()}
 	}
@@ -320,10 +335,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
 	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()
 	go func() { defer c.wg.Done(); c.addrLoop(ctx) }()
-	if cc.observer {
-		c.wg.Add(1)
-		go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
-	}
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
 	if cc.broker {
@@ -475,6 +488,7 @@ func (c *clusterNode) resign() {
 func callController[Req, Resp any](ctx context.Context, c *clusterNode, method string, local func(context.Context, Req) (Resp, error), req Req, resp *Resp) error {
 	var last error
 	var tries uint
+	var hint string // the leader's address a follower told of
 	for {
 		leader := c.node.Leader()
 		var err error
@@ -486,7 +500,11 @@ func callController[Req, Resp any](ctx context.Context, c *clusterNode, method s
 				// ask the voters it was configured with; a follower
 				// among them answers NOT_CONTROLLER.
 				addr := cands[int(tries)%len(cands)]
+				if hint != "" {
+					addr, hint = hint, ""
+				}
 				err = c.peers.Call(ctx, addr, method, req, resp)
+				hint = c.leaderHint(err)
 				err = remoteToControllerError(ctx, err, addr)
 			}
 			tries++

@@ -22,6 +22,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,9 +167,11 @@ func (c *clusterNode) learnBootstrap(probe *peer.Client, timeout time.Duration) 
 	return cluster
 }
 
-// joinLoop runs on an observer until raft's configuration holds this node:
-// it asks the active controller to add it (again after a restart, so that a
-// new address is recorded).
+// joinLoop runs on every node until the active controller has recorded its
+// peer address in the metadata (so that every member, observers included,
+// can reach every other) and, for an observer, added it to raft's
+// configuration as a learner (again after a restart, so that a new address
+// is recorded).
 func (c *clusterNode) joinLoop(ctx context.Context) {
 	req := joinQuorumRequest{ID: c.cfg.nodeID, Address: c.peerAddr, Controller: c.cfg.controller}
 	for ctx.Err() == nil {
@@ -177,7 +180,9 @@ func (c *clusterNode) joinLoop(ctx context.Context) {
 		err := callController(rctx, c, "join-quorum", c.joinQuorum, req, &resp)
 		cancel()
 		if err == nil {
-			c.logger.Info("joined the metadata quorum as an observer", "peer_address", c.peerAddr)
+			if c.cfg.observer {
+				c.logger.Info("joined the metadata quorum as an observer", "peer_address", c.peerAddr)
+			}
 			return
 		}
 		if ctx.Err() == nil {
@@ -332,4 +337,38 @@ func remoteToControllerError(ctx context.Context, err error, who string) error {
 		return &controller.Error{Code: kerr.NotController.Code, Msg: fmt.Sprintf("controller %s unreachable: %v", who, err)}
 	}
 	return err
+}
+
+// checkObserverAmnesia refuses to start a node that has no metadata log
+// but that the quorum counts as a voter (promoted before, then its disk was
+// lost): voting with amnesia could elect a leader missing committed
+// entries.
+func (c *clusterNode) checkObserverAmnesia(tc *tls.Config) error {
+	probe := peer.NewClient(nil, tc, c.logger)
+	defer probe.Close()
+	for _, addr := range c.controllerCandidates() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := probe.PeerStatus(ctx, addr, uint64(c.cfg.nodeID))
+		cancel()
+		if err == nil && st.Voter {
+			return fmt.Errorf("sluice: node %d has no metadata log, but the quorum (asked at %s) counts it as a voter: it lost its log and must not vote "+
+				"with amnesia. Remove it from the voters first (RemoveRaftVoter, kafka-metadata-quorum remove-controller or sluice cluster remove-controller), "+
+				"then start it again and add it back", c.cfg.nodeID, addr)
+		}
+	}
+	return nil
+}
+
+// leaderHint returns the leader's peer address from a NOT_CONTROLLER
+// answer ("" if none), and adds it to the address book: a node outside the
+// configuration must be able to answer the leader's raft messages.
+func (c *clusterNode) leaderHint(err error) string {
+	var re *peer.RemoteError
+	if errors.As(err, &re) && re.Code == strconv.Itoa(int(kerr.NotController.Code)) && re.LeaderAddress != "" && re.Leader != 0 {
+		if re.Leader != uint64(c.cfg.nodeID) {
+			c.peers.SetAddr(re.Leader, re.LeaderAddress)
+		}
+		return re.LeaderAddress
+	}
+	return ""
 }

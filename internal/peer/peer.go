@@ -53,6 +53,9 @@ type RemoteError struct {
 	Message string `json:"message"`
 	// Leader is the controller the answering node knows of (0: none).
 	Leader uint64 `json:"leader,omitempty"`
+	// LeaderAddress is that controller's peer address, when known (a node
+	// outside the quorum's configuration has no other way to learn it).
+	LeaderAddress string `json:"leader_address,omitempty"`
 }
 
 func (e *RemoteError) Error() string { return e.Code + ": " + e.Message }
@@ -91,6 +94,9 @@ type Status struct {
 	// Cluster is the raft cluster id of the answering node's quorum
 	// directory (a node joining through bootstrap servers takes it).
 	Cluster uint64 `json:"cluster,omitempty"`
+	// Voter: the asking node is a voter in the answering node's view of
+	// the quorum's configuration.
+	Voter bool `json:"voter,omitempty"`
 }
 
 // SetStatus sets what answers GET /status?node=ID.

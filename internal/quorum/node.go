@@ -200,7 +200,10 @@ func Start(cfg Config) (*Node, error) {
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
 		PreVote:         true,
-		Logger:          cfg.Logger,
+		// A leader removed or demoted by a configuration change steps
+		// down at once, so the remaining voters elect a leader.
+		StepDownOnRemoval: true,
+		Logger:            cfg.Logger,
 	})
 	if err != nil {
 		st.Close()
