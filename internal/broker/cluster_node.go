@@ -212,15 +212,12 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		c.logger.Warn("metadata record skipped", "offset", off, "why", why)
 	}
 	dir := filepath.Join(b.dataDir, quorumDirName)
-	if _, statErr := fsys.Stat(dir); statErr != nil {
-		// A fresh quorum directory: refuse a data directory that a
-		// single-node broker has used, whose topics the new cluster's
-		// metadata would not know (and so would delete).
-		for _, t := range b.topics.List() {
-			if !strings.HasPrefix(t.Name, "__") {
-				return fmt.Errorf("sluice: %s holds topics of a single-node broker (%s, …); turning it into a cluster node is not supported yet: start the cluster on empty data directories", b.dataDir, t.Name)
-			}
-		}
+	// A data directory that a single-node broker has used: its topics are
+	// imported by the only voter of a new cluster, refused elsewhere (the
+	// cluster's metadata would not know them, and so delete them).
+	upgrade, err := c.planUpgrade(fsys, dir) // cluster_upgrade.go
+	if err != nil {
+		return err
 	}
 	var serverTLS, clientTLS *tls.Config
 	switch cc.peerProtocol {
@@ -329,6 +326,14 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "join-quorum", c.joinQuorum)
 	c.registerVoterHandlers() // cluster_voters.go
 
+	if upgrade {
+		if err := c.importSingleNode(fsys); err != nil {
+			c.node.Stop()
+			c.ln.Close()
+			c.peers.Close()
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(3)
