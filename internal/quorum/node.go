@@ -224,6 +224,13 @@ func Start(cfg Config) (*Node, error) {
 		}
 	}
 	n.rn = rn
+	if v := rn.Status().Config.Voters.IDs(); len(v) == 1 {
+		if _, self := v[cfg.ID]; self {
+			// The only voter need not wait an election timeout: its own
+			// vote is a majority (raft's election, started at once).
+			_ = rn.Campaign()
+		}
+	}
 	go n.run()
 	return n, nil
 }
