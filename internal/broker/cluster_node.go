@@ -173,6 +173,7 @@ type clusterNode struct {
 	peerAddr    string            // where other nodes reach this node's peer listener
 	bootAddrs   map[uint64]string // bootstrap servers by the node id they answered with
 	raftCluster uint64            // the raft cluster id in the quorum directory
+	gated       atomic.Bool       // an observer with an empty log before its join (cluster_roles.go)
 	epoch       atomic.Int64      // broker epoch from the last registration
 	fenced      atomic.Bool       // as the controller last answered
 	published   atomic.Uint64     // offset of the image the local state follows
@@ -286,7 +287,10 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval,
 	})
-	c.srv = peer.NewServer(c.node, c.logger)
+	// An observer whose log is empty takes no raft message until its join
+	// is acknowledged (cluster_roles.go, gatedReceiver).
+	c.gated.Store(cc.observer && c.node.StartedEmpty())
+	c.srv = peer.NewServer(gatedReceiver{c}, c.logger)
 	c.srv.SetStatus(func(asking uint64) peer.Status {
 		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster}
 		if s, err := c.node.Status(); err == nil {
@@ -454,8 +458,9 @@ func (c *clusterNode) checkAmnesia(tc *tls.Config) error {
 		}
 		return fmt.Errorf("sluice: %s has no metadata log, but voter %d knows this node as a member (its log is committed up to %d): this node lost its "+
 			"metadata quorum log and must not vote with amnesia (etcd raft also stops a voter whose log is behind what it acknowledged). "+
-			"Restore its data directory from a backup; replacing a voter that lost its disk needs membership changes, which Sluice "+
-			"does not have yet (docs/operations.md, lost node)",
+			"Restore its data directory from a backup, or replace it: remove it from the voters (sluice cluster remove-controller), "+
+			"start it with controller.quorum.bootstrap.servers instead of controller.quorum.voters, and add it back "+
+			"(sluice cluster add-controller; docs/operations.md, lost node)",
 			filepath.Join(c.b.dataDir, quorumDirName), id, st.Commit)
 	}
 	return nil

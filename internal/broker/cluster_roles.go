@@ -173,13 +173,14 @@ func (c *clusterNode) learnBootstrap(probe *peer.Client, timeout time.Duration) 
 // configuration as a learner (again after a restart, so that a new address
 // is recorded).
 func (c *clusterNode) joinLoop(ctx context.Context) {
-	req := joinQuorumRequest{ID: c.cfg.nodeID, Address: c.peerAddr, Controller: c.cfg.controller}
+	req := joinQuorumRequest{ID: c.cfg.nodeID, Address: c.peerAddr, Controller: c.cfg.controller, Fresh: c.gated.Load()}
 	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		var resp struct{}
 		err := callController(rctx, c, "join-quorum", c.joinQuorum, req, &resp)
 		cancel()
 		if err == nil {
+			c.gated.Store(false)
 			if c.cfg.observer {
 				c.logger.Info("joined the metadata quorum as an observer", "peer_address", c.peerAddr)
 			}
@@ -199,6 +200,8 @@ type joinQuorumRequest struct {
 	ID         int32  `json:"id"`
 	Address    string `json:"address"`
 	Controller bool   `json:"controller"`
+	// Fresh: the node started with an empty raft log.
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // joinQuorum (on the quorum leader) records an observer's address and adds
@@ -224,7 +227,18 @@ func (c *clusterNode) joinQuorum(ctx context.Context, req joinQuorumRequest) (st
 	if err != nil {
 		return struct{}{}, quorumError(err)
 	}
-	if m.IsVoter(uint64(req.ID)) || m.IsLearner(uint64(req.ID)) {
+	switch {
+	case m.IsVoter(uint64(req.ID)) && req.Fresh:
+		return struct{}{}, &controller.Error{Code: kerr.InvalidRequest.Code, Msg: fmt.Sprintf(
+			"node %d is a voter but has lost its metadata log; remove it from the voters first (RemoveRaftVoter)", req.ID)}
+	case m.IsLearner(uint64(req.ID)) && req.Fresh:
+		// An observer that lost its log: the leader must forget how far
+		// that log reached before replicating to it again.
+		if err := c.resetMember(ctx, uint64(req.ID)); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, nil
+	case m.IsVoter(uint64(req.ID)) || m.IsLearner(uint64(req.ID)):
 		return struct{}{}, nil
 	}
 	if err := c.node.ProposeConfChange(ctx, confChange(raftpb.ConfChangeType_ConfChangeAddLearnerNode, uint64(req.ID))); err != nil {
@@ -371,4 +385,17 @@ func (c *clusterNode) leaderHint(err error) string {
 		return re.LeaderAddress
 	}
 	return ""
+}
+
+// gatedReceiver steps raft messages into the quorum node, except while the
+// node is gated: an observer that started with an empty raft log takes no
+// raft message until the leader has acknowledged its join (and so reset
+// what it knew of this node's log).
+type gatedReceiver struct{ c *clusterNode }
+
+func (g gatedReceiver) Step(ctx context.Context, m *raftpb.Message) error {
+	if g.c.gated.Load() {
+		return nil // raft retries once the join is through
+	}
+	return g.c.node.Step(ctx, m)
 }

@@ -136,4 +136,24 @@ func TestClusterProcessRoles(t *testing.T) {
 		}
 		return true
 	})
+
+	// Both broker-only nodes restart on their data directories (node 4's
+	// peer port, chosen by the system, changes; node 5 knows its raft
+	// cluster id from its quorum directory): they follow the log again,
+	// register and rejoin the in-sync sets.
+	tc.nodes[4].restart()
+	tc.nodes[3].start()
+	adm = tc.admin()
+	waitCluster(t, adm, "brokers 4 and 5 back in every in-sync set", func(md kadm.Metadata) bool {
+		if len(md.Brokers) != 4 {
+			return false
+		}
+		for _, p := range md.Topics["roles"].Partitions {
+			if len(p.ISR) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	waitQuorum(t, tc.nodes[4].addr, []int32{1, 2, 3}, []int32{4, 5})
 }

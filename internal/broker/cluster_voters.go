@@ -7,10 +7,11 @@ package broker
 //     started with controller.quorum.bootstrap.servers that joined as a
 //     raft learner) to a voter, once it has every committed entry, as
 //     Kafka's leader waits for the new voter to catch up;
-//   - remove-voter demotes a voter to an observer: a node that still runs
-//     keeps following the log without voting and can be promoted again or
-//     stopped. A leader that removes itself steps down and the remaining
-//     voters elect a new one.
+//   - remove-voter takes a voter out of raft's configuration and adds it
+//     back as a learner: a node that still runs keeps following the log
+//     without voting and can be promoted again or stopped, and one that lost
+//     its disk can start over empty. A leader asked to remove itself hands
+//     the lead to another voter first, which then removes it.
 //
 // Raft applies one change at a time and commits each under the old and the
 // new configuration as its rules require; the configuration lives in raft's
@@ -105,6 +106,21 @@ func (c *clusterNode) waitCaughtUp(ctx context.Context, id uint64) error {
 	}
 }
 
+// resetMember removes node id from raft's configuration and adds it back
+// as a learner: a running node keeps following the log as an observer, and
+// the leader forgets how far its log reached, so a node that lost its disk
+// can start over empty (raft would otherwise tell it of a commit index
+// beyond its empty log).
+func (c *clusterNode) resetMember(ctx context.Context, id uint64) error {
+	if err := c.node.ProposeConfChange(ctx, confChange(raftpb.ConfChangeType_ConfChangeRemoveNode, id)); err != nil {
+		return quorumError(err)
+	}
+	if err := c.node.ProposeConfChange(ctx, confChange(raftpb.ConfChangeType_ConfChangeAddLearnerNode, id)); err != nil {
+		return quorumError(err)
+	}
+	return nil
+}
+
 // removeVoter runs on the quorum's leader.
 func (c *clusterNode) removeVoter(ctx context.Context, req voterChangeRequest) (struct{}, error) {
 	id := uint64(req.ID)
@@ -124,9 +140,18 @@ func (c *clusterNode) removeVoter(ctx context.Context, req voterChangeRequest) (
 	if len(m.Voters) == 1 {
 		return struct{}{}, &controller.Error{Code: kerr.InvalidRequest.Code, Msg: fmt.Sprintf("node %d is the only voter; add another first", id)}
 	}
-	// Demoted rather than removed: a running node keeps following the log.
-	if err := c.node.ProposeConfChange(ctx, confChange(raftpb.ConfChangeType_ConfChangeAddLearnerNode, id)); err != nil {
-		return struct{}{}, quorumError(err)
+	if id == uint64(c.cfg.nodeID) {
+		// The leader removing itself hands the lead over first; the
+		// caller's retry reaches the new leader.
+		for _, v := range m.Voters {
+			if v != id && c.node.TransferLeadership(ctx, v) == nil {
+				break
+			}
+		}
+		return struct{}{}, &controller.Error{Code: kerr.NotController.Code, Msg: "handed the lead over to remove this node", Leader: c.node.Leader()}
+	}
+	if err := c.resetMember(ctx, id); err != nil {
+		return struct{}{}, err
 	}
 	c.logger.Info("removed a voter from the metadata quorum (it stays an observer while it runs)", "node_id", id)
 	return struct{}{}, nil

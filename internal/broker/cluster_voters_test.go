@@ -143,3 +143,36 @@ func TestClusterGrowAndShrinkVoters(t *testing.T) {
 		t.Fatalf("create topic on the one voter left: %v %v", err, res.Err)
 	}
 }
+
+// A voter that lost its data directory is replaced (docs/operations.md):
+// removed from the voters while it is down, started empty with only
+// controller.quorum.bootstrap.servers (an observer), then added back.
+func TestClusterReplaceLostVoter(t *testing.T) {
+	var ports []int
+	tc := startTestClusterWith(t, 3, func(_ int, p []int) map[string]string { ports = p; return nil })
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	a := tc.nodes[0].addr
+	waitQuorum(t, a, []int32{1, 2, 3}, nil)
+
+	tc.nodes[2].stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := raftVoterChange(t, ctx, a, false, 3); err != nil {
+		t.Fatalf("remove the lost voter: %v", err)
+	}
+	n3 := tc.nodes[2]
+	n3.opts.DataDir = t.TempDir() // its disk is gone
+	n3.opts.Props["controller.quorum.voters"] = ""
+	n3.opts.Props["controller.quorum.bootstrap.servers"] = fmt.Sprintf("127.0.0.1:%d,127.0.0.1:%d", ports[0], ports[1])
+	n3.opts.Props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[2])
+	n3.opts.Props["controller.listener.names"] = "CONTROLLER"
+	n3.start()
+	adm = tc.admin()
+	waitCluster(t, adm, "node 3 back as a broker", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	waitQuorum(t, a, []int32{1, 2}, []int32{3})
+	if err := raftVoterChange(t, ctx, a, true, 3); err != nil {
+		t.Fatalf("add node 3 back: %v", err)
+	}
+	waitQuorum(t, a, []int32{1, 2, 3}, nil)
+}

@@ -117,11 +117,13 @@ type Node struct {
 	// change (loop-owned); it is pending while its waiter is.
 	confPending uint64
 	confChanged bool // a configuration change was applied in this Ready
-	stopc       chan struct{}
-	donec       chan struct{}
-	leader      atomic.Uint64
-	term        atomic.Uint64 // the raft term of the last HardState
-	err         error         // why the loop ended; read after donec
+	// startedEmpty: the raft log was empty when the node started.
+	startedEmpty bool
+	stopc        chan struct{}
+	donec        chan struct{}
+	leader       atomic.Uint64
+	term         atomic.Uint64 // the raft term of the last HardState
+	err          error         // why the loop ended; read after donec
 
 	nextID  atomic.Uint64
 	waiters map[uint64]chan error // loop-owned
@@ -224,6 +226,7 @@ func Start(cfg Config) (*Node, error) {
 		}
 	}
 	n.rn = rn
+	n.startedEmpty = st.Empty()
 	if v := rn.Status().Config.Voters.IDs(); len(v) == 1 {
 		if _, self := v[cfg.ID]; self {
 			// The only voter need not wait an election timeout: its own
@@ -376,6 +379,9 @@ func (n *Node) run() {
 		case <-n.tickc:
 			n.rn.Tick()
 		case m := <-n.recvc:
+			if n.beyondLog(m) {
+				break
+			}
 			_ = n.rn.Step(m) // stale or unknown-peer messages are refused; fine
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
@@ -519,4 +525,29 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 		}
 	}
 	return nil
+}
+
+// StartedEmpty reports whether the raft log was empty when the node
+// started (a new member, or one that lost its log).
+func (n *Node) StartedEmpty() bool { return n.startedEmpty }
+
+// beyondLog reports a heartbeat whose commit index lies beyond this node's
+// log. Raft sends a follower at most the commit index it knows the follower
+// holds, so such a heartbeat is stale: sent while the leader still counted
+// on a log this node no longer has (a member that lost its log and was
+// reset, see ProposeConfChange). etcd raft would panic on it; dropping it
+// is a lost message, which raft tolerates. Everything is persisted when a
+// message is stepped (the loop handles every Ready first), so the storage's
+// last index is the log's.
+func (n *Node) beyondLog(m *raftpb.Message) bool {
+	if m.GetType() != raftpb.MsgHeartbeat {
+		return false
+	}
+	last, err := n.st.LastIndex()
+	if err != nil || m.GetCommit() <= last {
+		return false
+	}
+	n.cfg.Logger.Warningf("quorum: node %d drops a heartbeat from %d with commit %d beyond its log (last index %d): stale",
+		n.cfg.ID, m.GetFrom(), m.GetCommit(), last)
+	return true
 }
