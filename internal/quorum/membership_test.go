@@ -165,3 +165,43 @@ func (c *cluster) debug() {
 		}
 	}
 }
+
+// A heartbeat claiming a commit beyond the local log (stale: sent while the
+// leader counted on a log this node lost) is dropped, not fatal; the node
+// then catches up once the leader reset it (removed and re-added).
+func TestStaleHeartbeatBeyondLogIsDropped(t *testing.T) {
+	c := newCluster(t, 1, 0)
+	l := c.leader()
+	c.mustPropose(l, "a", "b", "c")
+	c.startObserver(2)
+	if err := c.confChange(l, single(raftpb.ConfChangeType_ConfChangeAddLearnerNode, 2)); err != nil {
+		t.Fatal(err)
+	}
+	c.converge([]string{"a", "b", "c"})
+
+	// Node 2 loses its disk and restarts empty; a heartbeat from before
+	// arrives first.
+	c.nw.Detach(2)
+	_ = c.m[2].node.Stop()
+	c.m[2] = nil
+	c.startObserver(2)
+	hb := &raftpb.Message{}
+	typ, from, to, term, commit := raftpb.MessageType_MsgHeartbeat, uint64(1), uint64(2), c.m[1].node.Term(), uint64(5)
+	hb.Type, hb.From, hb.To, hb.Term, hb.Commit = &typ, &from, &to, &term, &commit
+	if err := c.m[2].node.Step(context.Background(), hb); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.confChange(l, single(raftpb.ConfChangeType_ConfChangeRemoveNode, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.confChange(l, single(raftpb.ConfChangeType_ConfChangeAddLearnerNode, 2)); err != nil {
+		t.Fatal(err)
+	}
+	c.mustPropose(l, "d")
+	c.converge([]string{"a", "b", "c", "d"})
+	select {
+	case <-c.m[2].node.Done():
+		t.Fatalf("node 2 stopped: %v", c.m[2].node.Stop())
+	default:
+	}
+}
