@@ -71,7 +71,10 @@ type clusterConfig struct {
 func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	raw := strings.TrimSpace(cfg.Raw["controller.quorum.voters"])
 	bootRaw := strings.TrimSpace(cfg.Raw["controller.quorum.bootstrap.servers"])
-	if raw == "" && bootRaw == "" {
+	if raw == "" && (bootRaw == "" || bootstrapsSelf(cfg, bootRaw)) {
+		// No quorum, or only this node's own controller listener as the
+		// bootstrap server (Kafka's stock one-node server.properties): a
+		// single node, as before.
 		return nil, nil
 	}
 	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}}

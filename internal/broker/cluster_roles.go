@@ -16,9 +16,9 @@ package broker
 //
 // Where an observer listens for raft's messages (the quorum leader pushes
 // them): the controller listener when listeners names one; otherwise a
-// broker-only node binds a port chosen by the system (observerBind). Either way the address is written into the metadata
-// (a quorum-node record) so that every voter, and any future leader, can
-// reach it.
+// broker-only node binds a port chosen by the system (observerBind). Every
+// node's peer address is written into the metadata (a quorum-node record,
+// joinLoop) so that every member, and any future leader, can reach it.
 
 import (
 	"context"
@@ -42,6 +42,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/peer"
 	"github.com/sluice-broker/sluice/internal/quorum"
+	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
@@ -398,4 +399,35 @@ func (g gatedReceiver) Step(ctx context.Context, m *raftpb.Message) error {
 		return nil // raft retries once the join is through
 	}
 	return g.c.node.Step(ctx, m)
+}
+
+// bootstrapsSelf reports whether every server in
+// controller.quorum.bootstrap.servers is this node's own controller
+// listener (as in Kafka's stock single-node server.properties, which a
+// single Sluice node runs as it always has).
+func bootstrapsSelf(cfg *config.Broker, bootRaw string) bool {
+	ctl, err := security.ControllerListeners(cfg)
+	if err != nil || len(ctl) == 0 {
+		return false
+	}
+	bindHost, bindPort, err := net.SplitHostPort(ctl[0].Bind)
+	if err != nil {
+		return false
+	}
+	self := map[string]bool{"": true, "localhost": true, "127.0.0.1": true, "::1": true, "0.0.0.0": true, "::": true, bindHost: true}
+	if h, err := os.Hostname(); err == nil {
+		self[h] = true
+	}
+	found := false
+	for _, b := range strings.Split(bootRaw, ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(b)
+		if err != nil || port != bindPort || !self[host] {
+			return false
+		}
+		found = true
+	}
+	return found
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/config"
 )
 
 // describeQuorum asks addr for the metadata quorum's state.
@@ -156,4 +158,40 @@ func TestClusterProcessRoles(t *testing.T) {
 		return true
 	})
 	waitQuorum(t, tc.nodes[4].addr, []int32{1, 2, 3}, []int32{4, 5})
+}
+
+// Kafka's stock one-node server.properties (its own controller listener as
+// the only bootstrap server, no voters) still runs a single node; another
+// node's address makes a cluster node that joins through it.
+func TestParseClusterConfigBootstrapSelf(t *testing.T) {
+	props := map[string]string{
+		"process.roles": "broker,controller", "node.id": "1",
+		"controller.quorum.bootstrap.servers": "localhost:9093",
+		"listeners":                           "PLAINTEXT://:9092,CONTROLLER://:9093",
+		"controller.listener.names":           "CONTROLLER",
+		"listener.security.protocol.map":      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+	}
+	cfg, err := config.NewBroker(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc, err := parseClusterConfig(cfg); err != nil || cc != nil {
+		t.Fatalf("stock single-node file: %+v %v, want a single node", cc, err)
+	}
+	props["controller.quorum.bootstrap.servers"] = "10.0.0.9:9093"
+	if cfg, err = config.NewBroker(props); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := parseClusterConfig(cfg)
+	if err != nil || cc == nil || !cc.observer || !cc.broker || !cc.controller || len(cc.bootstrap) != 1 {
+		t.Fatalf("bootstrap through another node: %+v %v", cc, err)
+	}
+	props["process.roles"] = "broker"
+	props["controller.quorum.voters"] = "1@10.0.0.1:9093"
+	if cfg, err = config.NewBroker(props); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseClusterConfig(cfg); err == nil || !strings.Contains(err.Error(), "no controller role") {
+		t.Fatalf("a voter without the controller role: %v", err)
+	}
 }

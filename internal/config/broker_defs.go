@@ -44,7 +44,8 @@ var brokerDefs = []Def{
 	bdef("controller.quorum.bootstrap.servers", List, ptr(""), rule{}, "",
 		`Controller listeners (host:port) of some quorum members (KIP-853). A node that is not among `+
 			`controller.quorum.voters, or has none set, finds the quorum through them and joins it as an observer; `+
-			`a node with the controller role can then be promoted to a voter (AddRaftVoter). See docs/cluster.md.`),
+			`a node with the controller role can then be promoted to a voter (AddRaftVoter). Naming only this node's own `+
+			`controller listener (Kafka's stock single-node file) runs a single node, as without it. See docs/cluster.md.`),
 	bdef("controller.listener.names", List, nil, rule{}, "",
 		`Listener names used by the controller. In a cluster, the first one's address in listeners is where this node `+
 			`serves the quorum's and the controller's traffic (default: its own address in controller.quorum.voters); `+
