@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -188,7 +189,11 @@ func (c *clusterNode) joinLoop(ctx context.Context) {
 			return
 		}
 		if ctx.Err() == nil {
-			c.logger.Info("joining the metadata quorum; retrying", "err", err)
+			level := slog.LevelInfo
+			if !c.cfg.observer {
+				level = slog.LevelDebug // a voter only records its address; nothing waits for it
+			}
+			c.logger.Log(ctx, level, "joining the metadata quorum; retrying", "err", err)
 		}
 		select {
 		case <-ctx.Done():
