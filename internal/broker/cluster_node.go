@@ -456,6 +456,14 @@ func (c *clusterNode) checkAmnesia(tc *tls.Config) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		st, err := probe.PeerStatus(ctx, addr, uint64(c.cfg.nodeID))
 		cancel()
+		if err == nil && !st.Known && st.Cluster != 0 && st.Commit > 0 && !st.Voter {
+			// A running quorum that does not count this node as a voter
+			// (its voters changed since it started, or this node was never
+			// one of them): bootstrapping would start a quorum of its own.
+			return fmt.Errorf("sluice: node %d is in controller.quorum.voters, but the running quorum (asked at voter %d, %s) does not count it as a voter: "+
+				"add a node to a running cluster by starting it with controller.quorum.bootstrap.servers instead of controller.quorum.voters, "+
+				"then promote it (sluice cluster add-controller; docs/cluster.md)", c.cfg.nodeID, id, addr)
+		}
 		if err != nil || !st.Known {
 			continue // unreachable, or this node never joined (a new cluster, a voter starting late)
 		}

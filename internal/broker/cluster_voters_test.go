@@ -3,7 +3,10 @@ package broker
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/config"
 )
 
 // raftVoterChange sends AddRaftVoter (add) or RemoveRaftVoter to addr and
@@ -175,4 +180,31 @@ func TestClusterReplaceLostVoter(t *testing.T) {
 		t.Fatalf("add node 3 back: %v", err)
 	}
 	waitQuorum(t, a, []int32{1, 2, 3}, nil)
+}
+
+// A new node that lists itself in controller.quorum.voters of a running
+// cluster that does not count it as a voter is refused: it would start a
+// quorum of its own.
+func TestClusterNewVoterOutsideRunningQuorumRefused(t *testing.T) {
+	ports := freePorts(t, 2)
+	tc := startTestClusterWith(t, 1, func(int, []int) map[string]string {
+		return map[string]string{"controller.quorum.voters": fmt.Sprintf("1@127.0.0.1:%d", ports[0])}
+	})
+	adm := tc.admin()
+	waitCluster(t, adm, "one live broker", func(md kadm.Metadata) bool { return len(md.Brokers) == 1 })
+	props := map[string]string{"node.id": "2", "controller.quorum.voters": fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d", ports[0], ports[1])}
+	cfg, err := config.NewBroker(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(Options{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Config: cfg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	err = srv.Start()
+	if err == nil {
+		srv.Close()
+		t.Fatal("a new voter outside the running quorum started")
+	}
+	if !strings.Contains(err.Error(), "does not count it as a voter") {
+		t.Fatalf("unclear refusal: %v", err)
+	}
 }
