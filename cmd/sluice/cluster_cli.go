@@ -17,7 +17,9 @@ import (
 var clusterNoun = noun{name: "cluster", doc: "show the cluster", verbs: []verb{
 	{"info", "", "show the cluster id, the controller and the brokers with their racks", 0, 0, clusterInfo},
 	{"health", "", "offline and under-replicated partitions (exit 1 when any)", 0, 0, clusterHealth},
-	{"quorum", "", "the metadata quorum: leader, epoch, high watermark, each voter's lag", 0, 0, clusterQuorum},
+	{"quorum", "", "the metadata quorum: leader, epoch, high watermark, each voter's and observer's lag", 0, 0, clusterQuorum},
+	{"add-controller", "NODE_ID", "make a running observer with the controller role a voter of the metadata quorum (AddRaftVoter)", 1, 1, clusterAddController},
+	{"remove-controller", "NODE_ID", "make a voter of the metadata quorum an observer (RemoveRaftVoter)", 1, 1, clusterRemoveController},
 }}
 
 func clusterHealth(fs *flag.FlagSet) func(*cmd, []string) error {
@@ -99,6 +101,15 @@ func clusterQuorum(fs *flag.FlagSet) func(*cmd, []string) error {
 				status = "leader"
 			}
 			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0), status)
+		}
+		if err := tw.Flush(); err != nil || len(p.Observers) == 0 {
+			return err
+		}
+		fmt.Fprintln(c.stdout)
+		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "OBSERVER\tLOG END\tLAG")
+		for _, v := range p.Observers {
+			fmt.Fprintf(tw, "%d\t%d\t%d\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0))
 		}
 		return tw.Flush()
 	}

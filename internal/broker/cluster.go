@@ -95,10 +95,22 @@ func (b *Broker) isLiveBroker(id int32) bool {
 // on a cluster node the quorum's leader (-1 while none is known).
 func (b *Broker) controllerID() int32 {
 	if b.cluster != nil {
-		if l := b.cluster.node.Leader(); l != 0 {
-			return int32(l)
+		l := b.cluster.node.Leader()
+		if l == 0 {
+			return -1
 		}
-		return -1
+		if im := b.cluster.store.Image(); !im.IsLive(int32(l)) {
+			// The controller is not a broker clients can reach (a
+			// controller-only node): as Kafka does, name a live broker,
+			// which forwards what needs the controller.
+			if im.IsLive(b.self()) {
+				return b.self()
+			}
+			if live := im.LiveBrokers(); len(live) > 0 {
+				return live[0].ID
+			}
+		}
+		return int32(l)
 	}
 	return b.self()
 }

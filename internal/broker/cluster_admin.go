@@ -151,7 +151,7 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 		if name == txn.TransactionStateTopic {
 			rf = b.cfg.TxnStateReplicationFactor
 		}
-		rf = min(rf, int16(len(c.cfg.voters)))
+		rf = min(rf, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers))))
 		if live := len(c.store.Image().LiveBrokers()); live < int(rf) {
 			c.logger.Info("internal topic waits for enough live brokers", "topic", name, "replication_factor", rf, "live", live)
 			return

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -58,47 +59,49 @@ type clusterConfig struct {
 	heartbeatInterval time.Duration
 	tick              time.Duration
 	rebalanceInterval time.Duration // 0: auto.leader.rebalance.enable=false
+	// process.roles (cluster_roles.go): broker and/or controller; an
+	// observer is not among the configured voters (a raft learner until
+	// promoted); bootstrap is controller.quorum.bootstrap.servers.
+	broker, controller, observer bool
+	bootstrap                    []string
 }
 
-// parseClusterConfig returns nil when the broker is a single node (no
-// controller.quorum.voters).
+// parseClusterConfig returns nil when the broker is a single node (neither
+// controller.quorum.voters nor controller.quorum.bootstrap.servers).
 func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	raw := strings.TrimSpace(cfg.Raw["controller.quorum.voters"])
-	if raw == "" {
+	bootRaw := strings.TrimSpace(cfg.Raw["controller.quorum.bootstrap.servers"])
+	if raw == "" && (bootRaw == "" || bootstrapsSelf(cfg, bootRaw)) {
+		// No quorum, or only this node's own controller listener as the
+		// bootstrap server (Kafka's stock one-node server.properties): a
+		// single node, as before.
 		return nil, nil
 	}
 	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}}
-	for _, v := range strings.Split(raw, ",") {
-		v = strings.TrimSpace(v)
-		id, addr, ok := strings.Cut(v, "@")
-		n, err := strconv.ParseUint(id, 10, 31)
-		if !ok || err != nil || n == 0 {
-			return nil, fmt.Errorf("sluice: controller.quorum.voters: %q is not id@host:port with an id of at least 1", v)
+	if raw != "" {
+		for _, v := range strings.Split(raw, ",") {
+			v = strings.TrimSpace(v)
+			id, addr, ok := strings.Cut(v, "@")
+			n, err := strconv.ParseUint(id, 10, 31)
+			if !ok || err != nil || n == 0 {
+				return nil, fmt.Errorf("sluice: controller.quorum.voters: %q is not id@host:port with an id of at least 1", v)
+			}
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return nil, fmt.Errorf("sluice: controller.quorum.voters: %q: %v", v, err)
+			}
+			if _, dup := cc.voters[n]; dup {
+				return nil, fmt.Errorf("sluice: controller.quorum.voters: voter %d listed twice", n)
+			}
+			cc.voters[n] = addr
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("sluice: controller.quorum.voters: %q: %v", v, err)
-		}
-		if _, dup := cc.voters[n]; dup {
-			return nil, fmt.Errorf("sluice: controller.quorum.voters: voter %d listed twice", n)
-		}
-		cc.voters[n] = addr
 	}
 	if cfg.NodeID <= 0 {
 		return nil, fmt.Errorf("sluice: node.id must be at least 1 in a cluster (got %d)", cfg.NodeID)
 	}
-	self, ok := cc.voters[uint64(cfg.NodeID)]
-	if !ok {
-		return nil, fmt.Errorf("sluice: node.id %d is not among controller.quorum.voters (%s); broker-only nodes are not supported yet", cfg.NodeID, raw)
+	if err := cc.parseRoles(cfg, raw, bootRaw); err != nil { // cluster_roles.go
+		return nil, err
 	}
-	roles := map[string]bool{}
-	for _, r := range strings.Split(cfg.Raw["process.roles"], ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			roles[r] = true
-		}
-	}
-	if len(roles) > 0 && !(roles["broker"] && roles["controller"]) {
-		return nil, fmt.Errorf("sluice: process.roles=%s: a Sluice cluster node is broker,controller (combined mode); broker-only and controller-only nodes are not supported yet", cfg.Raw["process.roles"])
-	}
+	self := cc.voters[uint64(cfg.NodeID)]
 	cc.peerBind = self
 	cc.peerListener, cc.peerProtocol = "CONTROLLER", security.Plaintext
 	ctl, err := security.ControllerListeners(cfg)
@@ -114,6 +117,12 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 				cc.peerProtocol = p
 			}
 		}
+	}
+	if cc.peerBind == "" {
+		if !cc.broker {
+			return nil, fmt.Errorf("sluice: a controller-only node that is not among controller.quorum.voters needs a controller listener (listeners=CONTROLLER://host:port, controller.listener.names=CONTROLLER)")
+		}
+		cc.peerBind = observerBind
 	}
 	ms := func(name string, def int) time.Duration {
 		n, err := strconv.Atoi(strings.TrimSpace(cfg.Raw[name]))
@@ -164,9 +173,13 @@ type clusterNode struct {
 	ln    net.Listener
 
 	incarnation string
-	epoch       atomic.Int64  // broker epoch from the last registration
-	fenced      atomic.Bool   // as the controller last answered
-	published   atomic.Uint64 // offset of the image the local state follows
+	peerAddr    string            // where other nodes reach this node's peer listener
+	bootAddrs   map[uint64]string // bootstrap servers by the node id they answered with
+	raftCluster uint64            // the raft cluster id in the quorum directory
+	gated       atomic.Bool       // an observer with an empty log before its join (cluster_roles.go)
+	epoch       atomic.Int64      // broker epoch from the last registration
+	fenced      atomic.Bool       // as the controller last answered
+	published   atomic.Uint64     // offset of the image the local state follows
 	// caughtUp is the offset of this run's registration: images before it
 	// are prefixes of what the local state may already hold (replayed at
 	// start) and are never published.
@@ -203,15 +216,12 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		c.logger.Warn("metadata record skipped", "offset", off, "why", why)
 	}
 	dir := filepath.Join(b.dataDir, quorumDirName)
-	if _, statErr := fsys.Stat(dir); statErr != nil {
-		// A fresh quorum directory: refuse a data directory that a
-		// single-node broker has used, whose topics the new cluster's
-		// metadata would not know (and so would delete).
-		for _, t := range b.topics.List() {
-			if !strings.HasPrefix(t.Name, "__") {
-				return fmt.Errorf("sluice: %s holds topics of a single-node broker (%s, …); turning it into a cluster node is not supported yet: start the cluster on empty data directories", b.dataDir, t.Name)
-			}
-		}
+	// A data directory that a single-node broker has used: its topics are
+	// imported by the only voter of a new cluster, refused elsewhere (the
+	// cluster's metadata would not know them, and so delete them).
+	upgrade, err := c.planUpgrade(fsys, dir) // cluster_upgrade.go
+	if err != nil {
+		return err
 	}
 	var serverTLS, clientTLS *tls.Config
 	switch cc.peerProtocol {
@@ -224,7 +234,13 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT or SSL (mutual TLS) for now",
 			cc.peerListener, cc.peerProtocol)
 	}
-	if _, statErr := fsys.Stat(dir); statErr != nil {
+	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
+		// An observer with no log is harmless, unless the quorum counts
+		// it as a voter (it was promoted, then lost its disk).
+		if err := c.checkObserverAmnesia(clientTLS); err != nil {
+			return err
+		}
+	} else if statErr != nil {
 		// An empty quorum directory: a new cluster, or a node that lost
 		// its metadata log. Voting with amnesia could elect a leader that
 		// misses committed records, so a node whose peers already hold a
@@ -233,21 +249,33 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			return err
 		}
 	}
+	c.peers = peer.NewClient(maps.Clone(cc.voters), clientTLS, c.logger)
+	c.bootAddrs = map[uint64]string{}
+	if c.raftCluster, err = c.raftClusterID(fsys, dir, c.peers); err != nil {
+		c.peers.Close()
+		return err
+	}
+	for id, a := range c.bootAddrs {
+		c.peers.SetAddr(id, a)
+	}
 	c.ln, err = net.Listen("tcp", cc.peerBind)
 	if err != nil {
+		c.peers.Close()
 		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
 	}
+	c.peerAddr = c.peerAdvertise()
 	if serverTLS != nil {
 		c.ln = tls.NewListener(c.ln, serverTLS)
 	}
-	c.peers = peer.NewClient(cc.voters, clientTLS, c.logger)
-	peersIDs := make([]uint64, 0, len(cc.voters))
-	for id := range cc.voters {
-		peersIDs = append(peersIDs, id)
+	var peersIDs []uint64
+	if !cc.observer {
+		for id := range cc.voters {
+			peersIDs = append(peersIDs, id)
+		}
+		slices.Sort(peersIDs)
 	}
-	slices.Sort(peersIDs)
 	c.node, err = quorum.Start(quorum.Config{
-		ID: uint64(cc.nodeID), ClusterID: quorumClusterID(cc.voters), Peers: peersIDs,
+		ID: uint64(cc.nodeID), ClusterID: c.raftCluster, Peers: peersIDs, Observer: cc.observer,
 		FS: fsys, Dir: dir, Transport: c.peers, StateMachine: c.store,
 		ElectionTick: 10, HeartbeatTick: 1, TickInterval: cc.tick,
 		Logger: raftLogger{c.logger},
@@ -262,19 +290,31 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval,
 	})
-	c.srv = peer.NewServer(c.node, c.logger)
+	// An observer whose log is empty takes no raft message until its join
+	// is acknowledged (cluster_roles.go, gatedReceiver).
+	c.gated.Store(cc.observer && c.node.StartedEmpty())
+	c.srv = peer.NewServer(gatedReceiver{c}, c.logger)
 	c.srv.SetStatus(func(asking uint64) peer.Status {
-		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term()}
+		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster}
 		if s, err := c.node.Status(); err == nil {
 			st.Commit = s.HardState.GetCommit()
 		}
 		_, st.Known = c.store.Image().Broker(int32(asking))
+		if m, err := c.node.Membership(); err == nil {
+			st.Voter = m.IsVoter(asking)
+		}
 		return st
 	})
 	c.srv.ErrorFor = func(err error) *peer.RemoteError {
 		var ce *controller.Error
 		if errors.As(err, &ce) {
-			return &peer.RemoteError{Code: strconv.Itoa(int(ce.Code)), Message: ce.Error(), Leader: ce.Leader}
+			re := &peer.RemoteError{Code: strconv.Itoa(int(ce.Code)), Message: ce.Error(), Leader: ce.Leader}
+			if ce.Leader == uint64(cc.nodeID) {
+				re.LeaderAddress = c.peerAddr
+			} else if ce.Leader != 0 {
+				re.LeaderAddress, _ = c.peers.Addr(ce.Leader)
+			}
+			return re
 		}
 		return &peer.RemoteError{Code: strconv.Itoa(int(kerr.UnknownServerError.Code)), Message: err.Error()}
 	}
@@ -291,22 +331,39 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
 	handle(c.srv, "elect-leader", c.ctrl.ElectLeader)
+	handle(c.srv, "join-quorum", c.joinQuorum)
+	c.registerVoterHandlers() // cluster_voters.go
 
+	if upgrade {
+		if err := c.importSingleNode(fsys); err != nil {
+			c.node.Stop()
+			c.ln.Close()
+			c.peers.Close()
+			return err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
 	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()
-	c.wg.Add(2)
-	go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
-	go func() { defer c.wg.Done(); c.isrLoop(ctx) }()
+	go func() { defer c.wg.Done(); c.addrLoop(ctx) }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
-	go func() { defer c.wg.Done(); defer close(c.hbDone); c.run(hbCtx) }()
+	if cc.broker {
+		c.wg.Add(3)
+		go func() { defer c.wg.Done(); c.publishLoop(ctx) }()
+		go func() { defer c.wg.Done(); c.isrLoop(ctx) }()
+		go func() { defer c.wg.Done(); defer close(c.hbDone); c.run(hbCtx) }()
+	} else {
+		close(c.hbDone) // a controller-only node never registers as a broker
+	}
 	b.cluster = c
 	b.onClose(c.stop)
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
-		"voters", cc.voters)
+		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
 	return nil
 }
 
@@ -365,6 +422,12 @@ func (c *clusterNode) controlledShutdown() {
 // registered with the controller, unfenced, its metadata caught up with its
 // registration, and every partition it leads with its full in-sync set.
 func (c *clusterNode) notReady() string {
+	if !c.cfg.broker {
+		if c.node.Leader() == 0 {
+			return "no metadata quorum leader known"
+		}
+		return ""
+	}
 	switch {
 	case c.epoch.Load() == 0:
 		return "not registered with the controller yet"
@@ -394,13 +457,22 @@ func (c *clusterNode) checkAmnesia(tc *tls.Config) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		st, err := probe.PeerStatus(ctx, addr, uint64(c.cfg.nodeID))
 		cancel()
+		if err == nil && !st.Known && st.Cluster != 0 && st.Commit > 0 && !st.Voter {
+			// A running quorum that does not count this node as a voter
+			// (its voters changed since it started, or this node was never
+			// one of them): bootstrapping would start a quorum of its own.
+			return fmt.Errorf("sluice: node %d is in controller.quorum.voters, but the running quorum (asked at voter %d, %s) does not count it as a voter: "+
+				"add a node to a running cluster by starting it with controller.quorum.bootstrap.servers instead of controller.quorum.voters, "+
+				"then promote it (sluice cluster add-controller; docs/cluster.md)", c.cfg.nodeID, id, addr)
+		}
 		if err != nil || !st.Known {
 			continue // unreachable, or this node never joined (a new cluster, a voter starting late)
 		}
 		return fmt.Errorf("sluice: %s has no metadata log, but voter %d knows this node as a member (its log is committed up to %d): this node lost its "+
 			"metadata quorum log and must not vote with amnesia (etcd raft also stops a voter whose log is behind what it acknowledged). "+
-			"Restore its data directory from a backup; replacing a voter that lost its disk needs membership changes, which Sluice "+
-			"does not have yet (docs/operations.md, lost node)",
+			"Restore its data directory from a backup, or replace it: remove it from the voters (sluice cluster remove-controller), "+
+			"start it with controller.quorum.bootstrap.servers instead of controller.quorum.voters, and add it back "+
+			"(sluice cluster add-controller; docs/operations.md, lost node)",
 			filepath.Join(c.b.dataDir, quorumDirName), id, st.Commit)
 	}
 	return nil
@@ -414,17 +486,13 @@ func (c *clusterNode) resign() {
 	if c.node.Leader() != uint64(c.cfg.nodeID) {
 		return
 	}
-	ids := make([]uint64, 0, len(c.cfg.voters))
-	for id := range c.cfg.voters {
-		if id != uint64(c.cfg.nodeID) {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
 	im := c.store.Image()
-	for _, id := range ids {
-		if !im.IsLive(int32(id)) {
+	for _, id := range c.voterIDs() {
+		if id == uint64(c.cfg.nodeID) {
 			continue
+		}
+		if _, registered := im.Broker(int32(id)); registered && !im.IsLive(int32(id)) {
+			continue // a fenced broker; a controller-only voter is never registered
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := c.node.TransferLeadership(ctx, id)
@@ -441,24 +509,33 @@ func (c *clusterNode) resign() {
 // NOT_CONTROLLER and unreachable leaders are retried until ctx ends.
 func callController[Req, Resp any](ctx context.Context, c *clusterNode, method string, local func(context.Context, Req) (Resp, error), req Req, resp *Resp) error {
 	var last error
+	var tries uint
+	var hint string // the leader's address a follower told of
 	for {
 		leader := c.node.Leader()
 		var err error
 		switch {
-		case leader == 0:
+		case leader == 0 || !c.peerKnown(leader) && leader != uint64(c.cfg.nodeID):
 			err = &controller.Error{Code: kerr.NotController.Code, Msg: "no controller elected yet"}
+			if cands := c.controllerCandidates(); len(cands) > 0 {
+				// An observer that has not joined yet knows no leader:
+				// ask the voters it was configured with; a follower
+				// among them answers NOT_CONTROLLER.
+				addr := cands[int(tries)%len(cands)]
+				if hint != "" {
+					addr, hint = hint, ""
+				}
+				err = c.peers.Call(ctx, addr, method, req, resp)
+				hint = c.leaderHint(err)
+				err = remoteToControllerError(ctx, err, addr)
+			}
+			tries++
 		case leader == uint64(c.cfg.nodeID):
 			*resp, err = local(ctx, req)
 		default:
 			addr, _ := c.peers.Addr(leader)
 			err = c.peers.Call(ctx, addr, method, req, resp)
-			var re *peer.RemoteError
-			if errors.As(err, &re) {
-				code, _ := strconv.Atoi(re.Code)
-				err = &controller.Error{Code: int16(code), Msg: re.Message, Leader: re.Leader}
-			} else if err != nil && ctx.Err() == nil {
-				err = &controller.Error{Code: kerr.NotController.Code, Msg: fmt.Sprintf("controller %d unreachable: %v", leader, err)}
-			}
+			err = remoteToControllerError(ctx, err, fmt.Sprintf("%d", leader))
 		}
 		var ce *controller.Error
 		if err == nil || !errors.As(err, &ce) || ce.Code != kerr.NotController.Code {
@@ -517,7 +594,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
-		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.cfg.voters[uint64(c.cfg.nodeID)]}
+		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
 	err := callController(rctx, c, "register", c.ctrl.Register, controller.RegisterRequest{Broker: reg}, &resp)
 	if err != nil {

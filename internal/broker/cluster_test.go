@@ -96,7 +96,7 @@ func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) m
 func (tc *testCluster) addrs() []string {
 	var out []string
 	for _, n := range tc.nodes {
-		if n.srv != nil {
+		if n.srv != nil && n.addr != "" {
 			out = append(out, n.addr)
 		}
 	}

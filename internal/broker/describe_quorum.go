@@ -40,6 +40,9 @@ type quorumState struct {
 	Term   uint64       `json:"term"`
 	Commit uint64       `json:"commit"`
 	Voters []voterState `json:"voters"`
+	// Observers are raft's learners: nodes that follow the metadata log
+	// without voting (broker-only nodes, controllers not yet promoted).
+	Observers []voterState `json:"observers,omitempty"`
 }
 
 type voterState struct {
@@ -65,8 +68,13 @@ func (c *clusterNode) describeQuorumLocal(_ context.Context, _ struct{}) (quorum
 	slices.Sort(ids)
 	for _, id := range ids {
 		pr := st.Progress[id]
-		qs.Voters = append(qs.Voters, voterState{ID: id, Match: pr.Match, Active: pr.RecentActive || id == st.ID,
-			CaughtUp: pr.Match >= last && pr.State != tracker.StateSnapshot})
+		vs := voterState{ID: id, Match: pr.Match, Active: pr.RecentActive || id == st.ID,
+			CaughtUp: pr.Match >= last && pr.State != tracker.StateSnapshot}
+		if pr.IsLearner {
+			qs.Observers = append(qs.Observers, vs)
+		} else {
+			qs.Voters = append(qs.Voters, vs)
+		}
 	}
 	return qs, nil
 }
@@ -105,7 +113,7 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req 
 				rp.LeaderID = int32(qs.Leader)
 				rp.LeaderEpoch = int32(qs.Term)
 				rp.HighWatermark = int64(qs.Commit)
-				for _, v := range qs.Voters {
+				replica := func(v voterState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 					vs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 					vs.ReplicaID = int32(v.ID)
 					vs.LogEndOffset = int64(v.Match)
@@ -116,9 +124,15 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req 
 							vs.LastCaughtUpTimestamp = now
 						}
 					}
-					rp.CurrentVoters = append(rp.CurrentVoters, vs)
+					return vs
+				}
+				for _, v := range qs.Voters {
+					rp.CurrentVoters = append(rp.CurrentVoters, replica(v))
 				}
 				rp.Observers = []kmsg.DescribeQuorumResponseTopicPartitionReplicaState{}
+				for _, v := range qs.Observers {
+					rp.Observers = append(rp.Observers, replica(v))
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -129,7 +143,11 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req 
 			n := kmsg.NewDescribeQuorumResponseNode()
 			n.NodeID = int32(v.ID)
 			if c := b.cluster; c != nil {
-				if addr, ok := c.cfg.voters[v.ID]; ok {
+				addr, ok := c.peers.Addr(v.ID)
+				if v.ID == uint64(c.cfg.nodeID) {
+					addr, ok = c.peerAddr, true
+				}
+				if ok {
 					if host, port, err := splitHostPort(addr); err == nil {
 						l := kmsg.NewDescribeQuorumResponseNodeListener()
 						l.Name, l.Host, l.Port = "CONTROLLER", host, port

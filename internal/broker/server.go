@@ -134,8 +134,10 @@ func (s *Server) Start() (err error) {
 	// Security set-up (key stores, JAAS users) and binding come first: a
 	// bad certificate or a taken port fails before the data directory is
 	// touched. Connections wait in the backlog until the broker is ready.
-	if err = s.bindListeners(b); err != nil {
-		return err
+	if b.clusterCfg == nil || b.clusterCfg.broker { // a controller-only node serves no clients
+		if err = s.bindListeners(b); err != nil {
+			return err
+		}
 	}
 	if err = s.bindMetrics(b); err != nil { // health.go
 		return err
@@ -222,7 +224,7 @@ func (s *Server) Start() (err error) {
 	}
 	attrs := []any{"version", o.Version, "listen", addrs,
 		"advertise", net.JoinHostPort(b.host, strconv.Itoa(int(b.port)))}
-	if len(b.listeners) > 1 || s.lnsOf[0].Name != security.Plaintext {
+	if len(s.lnsOf) > 0 && (len(b.listeners) > 1 || s.lnsOf[0].Name != security.Plaintext) {
 		attrs = append(attrs, "advertised_listeners", b.advertisedList())
 	}
 	if s.mln != nil {
@@ -237,8 +239,14 @@ func (s *Server) Start() (err error) {
 // Broker returns the running broker (nil before Start).
 func (s *Server) Broker() *Broker { return s.broker }
 
-// Addr returns the address of the first Kafka listener.
-func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
+// Addr returns the address of the first Kafka listener (nil on a
+// controller-only node, which has none).
+func (s *Server) Addr() net.Addr {
+	if len(s.lns) == 0 {
+		return nil
+	}
+	return s.lns[0].Addr()
+}
 
 // ListenerAddr returns the first bound address of the listener named name
 // (any case), or nil.

@@ -34,14 +34,18 @@ var brokerDefs = []Def{
 	bdef("broker.id", Int, ptr("-1"), vAtLeast(Int, -1), "",
 		`Older name for node.id. If only broker.id is set it is used as node.id; if both are set they must match.`),
 	bdef("process.roles", List, ptr(""), vListIn(true, "broker", "controller"), "",
-		`Roles of this node in a KRaft cluster. With controller.quorum.voters set, Sluice runs as a cluster node and `+
-			`needs broker,controller (combined mode: every node is a voter of the metadata quorum and a broker); `+
-			`broker-only and controller-only nodes are not supported yet. Without voters Sluice is a single node and this is ignored.`),
+		`Roles of this node in a KRaft cluster: broker, controller, or both (combined mode; the default for a cluster node). `+
+			`A node in controller.quorum.voters needs the controller role. A broker-only node follows the metadata quorum `+
+			`without voting; a controller-only node serves no clients and is never a broker. See docs/cluster.md. `+
+			`Without controller.quorum.voters or controller.quorum.bootstrap.servers Sluice is a single node and this is ignored.`),
 	bdef("controller.quorum.voters", List, ptr(""), rule{}, "",
 		`The metadata quorum's voters, id@host:port each (the host:port of that node's controller listener). `+
 			`Set on every node of a cluster, identically; empty means a single-node broker. See docs/cluster.md.`),
-	bdef("controller.quorum.bootstrap.servers", List, ptr(""), rule{}, effectAccepted,
-		`KRaft controller bootstrap servers (KIP-853). Sluice reads the voters from controller.quorum.voters.`),
+	bdef("controller.quorum.bootstrap.servers", List, ptr(""), rule{}, "",
+		`Controller listeners (host:port) of some quorum members (KIP-853). A node that is not among `+
+			`controller.quorum.voters, or has none set, finds the quorum through them and joins it as an observer; `+
+			`a node with the controller role can then be promoted to a voter (AddRaftVoter). Naming only this node's own `+
+			`controller listener (Kafka's stock single-node file) runs a single node, as without it. See docs/cluster.md.`),
 	bdef("controller.listener.names", List, nil, rule{}, "",
 		`Listener names used by the controller. In a cluster, the first one's address in listeners is where this node `+
 			`serves the quorum's and the controller's traffic (default: its own address in controller.quorum.voters); `+

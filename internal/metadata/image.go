@@ -111,6 +111,9 @@ type Image struct {
 	// ClientQuotas and ACLs: image_security.go.
 	ClientQuotas map[string]map[string]float64
 	ACLs         []ACL
+	// QuorumNodes are the metadata quorum's members' peer addresses by
+	// node id (SetQuorumNode; image_quorum.go). May be nil.
+	QuorumNodes map[int32]QuorumNode
 }
 
 // Empty returns the image before any record.
@@ -303,6 +306,8 @@ func (b *builder) apply(offset uint64, r Record) string {
 		} else {
 			im.BrokerConfigs[r.Entity] = maps.Clone(r.Configs)
 		}
+	case SetQuorumNode:
+		return b.setQuorumNode(r)
 	case ProducerIDs:
 		if r.FirstProducerID != im.NextProducerID || r.ProducerIDCount <= 0 {
 			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)

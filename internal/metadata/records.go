@@ -46,6 +46,10 @@ const (
 	SetClientQuotas RecordType = "client-quotas"
 	AddACLs         RecordType = "add-acls"
 	RemoveACLs      RecordType = "remove-acls"
+	// SetQuorumNode records where a member of the metadata quorum (voter
+	// or observer, BrokerID) listens for peer traffic (Address) and
+	// whether it has the controller role (Controller).
+	SetQuorumNode RecordType = "quorum-node"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.
@@ -74,6 +78,9 @@ type Record struct {
 	QuotaEntity string             `json:"quota_entity,omitempty"`
 	Quotas      map[string]float64 `json:"quotas,omitempty"`
 	ACLs        []ACL              `json:"acls,omitempty"`
+	// Address and Controller: SetQuorumNode.
+	Address    string `json:"address,omitempty"`
+	Controller bool   `json:"controller,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

@@ -105,6 +105,7 @@ type snapshotDoc struct {
 	// image_security.go
 	ClientQuotas map[string]map[string]float64 `json:"client_quotas,omitempty"`
 	ACLs         []ACL                         `json:"acls,omitempty"`
+	QuorumNodes  map[int32]QuorumNode          `json:"quorum_nodes,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
@@ -112,7 +113,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
 		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID,
-		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs}
+		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs, QuorumNodes: im.QuorumNodes}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -127,6 +128,7 @@ func (s *Store) Restore(data []byte) error {
 	}
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
+	im.QuorumNodes = d.QuorumNodes
 	for _, b := range d.Brokers {
 		im.Brokers[b.ID] = b
 	}

@@ -53,6 +53,9 @@ type RemoteError struct {
 	Message string `json:"message"`
 	// Leader is the controller the answering node knows of (0: none).
 	Leader uint64 `json:"leader,omitempty"`
+	// LeaderAddress is that controller's peer address, when known (a node
+	// outside the quorum's configuration has no other way to learn it).
+	LeaderAddress string `json:"leader_address,omitempty"`
 }
 
 func (e *RemoteError) Error() string { return e.Code + ": " + e.Message }
@@ -88,6 +91,12 @@ type Status struct {
 	// Known: the asking node (?node=ID) has been part of the cluster
 	// before (its metadata holds the node's registration).
 	Known bool `json:"known"`
+	// Cluster is the raft cluster id of the answering node's quorum
+	// directory (a node joining through bootstrap servers takes it).
+	Cluster uint64 `json:"cluster,omitempty"`
+	// Voter: the asking node is a voter in the answering node's view of
+	// the quorum's configuration.
+	Voter bool `json:"voter,omitempty"`
 }
 
 // SetStatus sets what answers GET /status?node=ID.
@@ -256,6 +265,17 @@ func (c *Client) Addr(id uint64) (string, bool) {
 	return a, ok
 }
 
+// SetAddr sets (or changes) the peer address of node id; messages queued
+// for it go to the new address from their next send.
+func (c *Client) SetAddr(id uint64, addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.addrs == nil {
+		c.addrs = map[uint64]string{}
+	}
+	c.addrs[id] = addr
+}
+
 // Send implements quorum.Transport: messages are queued per peer and sent
 // by that peer's goroutine; when its queue is full they are dropped.
 func (c *Client) Send(msgs []*raftpb.Message) {
@@ -273,14 +293,13 @@ func (c *Client) Send(msgs []*raftpb.Message) {
 	for to, ms := range byPeer {
 		q, ok := c.queues[to]
 		if !ok {
-			addr, known := c.addrs[to]
-			if !known {
+			if _, known := c.addrs[to]; !known {
 				continue
 			}
 			q = make(chan []*raftpb.Message, 256)
 			c.queues[to] = q
 			c.wg.Add(1)
-			go c.sendLoop(addr, q)
+			go c.sendLoop(to, q)
 		}
 		select {
 		case q <- ms:
@@ -289,7 +308,7 @@ func (c *Client) Send(msgs []*raftpb.Message) {
 	}
 }
 
-func (c *Client) sendLoop(addr string, q chan []*raftpb.Message) {
+func (c *Client) sendLoop(to uint64, q chan []*raftpb.Message) {
 	defer c.wg.Done()
 	var failing bool
 	for {
@@ -320,6 +339,7 @@ func (c *Client) sendLoop(addr string, q chan []*raftpb.Message) {
 			body.Write(l[:])
 			body.Write(b)
 		}
+		addr, _ := c.Addr(to)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.scheme+"://"+addr+"/raft", &body)
 		resp, err := c.http.Do(req)

@@ -58,7 +58,20 @@
 // recorded (the log was lost), fails with ErrAmnesia: a voter that forgot
 // its votes and entries could help elect a leader missing committed
 // entries. Such a node must get its data back, or be removed from and
-// re-added to the configuration (not yet implemented).
+// re-added to the configuration.
+//
+// # Membership
+//
+// The configuration is etcd raft's: ProposeConfChange proposes a
+// ConfChangeV2 (several voters at once go through raft's joint consensus)
+// and returns once it is applied; Membership reports voters and learners.
+// A node started with Config.Observer is outside the configuration until
+// the leader adds it as a learner; it never campaigns, follows the log
+// (from a snapshot when compacted) and may be promoted to a voter. After
+// any configuration change on a compacted log a snapshot is taken at once,
+// because raft ignores a snapshot whose ConfState does not name the
+// receiving node. The configuration is saved in each snapshot's ConfState
+// and rebuilt from the log's conf-change entries after it.
 //
 // # Snapshot size
 //

@@ -71,6 +71,12 @@ type Config struct {
 	// Join says this node belongs to an existing cluster: it never
 	// bootstraps, and an empty raft log is refused with ErrAmnesia.
 	Join bool
+	// Observer starts a node that is not (yet) in the configuration: it
+	// never bootstraps and may start with an empty raft log; the leader
+	// adds it as a learner (ProposeConfChange) and replicates the log to
+	// it, from a snapshot when compacted. It can be promoted to a voter
+	// later. Peers is ignored.
+	Observer bool
 
 	FS  vfs.FS
 	Dir string
@@ -106,11 +112,18 @@ type Node struct {
 	propc   chan proposal
 	statusc chan chan raft.Status
 	transc  chan uint64
-	stopc   chan struct{}
-	donec   chan struct{}
-	leader  atomic.Uint64
-	term    atomic.Uint64 // the raft term of the last HardState
-	err     error         // why the loop ended; read after donec
+	confc   chan confProposal
+	// confPending is the proposal id of this node's last configuration
+	// change (loop-owned); it is pending while its waiter is.
+	confPending uint64
+	confChanged bool // a configuration change was applied in this Ready
+	// startedEmpty: the raft log was empty when the node started.
+	startedEmpty bool
+	stopc        chan struct{}
+	donec        chan struct{}
+	leader       atomic.Uint64
+	term         atomic.Uint64 // the raft term of the last HardState
+	err          error         // why the loop ended; read after donec
 
 	nextID  atomic.Uint64
 	waiters map[uint64]chan error // loop-owned
@@ -144,7 +157,7 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Empty() && (cfg.Join || !st.Fresh()) {
+	if st.Empty() && !cfg.Observer && (cfg.Join || !st.Fresh()) {
 		st.Close()
 		return nil, fmt.Errorf("%w (node %d, dir %s)", ErrAmnesia, cfg.ID, cfg.Dir)
 	}
@@ -159,6 +172,7 @@ func Start(cfg Config) (*Node, error) {
 		propc:   make(chan proposal),
 		statusc: make(chan chan raft.Status),
 		transc:  make(chan uint64),
+		confc:   make(chan confProposal),
 		stopc:   make(chan struct{}),
 		donec:   make(chan struct{}),
 		waiters: map[uint64]chan error{},
@@ -188,13 +202,16 @@ func Start(cfg Config) (*Node, error) {
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
 		PreVote:         true,
-		Logger:          cfg.Logger,
+		// A leader removed or demoted by a configuration change steps
+		// down at once, so the remaining voters elect a leader.
+		StepDownOnRemoval: true,
+		Logger:            cfg.Logger,
 	})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	if st.Empty() {
+	if st.Empty() && !cfg.Observer {
 		if len(cfg.Peers) == 0 {
 			st.Close()
 			return nil, errors.New("quorum: a new cluster needs Peers")
@@ -209,6 +226,14 @@ func Start(cfg Config) (*Node, error) {
 		}
 	}
 	n.rn = rn
+	n.startedEmpty = st.Empty()
+	if v := rn.Status().Config.Voters.IDs(); len(v) == 1 {
+		if _, self := v[cfg.ID]; self {
+			// The only voter need not wait an election timeout: its own
+			// vote is a majority (raft's election, started at once).
+			_ = rn.Campaign()
+		}
+	}
 	go n.run()
 	return n, nil
 }
@@ -354,6 +379,9 @@ func (n *Node) run() {
 		case <-n.tickc:
 			n.rn.Tick()
 		case m := <-n.recvc:
+			if n.beyondLog(m) {
+				break
+			}
 			_ = n.rn.Step(m) // stale or unknown-peer messages are refused; fine
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
@@ -368,6 +396,8 @@ func (n *Node) run() {
 			c <- n.rn.Status()
 		case to := <-n.transc:
 			n.rn.TransferLeader(to)
+		case p := <-n.confc:
+			n.proposeConfChange(p)
 		}
 	}
 }
@@ -426,7 +456,13 @@ func (n *Node) handleReady() error {
 		return err
 	}
 	n.rn.Advance(rd)
-	if n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
+	// After a configuration change, a compacted log's next snapshot must
+	// hold the new member: raft ignores a snapshot whose ConfState does
+	// not name the receiving node, so a node added after the last
+	// snapshot could never catch up from it.
+	forced := n.confChanged && n.snapIndex > 0 && n.applied > n.snapIndex
+	n.confChanged = false
+	if forced || n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
 		data, err := n.cfg.StateMachine.Snapshot()
 		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -463,12 +499,17 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 				return fmt.Errorf("conf change %d: %w", e.GetIndex(), err)
 			}
 			n.confState = n.rn.ApplyConfChange(cc)
+			n.confChanged = true
 		case raftpb.EntryConfChangeV2:
 			cc := &raftpb.ConfChangeV2{}
 			if err := proto.Unmarshal(e.GetData(), cc); err != nil {
 				return fmt.Errorf("conf change %d: %w", e.GetIndex(), err)
 			}
 			n.confState = n.rn.ApplyConfChange(cc)
+			n.confChanged = true
+			if ctx := cc.GetContext(); len(ctx) == envHeader {
+				done = append(done, binary.BigEndian.Uint64(ctx))
+			}
 		}
 		n.applied = e.GetIndex()
 	}
@@ -484,4 +525,29 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 		}
 	}
 	return nil
+}
+
+// StartedEmpty reports whether the raft log was empty when the node
+// started (a new member, or one that lost its log).
+func (n *Node) StartedEmpty() bool { return n.startedEmpty }
+
+// beyondLog reports a heartbeat whose commit index lies beyond this node's
+// log. Raft sends a follower at most the commit index it knows the follower
+// holds, so such a heartbeat is stale: sent while the leader still counted
+// on a log this node no longer has (a member that lost its log and was
+// reset, see ProposeConfChange). etcd raft would panic on it; dropping it
+// is a lost message, which raft tolerates. Everything is persisted when a
+// message is stepped (the loop handles every Ready first), so the storage's
+// last index is the log's.
+func (n *Node) beyondLog(m *raftpb.Message) bool {
+	if m.GetType() != raftpb.MsgHeartbeat {
+		return false
+	}
+	last, err := n.st.LastIndex()
+	if err != nil || m.GetCommit() <= last {
+		return false
+	}
+	n.cfg.Logger.Warningf("quorum: node %d drops a heartbeat from %d with commit %d beyond its log (last index %d): stale",
+		n.cfg.ID, m.GetFrom(), m.GetCommit(), last)
+	return true
 }
