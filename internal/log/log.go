@@ -178,6 +178,10 @@ func (l *Log) SetConfig(cfg Config) error {
 	return nil
 }
 
+// RollJitterMs is the random amount this log subtracts from segment.ms
+// (drawn from [0, segment.jitter.ms)).
+func (l *Log) RollJitterMs() int64 { return l.jitterMs.Load() }
+
 // SetProducerGuard installs the idempotence seam (nil restores the no-op).
 func (l *Log) SetProducerGuard(g ProducerGuard) {
 	if g == nil {
