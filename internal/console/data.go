@@ -879,6 +879,7 @@ func (c *Console) resetPlan(ctx context.Context, p *principal, group, topic, to,
 type userRow struct {
 	Name  string
 	Creds []string
+	Mechs []string // the mechanisms of Creds, in the same order
 	Err   string
 }
 
@@ -892,6 +893,7 @@ func (c *Console) users(ctx context.Context, p *principal) ([]userRow, error) {
 		r := userRow{Name: u.User, Err: kafkaErr(u.Err, u.ErrMessage)}
 		for _, ci := range u.CredInfos {
 			r.Creds = append(r.Creds, fmt.Sprintf("%s (%d iterations)", ci.Mechanism, ci.Iterations))
+			r.Mechs = append(r.Mechs, ci.Mechanism.String())
 		}
 		rows = append(rows, r)
 	}
