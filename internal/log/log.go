@@ -52,6 +52,11 @@ type Log struct {
 
 	epochs epochCache
 
+	// deferred is set while the log's directory has not been read yet
+	// (deferred.go); wasDeferred says it was entered that way.
+	deferred    atomic.Pointer[deferredLoad]
+	wasDeferred bool
+
 	waitMu     sync.Mutex
 	waitCh     chan struct{}
 	hasWaiters atomic.Bool
@@ -59,7 +64,13 @@ type Log struct {
 
 func (l *Log) config() *Config { return l.cfg.Load() }
 
-func (l *Log) segments() []*segment { return *l.segs.Load() }
+func (l *Log) segments() []*segment {
+	p := l.segs.Load()
+	if p == nil {
+		return nil // not loaded (deferred.go)
+	}
+	return *p
+}
 
 func (l *Log) active() *segment {
 	s := l.segments()
@@ -199,6 +210,9 @@ func (l *Log) SetProducerGuard(g ProducerGuard) {
 
 // Size is the total size of the segment files' data in bytes.
 func (l *Log) Size() int64 {
+	if l.ensureLoaded() != nil {
+		return 0
+	}
 	var n int64
 	for _, s := range l.segments() {
 		n += s.size.Load()
@@ -208,6 +222,9 @@ func (l *Log) Size() int64 {
 
 // Segments describes the segments, oldest first.
 func (l *Log) Segments() []SegmentInfo {
+	if l.ensureLoaded() != nil {
+		return nil
+	}
 	segs := l.segments()
 	out := make([]SegmentInfo, len(segs))
 	for i, s := range segs {

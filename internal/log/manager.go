@@ -46,6 +46,12 @@ type ManagerOptions struct {
 	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
 	// segment file stays open, as before).
 	MaxOpenFiles int
+	// OnLoad, if set, is called when a log whose loading was deferred at
+	// start (a clean shutdown: deferred.go) has been read, before any other
+	// caller may use it; the broker rebuilds the partition's producer state
+	// there. Logs loaded by OpenManager itself (after an unclean shutdown)
+	// and new logs do not get it.
+	OnLoad func(LoadView) error
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in
@@ -59,6 +65,13 @@ type Manager struct {
 	logger *slog.Logger
 
 	files *vfs.FileCache // segment file descriptors; nil: files stay open
+
+	closingCh chan struct{} // closed when Close starts (deferred.go); (mu)
+
+	// ckGen counts changes of any log's recovery point or log start
+	// offset; writeCheckpoints skips its work while it has not moved.
+	ckGen     atomic.Int64
+	lastCkGen int64 // (ckMu) ckGen at the last write
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
@@ -156,6 +169,13 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
+		if p.clean {
+			// Read on first use (deferred.go): a clean shutdown flushed it
+			// to its end, which is its checkpointed recovery point.
+			l.deferLoad(p)
+			m.logs[tp] = l
+			continue
+		}
 		loads = append(loads, pendingLoad{l, p, name})
 	}
 	if err := m.loadAll(loads); err != nil {
@@ -188,6 +208,9 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	return m, nil
 }
+
+// closeWorkers is how many logs Close closes at once.
+const closeWorkers = 16
 
 type pendingLoad struct {
 	l    *Log
@@ -417,6 +440,8 @@ func (m *Manager) Detach(topic string, partition int32) (purge func() error, err
 	if !ok {
 		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
 	}
+	l.abandonLoad() // a log never loaded stays unloaded: its directory goes
+	m.ckGen.Add(1)  // the checkpoints lose it
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -486,6 +511,9 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	if m.closingCh != nil {
+		close(m.closingCh)
+	}
 	m.mu.Unlock()
 	if m.stop != nil {
 		close(m.stop)
@@ -493,12 +521,38 @@ func (m *Manager) Close() error {
 	}
 	m.hkMu.Lock()
 	defer m.hkMu.Unlock()
-	var firstErr error
-	for _, l := range m.allLogs() {
-		if err := l.close(); err != nil && firstErr == nil {
-			firstErr = err
-		}
+	// Closing a log that took writes costs fsyncs (its segment and
+	// indexes): close closeWorkers logs at a time, as the disk serves
+	// concurrent syncs about as fast as one.
+	var (
+		firstErr error
+		errMu    sync.Mutex
+		wg       sync.WaitGroup
+		work     = make(chan *Log)
+	)
+	for w := 0; w < closeWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				if l.abandonLoad() {
+					continue // never loaded: nothing to flush or close
+				}
+				if err := l.close(); err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+			}
+		}()
 	}
+	for _, l := range m.allLogs() {
+		work <- l
+	}
+	close(work)
+	wg.Wait()
 	m.runDeletes(true)
 	if err := m.writeCheckpoints(true); err != nil && firstErr == nil {
 		firstErr = err
@@ -531,6 +585,10 @@ func (m *Manager) closeLogs() {
 func (m *Manager) writeCheckpoints(force bool) error {
 	m.ckMu.Lock()
 	defer m.ckMu.Unlock()
+	gen := m.ckGen.Load()
+	if !force && gen == m.lastCkGen && m.lastCkRP != nil {
+		return nil // nothing moved: do not walk every log (many partitions, every second)
+	}
 	rps := map[TopicPartition]int64{}
 	starts := map[TopicPartition]int64{}
 	for _, l := range m.allLogs() {
@@ -554,8 +612,13 @@ func (m *Manager) writeCheckpoints(force bool) error {
 	if err != nil {
 		return storageErr("checkpoint", err)
 	}
+	m.lastCkGen = gen
 	return nil
 }
+
+// checkpointChanged notes that the log's recovery point or log start offset
+// moved (writeCheckpoints).
+func (l *Log) checkpointChanged() { l.m.ckGen.Add(1) }
 
 func mapsEqual(a, b map[TopicPartition]int64) bool {
 	if len(a) != len(b) {

@@ -1,0 +1,147 @@
+package log
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
+)
+
+// After a clean shutdown a log is entered unloaded with its checkpointed
+// offsets, read on first use (once, however many callers race for it, with
+// the OnLoad hook before any of them proceeds), and a close of a log never
+// used writes nothing into its directory. After an unclean shutdown every
+// log is loaded and recovered before OpenManager returns.
+func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
+	e := newEnv(t, DefaultConfig())
+	for _, tp := range []string{"a", "b"} {
+		l, err := e.m.Open(tp, 0, e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			mustAppend(t, l, mkBatch(t, 2, 100, int64(i)))
+		}
+	}
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var hooks atomic.Int32
+	var hookLEO atomic.Int64
+	o := e.opts()
+	o.OnLoad = func(v LoadView) error {
+		hooks.Add(1)
+		hookLEO.Store(v.LogEndOffset())
+		// The view reads the log while other callers wait.
+		n := 0
+		if err := v.ScanBatches(0, func(h batch.Header, _ BatchPosition) bool { n++; return true }); err != nil || n != 3 {
+			t.Errorf("scan from the hook: %d batches, %v", n, err)
+		}
+		if _, err := v.ReadBytes(0, 1<<20); err != nil {
+			t.Errorf("read from the hook: %v", err)
+		}
+		return nil
+	}
+	m, err := OpenManager(e.fs, "/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	a, b := m.Get("a", 0), m.Get("b", 0)
+	if a.Loaded() || b.Loaded() || !a.Deferred() {
+		t.Fatal("logs loaded at a clean start")
+	}
+	if a.LogEndOffset() != 6 || a.LogStartOffset() != 0 || a.HighWatermark() != 6 || a.RecoveryPoint() != 6 || a.Loaded() {
+		t.Fatalf("offsets before the load: end %d start %d hw %d rp %d", a.LogEndOffset(), a.LogStartOffset(), a.HighWatermark(), a.RecoveryPoint())
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := readAll(t, a, 0); len(got) != 3 {
+				t.Errorf("read %d batches", len(got))
+			}
+		}()
+	}
+	wg.Wait()
+	if !a.Loaded() || hooks.Load() != 1 || hookLEO.Load() != 6 {
+		t.Fatalf("loaded %v, hooks %d (end %d)", a.Loaded(), hooks.Load(), hookLEO.Load())
+	}
+	if r := mustAppend(t, a, mkBatch(t, 1, 10, 9)); r.BaseOffset != 6 {
+		t.Fatalf("append after the load at %d", r.BaseOffset)
+	}
+	// b is never used: closing it leaves its files as they were.
+	before := snapshotDir(t, e.fs, b.Dir())
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshotDir(t, e.fs, b.Dir()); before != after {
+		t.Fatalf("an unused log's directory changed at close:\n%s\n%s", before, after)
+	}
+
+	// Reopened cleanly again: b's offsets are still right.
+	e.open()
+	if got := e.m.Get("b", 0); got.LogEndOffset() != 6 || len(readAll(t, got, 0)) != 3 {
+		t.Fatalf("b after two clean restarts: end %d", got.LogEndOffset())
+	}
+	if got := e.m.Get("a", 0); got.LogEndOffset() != 7 {
+		t.Fatalf("a after two clean restarts: end %d", got.LogEndOffset())
+	}
+
+	// A crash: no clean marker, everything is loaded (recovered) at once.
+	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 10))
+	e.crash(vfs.CrashOptions{})
+	for _, tp := range []string{"a", "b"} {
+		if l := e.m.Get(tp, 0); !l.Loaded() || l.Deferred() {
+			t.Fatalf("%s not loaded after an unclean shutdown", tp)
+		}
+	}
+	// The background loader loads what is left, and stops at once when there is nothing.
+	e.restart()
+	if n, _ := e.m.LoadDeferred(2, nil); n != 2 {
+		t.Fatalf("LoadDeferred loaded %d logs, want 2", n)
+	}
+	if n, _ := e.m.LoadDeferred(2, nil); n != 0 {
+		t.Fatalf("LoadDeferred again loaded %d", n)
+	}
+}
+
+// A log detached (deleted) before it was ever loaded is never loaded.
+func TestDeferredLogDeletedUnloaded(t *testing.T) {
+	e := newEnv(t, DefaultConfig())
+	mustAppend(t, e.log(), mkBatch(t, 1, 10, 1))
+	e.restart()
+	l := e.m.Get("t", 0)
+	if l.Loaded() {
+		t.Fatal("loaded")
+	}
+	if err := e.m.Delete("t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Read(0, 100, true); err == nil {
+		t.Fatal("read of a deleted, never loaded log succeeded")
+	}
+	if l.Loaded() {
+		t.Fatal("a deleted log was loaded")
+	}
+}
+
+// snapshotDir lists a directory's files with their sizes and contents' length.
+func snapshotDir(t *testing.T, fsys vfs.FS, dir string) string {
+	t.Helper()
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ""
+	for _, e := range ents {
+		data, _ := vfs.ReadFile(fsys, dir+"/"+e.Name())
+		s += fmt.Sprintf("%s %d %x\n", e.Name(), len(data), sha256.Sum256(data))
+	}
+	return s
+}
