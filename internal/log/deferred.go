@@ -1,15 +1,21 @@
 package log
 
-// Deferred loading: after a clean shutdown, OpenManager does not open the
-// partition directories. Each log is entered with what the data-dir
-// checkpoints say (its end offset is its recovery point: a clean shutdown
-// flushed every log to its end; its log start offset), and its directory is
-// read — segments, indexes, the aborted-transaction index, the leader-epoch
-// checkpoint, and, through ManagerOptions.OnLoad, the producer state — on
-// its first use, or by the background loader (LoadDeferred) once the broker
-// serves. So a restart with many idle partitions touches none of them
-// before it serves. After an unclean shutdown every log is loaded (and
-// recovered from its recovery point) before OpenManager returns, as before.
+// Deferred loading: OpenManager does not open the partition directories.
+// Each log is entered with what the data-dir checkpoints say, and its
+// directory is read — segments, indexes, the aborted-transaction index, the
+// leader-epoch checkpoint, and, through ManagerOptions.OnLoad, the producer
+// state — on its first use, or by the background loader (LoadDeferred) once
+// the broker serves. So a restart with many idle partitions touches none of
+// them before it serves.
+//
+// After a clean shutdown every log was flushed to its end, so its end offset
+// is its checkpointed recovery point and its offsets can be answered before
+// it is read. After an unclean shutdown nothing of a log is answered before
+// it is recovered (the segments from the one holding its recovery point on
+// re-validated, as Kafka does), its offsets included: recovery is not
+// skipped, only moved to the log's first use. A broker that shuts down
+// cleanly with logs still unrecovered writes no clean-shutdown marker, so
+// the next start recovers them.
 
 import (
 	"fmt"
@@ -67,6 +73,16 @@ func (l *Log) deferLoad(p loadParams) {
 	l.logStart.Store(max(p.logStart, 0))
 	l.deferred.Store(&deferredLoad{p: p})
 	l.wasDeferred = true
+	l.offsetsUnknown = !p.clean
+}
+
+// needOffsets loads a log deferred after an unclean shutdown before its
+// offsets are read: they are known only once it is recovered. (After a
+// clean shutdown the checkpointed ones are right.)
+func (l *Log) needOffsets() {
+	if l.offsetsUnknown && !l.segsLoaded.Load() {
+		_ = l.ensureLoaded()
+	}
 }
 
 // Deferred reports whether the log was entered unloaded at start (its
@@ -102,7 +118,8 @@ func (l *Log) loadDeferred(d *deferredLoad) error {
 		l.logger.Error("cannot load partition", "dir", l.dir, "err", err)
 		return d.err
 	}
-	if got := l.leo.Load(); got != want {
+	l.segsLoaded.Store(true)
+	if got := l.leo.Load(); d.p.clean && got != want {
 		// Cannot happen after a clean shutdown (every log was flushed to its
 		// end and checkpointed); say so if it does.
 		l.logger.Warn("log end offset differs from its checkpointed recovery point", "dir", l.dir, "checkpoint", want, "log_end_offset", got)

@@ -14,8 +14,8 @@ import (
 // After a clean shutdown a log is entered unloaded with its checkpointed
 // offsets, read on first use (once, however many callers race for it, with
 // the OnLoad hook before any of them proceeds), and a close of a log never
-// used writes nothing into its directory. After an unclean shutdown every
-// log is loaded and recovered before OpenManager returns.
+// used writes nothing into its directory. After an unclean shutdown a log
+// is recovered before anything of it is answered.
 func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
 	e := newEnv(t, DefaultConfig())
 	for _, tp := range []string{"a", "b"} {
@@ -93,16 +93,39 @@ func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
 		t.Fatalf("a after two clean restarts: end %d", got.LogEndOffset())
 	}
 
-	// A crash: no clean marker, everything is loaded (recovered) at once.
+	// A crash: no clean marker. Nothing is answered before a log is
+	// recovered: its first use, its offsets included, recovers it (the
+	// unsynced record is gone).
 	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 10))
 	e.crash(vfs.CrashOptions{})
-	for _, tp := range []string{"a", "b"} {
-		if l := e.m.Get(tp, 0); !l.Loaded() || l.Deferred() {
-			t.Fatalf("%s not loaded after an unclean shutdown", tp)
-		}
+	a, b = e.m.Get("a", 0), e.m.Get("b", 0)
+	if a.Loaded() || b.Loaded() {
+		t.Fatal("logs recovered before their first use")
+	}
+	if got := a.LogEndOffset(); got != 7 || !a.Loaded() {
+		t.Fatalf("a after the crash: end %d, loaded %v", got, a.Loaded())
+	}
+	// b is never used: a clean close writes no clean-shutdown marker, so
+	// the next start recovers it.
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err == nil {
+		t.Fatal("clean-shutdown marker written with an unrecovered log")
+	}
+	e.open()
+	if b = e.m.Get("b", 0); b.LogStartOffset() != 0 || b.LogEndOffset() != 6 || len(readAll(t, b, 0)) != 3 {
+		t.Fatalf("b recovered at the next start: end %d", b.LogEndOffset())
 	}
 	// The background loader loads what is left, and stops at once when there is nothing.
-	e.restart()
+	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 11)) // every log loaded: a clean close
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err != nil {
+		t.Fatal("no clean-shutdown marker once every log was recovered")
+	}
+	e.open()
 	if n, _ := e.m.LoadDeferred(2, nil); n != 2 {
 		t.Fatalf("LoadDeferred loaded %d logs, want 2", n)
 	}

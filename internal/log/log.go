@@ -56,6 +56,11 @@ type Log struct {
 	// (deferred.go); wasDeferred says it was entered that way.
 	deferred    atomic.Pointer[deferredLoad]
 	wasDeferred bool
+	// offsetsUnknown: deferred after an unclean shutdown, its end offset
+	// is known only once recovered; segsLoaded: the directory was read
+	// (set before OnLoad runs, while deferred is still set).
+	offsetsUnknown bool
+	segsLoaded     atomic.Bool
 
 	waitMu     sync.Mutex
 	waitCh     chan struct{}
@@ -106,6 +111,7 @@ func (l *Log) Dir() string { return l.dir }
 // is appended, as in Kafka with one in-sync replica (durability is the flush
 // policy's business).
 func (l *Log) HighWatermark() int64 {
+	l.needOffsets()
 	if l.hwFollowsEnd.Load() {
 		return l.leo.Load()
 	}
@@ -160,10 +166,16 @@ func (l *Log) FollowLogEnd() {
 }
 
 // LogEndOffset is the offset the next appended record gets.
-func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
+func (l *Log) LogEndOffset() int64 {
+	l.needOffsets()
+	return l.leo.Load()
+}
 
 // LogStartOffset is the first offset a reader may ask for.
-func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+func (l *Log) LogStartOffset() int64 {
+	l.needOffsets()
+	return l.logStart.Load()
+}
 
 // RecoveryPoint is the offset below which data and indexes are durable.
 func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }

@@ -141,6 +141,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		return nil, err
 	}
 	var loads []pendingLoad
+	unclean := 0
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -169,23 +170,22 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
-		if p.clean {
-			// Read on first use (deferred.go): a clean shutdown flushed it
-			// to its end, which is its checkpointed recovery point.
-			l.deferLoad(p)
-			m.logs[tp] = l
-			continue
+		// Read (after an unclean shutdown: recovered) on first use or by
+		// the background loader (deferred.go).
+		l.deferLoad(p)
+		m.logs[tp] = l
+		if !p.clean {
+			unclean++
 		}
-		loads = append(loads, pendingLoad{l, p, name})
 	}
 	if err := m.loadAll(loads); err != nil {
 		m.closeLogs()
 		return nil, err
 	}
-	if !clean && len(m.logs) > 0 {
-		// Kafka logs its recovery too: say why the start took what it took.
-		m.logger.Info("recovered logs after an unclean shutdown (segments after each recovery point re-validated)",
-			"partitions", len(m.logs), "elapsed", time.Since(loadStart).Round(time.Millisecond))
+	if unclean > 0 {
+		// Kafka logs its recovery too: say what the start left to do.
+		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
+			"partitions", unclean, "elapsed", time.Since(loadStart).Round(time.Millisecond))
 	}
 	// From here on a crash is unclean again.
 	if clean {
@@ -525,10 +525,11 @@ func (m *Manager) Close() error {
 	// indexes): close closeWorkers logs at a time, as the disk serves
 	// concurrent syncs about as fast as one.
 	var (
-		firstErr error
-		errMu    sync.Mutex
-		wg       sync.WaitGroup
-		work     = make(chan *Log)
+		firstErr    error
+		errMu       sync.Mutex
+		wg          sync.WaitGroup
+		work        = make(chan *Log)
+		unrecovered atomic.Int64
 	)
 	for w := 0; w < closeWorkers; w++ {
 		wg.Add(1)
@@ -536,7 +537,13 @@ func (m *Manager) Close() error {
 			defer wg.Done()
 			for l := range work {
 				if l.abandonLoad() {
-					continue // never loaded: nothing to flush or close
+					// Never loaded: nothing to flush or close. One left
+					// unrecovered since an unclean start keeps the next
+					// start unclean, so that it is recovered then.
+					if l.offsetsUnknown {
+						unrecovered.Add(1)
+					}
+					continue
 				}
 				if err := l.close(); err != nil {
 					errMu.Lock()
@@ -557,7 +564,9 @@ func (m *Manager) Close() error {
 	if err := m.writeCheckpoints(true); err != nil && firstErr == nil {
 		firstErr = err
 	}
-	if firstErr == nil {
+	if n := unrecovered.Load(); n > 0 && firstErr == nil {
+		m.logger.Info("no clean-shutdown marker: partitions not recovered since the unclean start are recovered at the next one", "partitions", n)
+	} else if firstErr == nil {
 		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
 	}
 	m.closeLogs()
