@@ -12,6 +12,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func init() {
@@ -25,7 +27,7 @@ func init() {
 			secs = v
 		}
 	}
-	f, err := os.Create(path)
+	f, err := vfs.OS().OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err == nil {
 		err = pprof.StartCPUProfile(f)
 	}
