@@ -46,11 +46,10 @@ type ManagerOptions struct {
 	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
 	// segment file stays open, as before).
 	MaxOpenFiles int
-	// OnLoad, if set, is called when a log whose loading was deferred at
-	// start (a clean shutdown: deferred.go) has been read, before any other
-	// caller may use it; the broker rebuilds the partition's producer state
-	// there. Logs loaded by OpenManager itself (after an unclean shutdown)
-	// and new logs do not get it.
+	// OnLoad, if set, is called when a log found at start (its loading is
+	// deferred: deferred.go) has been read, before any other caller may use
+	// it; the broker rebuilds the partition's producer state there. Logs
+	// created later do not get it.
 	OnLoad func(LoadView) error
 }
 
@@ -140,7 +139,6 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if err != nil {
 		return nil, err
 	}
-	var loads []pendingLoad
 	unclean := 0
 	for _, e := range ents {
 		if !e.IsDir() {
@@ -178,10 +176,6 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			unclean++
 		}
 	}
-	if err := m.loadAll(loads); err != nil {
-		m.closeLogs()
-		return nil, err
-	}
 	if unclean > 0 {
 		// Kafka logs its recovery too: say what the start left to do.
 		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
@@ -211,57 +205,6 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 
 // closeWorkers is how many logs Close closes at once.
 const closeWorkers = 16
-
-type pendingLoad struct {
-	l    *Log
-	p    loadParams
-	name string
-}
-
-// loadWorkers is how many partition directories OpenManager loads at once
-// (Kafka's num.recovery.threads.per.data.dir): loading is mostly waiting
-// for the disk (directory reads, opens, index reads, recovery).
-const loadWorkers = 8
-
-// loadAll loads the logs in parallel and enters them in m.logs; on an error
-// the logs loaded so far are entered too (for closeLogs) and the first error
-// is returned.
-func (m *Manager) loadAll(loads []pendingLoad) error {
-	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int
-		wg       sync.WaitGroup
-	)
-	for w := 0; w < min(loadWorkers, len(loads)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next >= len(loads) || firstErr != nil {
-					mu.Unlock()
-					return
-				}
-				ld := loads[next]
-				next++
-				mu.Unlock()
-				err := ld.l.load(ld.p)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("log: loading %s: %w", ld.name, err)
-					}
-				} else {
-					m.logs[TopicPartition{ld.l.topic, ld.l.partition}] = ld.l
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
-}
 
 func (m *Manager) now() time.Time { return m.opts.Now() }
 
