@@ -595,6 +595,7 @@ type compactionRow struct {
 	Node     int32
 	LastPass string
 	Horizon  string
+	Roll     string // when the active segment rolls, and why
 }
 
 type compactionData struct {
@@ -654,6 +655,10 @@ func (c *Console) compaction(ctx context.Context, p *principal, topic string) (c
 			}
 			if ps.NextHorizonMs > 0 {
 				row.Horizon = time.UnixMilli(ps.NextHorizonMs).UTC().Format("2006-01-02 15:04:05")
+			}
+			row.Roll = "empty: rolls segment.ms after its first append"
+			if ps.ActiveSegmentRollMs > 0 {
+				row.Roll = time.UnixMilli(ps.ActiveSegmentRollMs).UTC().Format("2006-01-02 15:04:05") + " (" + ps.ActiveSegmentRollBy + ")"
 			}
 			d.Rows = append(d.Rows, row)
 		}
