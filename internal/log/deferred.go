@@ -18,6 +18,7 @@ package log
 // the next start recovers them.
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -113,8 +114,10 @@ func (l *Log) loadDeferred(d *deferredLoad) error {
 	want := l.leo.Load()
 	if err := l.load(d.p); err != nil {
 		d.err = storageErr(fmt.Sprintf("loading %s", l.dir), err)
-		se, _ := d.err.(*StorageError)
-		l.failed.CompareAndSwap(nil, se)
+		var se *StorageError
+		if errors.As(d.err, &se) {
+			l.failed.CompareAndSwap(nil, se) // appends refuse with KAFKA_STORAGE_ERROR
+		}
 		l.logger.Error("cannot load partition", "dir", l.dir, "err", err)
 		return d.err
 	}

@@ -2,6 +2,7 @@ package log
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -167,4 +168,62 @@ func snapshotDir(t *testing.T, fsys vfs.FS, dir string) string {
 		s += fmt.Sprintf("%s %d %x\n", e.Name(), len(data), sha256.Sum256(data))
 	}
 	return s
+}
+
+// A partition whose directory cannot be read when it is first used fails
+// with KAFKA_STORAGE_ERROR (reads and appends) instead of serving from a
+// half-read log; the others are not affected, and a clean close keeps its
+// files as they were.
+func TestDeferredLoadFailure(t *testing.T) {
+	mem := vfs.NewMemFS()
+	faulty := vfs.NewFaulty(mem)
+	o := ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1}
+	m, err := OpenManager(faulty, "/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []string{"good", "bad"} {
+		l, err := m.Open(tp, 0, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, mkBatch(t, 2, 10, 1))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = OpenManager(faulty, "/data", o); err != nil {
+		t.Fatal(err)
+	}
+	faulty.Add(vfs.Rule{Op: "readdir", PathContains: "bad-0"})
+	bad, good := m.Get("bad", 0), m.Get("good", 0)
+	if _, err := bad.Read(0, 1<<20, true); !isStorageErr(err) {
+		t.Fatalf("read of a partition that cannot be loaded: %v", err)
+	}
+	if _, err := bad.Append(mkBatch(t, 1, 10, 2), AppendOptions{}); !isStorageErr(err) {
+		t.Fatalf("append to a partition that cannot be loaded: %v", err)
+	}
+	if bad.Loaded() || bad.Segments() != nil || bad.Err() == nil {
+		t.Fatalf("failed partition: loaded %v, err %v", bad.Loaded(), bad.Err())
+	}
+	if got := readAll(t, good, 0); len(got) != 1 {
+		t.Fatalf("the other partition: %d batches", len(got))
+	}
+	faulty.Clear()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The next start reads it.
+	if m, err = OpenManager(faulty, "/data", o); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := readAll(t, m.Get("bad", 0), 0); len(got) != 1 {
+		t.Fatalf("after a restart: %d batches", len(got))
+	}
+}
+
+func isStorageErr(err error) bool {
+	var se *StorageError
+	return errors.As(err, &se)
 }
