@@ -3,7 +3,8 @@ package main
 // "sluice consume TOPIC...": print records as a kcat-style format (-f) or
 // JSON, from an offset, a timestamp or the end (-o), up to a count (-n),
 // stopping at the end of the partitions unless --follow; with -g as a
-// member of a consumer group that commits what it printed.
+// member of a consumer group that commits what it printed (classic
+// protocol, or KIP-848's with --group-protocol consumer).
 
 import (
 	"bufio"
@@ -61,6 +62,8 @@ func consumeRun(fs *flag.FlagSet) func(*cmd, []string) error {
 	fs.StringVar(format, "format", "%v\\n", "same as -f")
 	group := fs.String("g", "", "consume as a member of this consumer `group`, committing what was printed")
 	fs.StringVar(group, "group", "", "same as -g")
+	protocol := fs.String("group-protocol", "classic", "with -g: the group `protocol`, classic (JoinGroup/SyncGroup) or consumer (KIP-848, ConsumerGroupHeartbeat: the broker assigns partitions), as Kafka's group.protocol")
+	assignor := fs.String("group-remote-assignor", "", "with --group-protocol consumer: the broker's `assignor`, uniform (default) or range, as Kafka's group.remote.assignor")
 	parts := fs.String("p", "", "only these comma-separated `partitions` (not with -g)")
 	fs.StringVar(parts, "partitions", "", "same as -p")
 	follow := fs.Bool("follow", false, "keep waiting for new records (until -n records or Ctrl-C) instead of stopping at the end")
@@ -77,6 +80,23 @@ func consumeRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			if toks, err = parseFormat(*format, "tpokvKVTh"); err != nil {
 				return usageError{err.Error()}
 			}
+		}
+		switch *protocol {
+		case "classic":
+			if *assignor != "" {
+				return usagef("--group-remote-assignor needs --group-protocol consumer")
+			}
+		case "consumer":
+			if *group == "" {
+				return usagef("--group-protocol consumer needs -g")
+			}
+			switch *assignor {
+			case "", "uniform", "range":
+			default:
+				return usagef("--group-remote-assignor %q: want uniform or range", *assignor)
+			}
+		default:
+			return usagef("--group-protocol %q: want classic or consumer", *protocol)
 		}
 		if *group != "" && *parts != "" {
 			return usagef("-p and -g exclude each other: a group's partitions are assigned to it")
@@ -189,6 +209,15 @@ func consumeRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			}
 			opts = append(opts, kgo.ConsumerGroup(*group), kgo.ConsumeTopics(topics...),
 				kgo.ConsumeResetOffset(reset), kgo.AutoCommitMarks())
+			if *protocol == "consumer" {
+				// The client names its balancer as the server assignor:
+				// sticky is "uniform", range is "range".
+				bal := kgo.StickyBalancer()
+				if *assignor == "range" {
+					bal = kgo.RangeBalancer()
+				}
+				opts = append(opts, kgo.Balancers(bal), kgo.ServerSideBalancer())
+			}
 		}
 		cl, err := c.newClient(opts...)
 		if err != nil {

@@ -2,10 +2,12 @@ package main
 
 // "sluice group": list, describe (members, assignment, committed offsets
 // and lag), seek (reset committed offsets; a dry run unless --execute) and
-// delete consumer groups, classic and consumer (KIP-848) ones.
+// delete consumer groups, classic and consumer (KIP-848) ones; list and
+// describe share groups (KIP-932) too.
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,6 +75,9 @@ type groupView struct {
 	coordinator                int32
 	members                    []groupMember
 	committed                  kadm.OffsetResponses
+	// share groups: the share-partition start offsets and the lag the
+	// broker reports (DescribeShareGroupOffsets), instead of committed
+	share kadm.ShareOffsets
 }
 
 // owner returns the member a partition is assigned to, or nil.
@@ -111,7 +116,7 @@ func describeGroupView(c *cmd, adm *kadm.Client, name string) (*groupView, error
 			g.members = append(g.members, groupMember{id: m.MemberID, clientID: m.ClientID, host: m.ClientHost, assigned: m.Assignment})
 		}
 	case "share":
-		return nil, fmt.Errorf("group %s is a share group; describing share groups is not supported yet", name)
+		return describeShareGroupView(ctx, adm, g)
 	default:
 		ds, err := adm.DescribeGroups(ctx, name)
 		if err != nil && len(ds) == 0 {
@@ -147,10 +152,14 @@ type lagRow struct {
 	topic          string
 	partition      int32
 	committed, end int64 // -1: none / unknown
+	brokerLag      int64 // share groups: the lag the broker reports, -1 if none
 	member         *groupMember
 }
 
 func (r lagRow) lag() int64 {
+	if r.brokerLag >= 0 {
+		return r.brokerLag
+	}
 	if r.end < 0 {
 		return -1
 	}
@@ -165,6 +174,11 @@ func (r lagRow) lag() int64 {
 func lagRows(c *cmd, adm *kadm.Client, g *groupView) ([]lagRow, error) {
 	set := kadm.TopicsSet{}
 	for t, ps := range g.committed {
+		for p := range ps {
+			set.Add(t, p)
+		}
+	}
+	for t, ps := range g.share {
 		for p := range ps {
 			set.Add(t, p)
 		}
@@ -184,9 +198,12 @@ func lagRows(c *cmd, adm *kadm.Client, g *groupView) ([]lagRow, error) {
 	}
 	for _, tp := range set.Sorted() {
 		for _, p := range tp.Partitions {
-			r := lagRow{topic: tp.Topic, partition: p, committed: -1, end: -1, member: g.owner(tp.Topic, p)}
+			r := lagRow{topic: tp.Topic, partition: p, committed: -1, end: -1, brokerLag: -1, member: g.owner(tp.Topic, p)}
 			if o, ok := g.committed.Lookup(tp.Topic, p); ok && o.Err == nil {
 				r.committed = o.At
+			}
+			if o, ok := g.share.Lookup(tp.Topic, p); ok && o.Err == nil {
+				r.committed, r.brokerLag = o.StartOffset, o.Lag
 			}
 			if e, ok := ends.Lookup(tp.Topic, p); ok && e.Err == nil {
 				r.end = e.Offset
@@ -232,7 +249,11 @@ func groupDescribe(fs *flag.FlagSet) func(*cmd, []string) error {
 			tw.Flush()
 			fmt.Fprintln(c.stdout)
 			tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG\tMEMBER-ID\tCLIENT-ID\tHOST")
+			current := "CURRENT-OFFSET"
+			if g.typ == "share" {
+				current = "START-OFFSET" // the share-partition start offset, as kafka-share-groups.sh
+			}
+			fmt.Fprintf(tw, "TOPIC\tPARTITION\t%s\tLOG-END-OFFSET\tLAG\tMEMBER-ID\tCLIENT-ID\tHOST\n", current)
 			for _, r := range rows {
 				member, client, host := "-", "-", "-"
 				if r.member != nil {
@@ -252,6 +273,39 @@ func groupDescribe(fs *flag.FlagSet) func(*cmd, []string) error {
 		}
 		return nil
 	}
+}
+
+// describeShareGroupView fills g (a share group) from ShareGroupDescribe
+// and DescribeShareGroupOffsets.
+func describeShareGroupView(ctx context.Context, adm *kadm.Client, g *groupView) (*groupView, error) {
+	ds, err := adm.DescribeShareGroups(ctx, g.name)
+	if err != nil && len(ds) == 0 {
+		return nil, err
+	}
+	d, ok := ds[g.name]
+	if !ok {
+		return nil, fmt.Errorf("group %s: no answer from its coordinator", g.name)
+	}
+	if d.Err != nil {
+		return nil, fmt.Errorf("group %s: %w", g.name, d.Err)
+	}
+	g.state, g.protocol, g.coordinator = d.GroupState, d.Assignor, d.Coordinator.NodeID
+	for _, m := range d.Members {
+		g.members = append(g.members, groupMember{id: m.MemberID, clientID: m.ClientID, host: m.ClientHost, assigned: m.Assignment})
+	}
+	offs, err := adm.DescribeShareGroupOffsets(ctx, g.name)
+	if err != nil && len(offs) == 0 {
+		return nil, err
+	}
+	o := offs[g.name]
+	if o.Err != nil {
+		return nil, fmt.Errorf("group %s offsets: %w", g.name, o.Err)
+	}
+	g.share = o.Offsets
+	if (g.state == "Dead" || g.state == "") && len(g.members) == 0 && len(g.share) == 0 {
+		return nil, fmt.Errorf("%s: group %s does not exist", strings.TrimSuffix(kerr.GroupIDNotFound.Message, "."), g.name)
+	}
+	return g, nil
 }
 
 func numOrDash(n int64) string {

@@ -1,7 +1,7 @@
 package main
 
 // "sluice produce TOPIC": records from standard input, one per line by
-// default, or as a format (-f) with %k key, %v value, %p partition, %T
+// default, or as a format (-f) with %k key, %v value, %h headers, %p partition, %T
 // timestamp and %t topic between literal separators; keys (-k), headers
 // (-H), a partition (-p) and null values (-Z) as rpk takes them.
 
@@ -96,7 +96,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 	fs.Var(headers, "header", "same as -H")
 	partition := fs.Int("p", -1, "produce to this `partition` (default: by key hash, as Kafka's clients)")
 	fs.IntVar(partition, "partition", -1, "same as -p")
-	format := fs.String("f", "%v\\n", "input `format`: literals and %k key, %v value, %p partition, %T timestamp (ms), %t topic; the last literal ends a record")
+	format := fs.String("f", "%v\\n", "input `format`: literals and %k key, %v value, %h headers (name=value,name=value: as consume -f %h prints them), %p partition, %T timestamp (ms), %t topic; the last literal ends a record")
 	fs.StringVar(format, "format", "%v\\n", "same as -f")
 	tombstone := fs.Bool("Z", false, "an empty value is a null value (a tombstone on a compacted topic)")
 	fs.BoolVar(tombstone, "tombstone", false, "same as -Z")
@@ -104,7 +104,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 	quiet := fs.Bool("q", false, "do not print where each record went")
 	return func(c *cmd, args []string) error {
 		topic := args[0]
-		toks, err := parseFormat(*format, "kvpTt")
+		toks, err := parseFormat(*format, "kvhpTt")
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -178,7 +178,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			if *key != "" {
 				r.Key = []byte(*key)
 			}
-			r.Headers = headers.list
+			r.Headers = append([]kgo.RecordHeader(nil), headers.list...) // %h appends
 			if err := parseRecord(body, text, r); err != nil {
 				return fmt.Errorf("record %d: %w", line, err)
 			}
@@ -261,6 +261,12 @@ func parseRecord(toks []fmtToken, text []byte, r *kgo.Record) error {
 			}
 		case 'v':
 			r.Value = append([]byte(nil), field...)
+		case 'h':
+			hs, err := parseHeaders(field)
+			if err != nil {
+				return err
+			}
+			r.Headers = append(r.Headers, hs...)
 		case 't':
 			r.Topic = string(field)
 		case 'p':
@@ -281,6 +287,23 @@ func parseRecord(toks []fmtToken, text []byte, r *kgo.Record) error {
 		return fmt.Errorf("unexpected %q at the end", truncate(text))
 	}
 	return nil
+}
+
+// parseHeaders reads a %h field: comma-separated name=value pairs (empty:
+// no headers). A name cannot hold '=' or ',' and a value cannot hold ','.
+func parseHeaders(field []byte) ([]kgo.RecordHeader, error) {
+	if len(field) == 0 {
+		return nil, nil
+	}
+	var hs []kgo.RecordHeader
+	for _, kv := range bytes.Split(field, []byte(",")) {
+		name, value, ok := bytes.Cut(kv, []byte("="))
+		if !ok || len(name) == 0 {
+			return nil, fmt.Errorf("bad header %q in %%h: want name=value pairs separated by commas", truncate(kv))
+		}
+		hs = append(hs, kgo.RecordHeader{Key: string(name), Value: append([]byte{}, value...)})
+	}
+	return hs, nil
 }
 
 func truncate(b []byte) string {

@@ -70,6 +70,9 @@ func (b *Broker) describePartitionProducers(rp *kmsg.DescribeProducersResponseTo
 		rp.ErrorCode = code
 		return
 	}
+	if l := b.logs.Get(topic, partition); l != nil {
+		_ = l.Load() // a log not used since a clean start rebuilds its producer state on load
+	}
 	s := b.producers.get(log.TopicPartition{Topic: topic, Partition: partition})
 	if s == nil {
 		return // no guard installed: no producer is tracked here

@@ -155,26 +155,10 @@ func (b *Broker) startProducerState() error {
 	now := time.Now().UnixMilli()
 	for _, tp := range b.logs.Partitions() {
 		l := b.logs.Get(tp.Topic, tp.Partition)
-		s := b.producers.get(tp)
-		if l == nil || s == nil {
-			continue
+		if l == nil || l.Deferred() {
+			continue // a log loaded on first use rebuilds its state then (deferred_logs.go)
 		}
-		if err := s.Rebuild(b.fs, l, now, expiration); err != nil {
-			// Not fatal: the partition still serves; its producers are
-			// unknown and may resume at any sequence.
-			b.logger.Error("cannot rebuild producer state", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-			s.Clear()
-			continue
-		}
-		// A rebuild that had to scan the log past its last snapshot (after a
-		// crash) snapshots what it found, so that the next crash scans only
-		// what comes after: a broker killed more often than it snapshots
-		// would otherwise rescan ever more log at every start. Recovery has
-		// made the log durable up to its end, so the snapshot never runs
-		// ahead of what survives a power loss.
-		if _, err := s.SnapshotIfChanged(b.fs, l.Dir()); err != nil {
-			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-		}
+		b.rebuildProducerState(tp, l, now)
 	}
 
 	stop := make(chan struct{})
@@ -220,8 +204,8 @@ const producerSnapshotInterval = time.Minute
 func (b *Broker) snapshotChangedProducers() {
 	for tp, s := range b.producers.all() {
 		l := b.logs.Get(tp.Topic, tp.Partition)
-		if l == nil {
-			continue
+		if l == nil || !l.Loaded() {
+			continue // not loaded since a clean start: its state is not rebuilt yet
 		}
 		if _, err := s.SnapshotIfChanged(b.fs, l.Dir()); err != nil {
 			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
@@ -238,13 +222,37 @@ func (b *Broker) expireProducers(nowMs, expirationMs int64) {
 // snapshotProducers writes a producer snapshot at the end of every open log
 // (called at shutdown, when no appends run any more).
 func (b *Broker) snapshotProducers() {
-	for tp, s := range b.producers.all() {
-		l := b.logs.Get(tp.Topic, tp.Partition)
-		if l == nil || (s.Len() == 0 && l.LogEndOffset() == l.LogStartOffset()) {
-			continue // an empty log needs no snapshot: its rebuild replays nothing
-		}
-		if err := s.WriteSnapshot(b.fs, l.Dir(), l.LogEndOffset()); err != nil {
-			b.logger.Error("cannot write producer snapshot", "topic", tp.Topic, "partition", tp.Partition, "err", err)
-		}
+	// Each snapshot written costs fsyncs: write snapshotWorkers at once.
+	type job struct {
+		tp log.TopicPartition
+		s  *producer.State
 	}
+	work := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < snapshotWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				l := b.logs.Get(j.tp.Topic, j.tp.Partition)
+				if l == nil || !l.Loaded() || (j.s.Len() == 0 && l.LogEndOffset() == l.LogStartOffset()) {
+					// An empty log needs no snapshot: its rebuild replays
+					// nothing. A log not loaded since a clean start keeps
+					// the snapshot it has (its state here was never rebuilt).
+					continue
+				}
+				if err := j.s.WriteSnapshot(b.fs, l.Dir(), l.LogEndOffset()); err != nil {
+					b.logger.Error("cannot write producer snapshot", "topic", j.tp.Topic, "partition", j.tp.Partition, "err", err)
+				}
+			}
+		}()
+	}
+	for tp, s := range b.producers.all() {
+		work <- job{tp, s}
+	}
+	close(work)
+	wg.Wait()
 }
+
+// snapshotWorkers is how many producer snapshots shutdown writes at once.
+const snapshotWorkers = 16

@@ -175,6 +175,7 @@ func (s *Server) Start() (err error) {
 		},
 	}
 	installProducerGuards(b, &mopts)
+	installDeferredLoading(b, &mopts) // deferred_logs.go
 	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {
 		return fmt.Errorf("sluice: opening logs in %s: %w", dataDir, err)
 	}
@@ -214,6 +215,7 @@ func (s *Server) Start() (err error) {
 	}
 
 	s.metricsReady(b) // health.go
+	b.startDeferredLoading()
 
 	addrs := make([]string, len(s.lns))
 	for i, ln := range s.lns {

@@ -26,6 +26,7 @@ type Cleaner struct {
 	checkpoints map[log.TopicPartition]int64
 	state       map[log.TopicPartition]*partState
 	cpDirty     bool
+	psDirty     bool // a pass ended since PassStateFile was written
 
 	wake    chan struct{}
 	stop    chan struct{}
@@ -80,6 +81,11 @@ func New(opts Options) (*Cleaner, error) {
 		cps = map[log.TopicPartition]int64{}
 	}
 	c.checkpoints = cps
+	ps, err := readPassState(opts.FS, opts.DataDir)
+	if err != nil {
+		c.logger.Warn("cleaner pass state unreadable; last passes before the restart are not shown", "err", err)
+	}
+	c.restorePassState(ps)
 	if opts.Registerer != nil {
 		c.metrics = newMetrics(c)
 		if err := opts.Registerer.Register(c.metrics); err != nil {
@@ -132,7 +138,7 @@ func (c *Cleaner) Close() error {
 	if c.metrics != nil && c.opts.Registerer != nil {
 		c.opts.Registerer.Unregister(c.metrics)
 	}
-	return c.flushCheckpoint()
+	return errors.Join(c.flushCheckpoint(), c.flushPassState())
 }
 
 func (c *Cleaner) workerLoop() {
@@ -386,6 +392,7 @@ func (c *Cleaner) dropGoneLocked(logs []struct {
 	for tp, st := range c.state {
 		if !live[tp] && !st.inProgress && c.opts.Manager.Get(tp.Topic, tp.Partition) == nil {
 			delete(c.state, tp)
+			c.psDirty = true
 			if _, ok := c.checkpoints[tp]; ok {
 				delete(c.checkpoints, tp)
 				c.cpDirty = true
@@ -406,6 +413,7 @@ func (c *Cleaner) run(w *worker, v *logView) (PassResult, error) {
 		st.failures, st.lastErr, st.retryAtMs = 0, "", 0
 		st.lastPassMs, st.lastPass = now, res
 		st.passes++
+		c.psDirty = true
 		st.pendingHorizon, st.pendingTombstones, st.horizonKnown = res.MinPendingHorizon, res.TombstonesKept, true
 		if c.checkpointLocked(v.tp) != res.EndOffset {
 			c.checkpoints[v.tp] = res.EndOffset
@@ -415,6 +423,7 @@ func (c *Cleaner) run(w *worker, v *logView) (PassResult, error) {
 		// Retention, truncation or deletion raced the pass: try again later,
 		// with a fresh view, no penalty.
 	default:
+		c.psDirty = true
 		st.failures++
 		st.lastErr, st.lastErrMs = err.Error(), now
 		backoff := c.opts.BackoffMs << min(st.failures-1, 20)
@@ -438,9 +447,15 @@ func (c *Cleaner) run(w *worker, v *logView) (PassResult, error) {
 		if cerr := c.flushCheckpoint(); cerr != nil {
 			c.logger.Error("cannot write cleaner checkpoint", "err", cerr)
 		}
+		if perr := c.flushPassState(); perr != nil {
+			c.logger.Error("cannot write cleaner pass state", "err", perr)
+		}
 	case errors.Is(err, errLogChanged) || errors.Is(err, log.ErrClosed):
 		c.logger.Info("cleaning pass abandoned: the log changed under it", "topic", v.tp.Topic, "partition", v.tp.Partition)
 	default:
+		if perr := c.flushPassState(); perr != nil {
+			c.logger.Error("cannot write cleaner pass state", "err", perr)
+		}
 		c.logger.Error("cleaning failed; partition marked and retried after backoff",
 			"topic", v.tp.Topic, "partition", v.tp.Partition, "err", err,
 			"consecutive_failures", failures, "retry_at", time.UnixMilli(retryAt))

@@ -109,8 +109,32 @@ func WriteStatus(w io.Writer, rep StatusReport) {
 		if p.Reason == ReasonError {
 			fmt.Fprintf(w, " (%d consecutive failures, retry in %s)", p.ConsecutiveFailures, ago(p.RetryAtMs-now))
 		}
+		fmt.Fprintf(w, "; %s", rollText(p, now))
+		if p.LastPassMs > 0 {
+			fmt.Fprintf(w, "; last pass %s read, %s written in %s (%d passes)", bytesStr(p.LastPassBytesRead),
+				bytesStr(p.LastPassBytesWritten), ago(p.LastPassDurationMs), p.Passes)
+		}
+		if p.LastError != "" && p.Reason != ReasonError {
+			fmt.Fprintf(w, "; a pass failed %s ago: %s", ago(now-p.LastErrorMs), p.LastError)
+		}
 		fmt.Fprintln(w)
 	}
+}
+
+// rollText says when the active segment rolls.
+func rollText(p PartitionStatus, now int64) string {
+	size := ""
+	if p.SegmentBytes > 0 {
+		size = fmt.Sprintf(" or at %s (segment.bytes)", bytesStr(p.SegmentBytes))
+	}
+	if p.ActiveSegmentRollMs == 0 {
+		return "active segment empty: it rolls segment.ms after its first append" + size
+	}
+	when := "now"
+	if p.ActiveSegmentRollMs > now {
+		when = "in " + ago(p.ActiveSegmentRollMs-now)
+	}
+	return fmt.Sprintf("active segment rolls %s (%s)%s", when, p.ActiveSegmentRollBy, size)
 }
 
 func ago(ms int64) string {

@@ -34,8 +34,15 @@ type PartitionStatus struct {
 	CleanableBytes         int64   `json:"cleanable_bytes"`
 	ActiveSegmentBytes     int64   `json:"active_segment_bytes"`
 	ActiveSegmentAgeMs     int64   `json:"active_segment_age_ms"`
-	LogStartOffset         int64   `json:"log_start_offset"`
-	LogEndOffset           int64   `json:"log_end_offset"`
+	// ActiveSegmentRollMs is when the active segment rolls by time (0: it
+	// is empty, and starts counting at its first append), because of
+	// ActiveSegmentRollBy (segment.ms or max.compaction.lag.ms); it rolls
+	// earlier if an append would take it past SegmentBytes (segment.bytes).
+	ActiveSegmentRollMs int64  `json:"active_segment_roll_ms"`
+	ActiveSegmentRollBy string `json:"active_segment_roll_by,omitempty"`
+	SegmentBytes        int64  `json:"segment_bytes"`
+	LogStartOffset      int64  `json:"log_start_offset"`
+	LogEndOffset        int64  `json:"log_end_offset"`
 	// Checkpoint is the cleaner checkpoint: everything below it has been
 	// cleaned (-1: never cleaned).
 	Checkpoint int64 `json:"checkpoint"`
@@ -102,6 +109,9 @@ func (c *Cleaner) partitionStatus(tp log.TopicPartition, l *log.Log) PartitionSt
 		Passes:            st.passes,
 		TombstonesPending: st.pendingTombstones,
 	}
+	lcfg := l.Config()
+	ps.SegmentBytes = lcfg.SegmentBytes
+	ps.ActiveSegmentRollMs, ps.ActiveSegmentRollBy = v.rollAt(lcfg.SegmentMs, l.RollJitterMs())
 	if st.pendingHorizon != math.MaxInt64 {
 		ps.NextHorizonMs = st.pendingHorizon
 	}

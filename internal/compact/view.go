@@ -146,6 +146,30 @@ func (v *logView) rollDue(segmentMs int64) bool {
 		v.now-v.activeFirstTimestamp > v.cfg.MaxCompactionLagMs
 }
 
+// rollAt is when the active segment rolls by time, and which setting
+// makes it roll then: housekeeping rolls it once it is older than
+// segment.ms minus the log's jitter, the cleaner once it is older than
+// segment.ms or max.compaction.lag.ms or holds a record older than
+// max.compaction.lag.ms (rollDue). An empty active segment has no roll
+// time (0, ""): it starts counting at its first append.
+func (v *logView) rollAt(segmentMs, jitterMs int64) (int64, string) {
+	if v.activeSize == 0 {
+		return 0, ""
+	}
+	at, by := v.activeCreatedMs+segmentMs-jitterMs+1, "segment.ms"
+	if lag := v.cfg.MaxCompactionLagMs; lag < math.MaxInt64-v.activeCreatedMs {
+		if t := v.activeCreatedMs + lag; t < at {
+			at, by = t, "max.compaction.lag.ms"
+		}
+		if v.activeFirstTimestamp >= 0 && lag < math.MaxInt64-v.activeFirstTimestamp-1 {
+			if t := v.activeFirstTimestamp + lag + 1; t < at {
+				at, by = t, "max.compaction.lag.ms"
+			}
+		}
+	}
+	return at, by
+}
+
 // waitingReason explains why a log that is not due is not being cleaned.
 func (v *logView) waitingReason() string {
 	switch {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -70,10 +71,16 @@ func TestConsoleInChromium(t *testing.T) {
 	if bin == "" {
 		t.Skip("chromium is not installed (apt-get install -y chromium; scripts/test-all.sh installs it): the headless-browser test of the web console is skipped")
 	}
-	srv := startBroker(t, nil, nil)
+	// With the authorizer on (the console's anonymous client is a super
+	// user), so that the ACLs page has ACLs to show.
+	srv := startBroker(t, authzProps, nil)
 	addr := srv.Addr().String()
 	cl, adm := adminOf(t, addr)
 	seed(t, cl, adm)
+	acl := kadm.NewACLs().Allow("User:alice").AllowHosts("*").Operations(kadm.OpRead, kadm.OpDescribe).Topics("orders").ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := adm.CreateACLs(context.Background(), acl); err != nil || res[0].Err != nil {
+		t.Fatalf("create ACLs: %v %v", err, res)
+	}
 	m, err := adm.BrokerMetadata(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +94,16 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	base := "http://" + c.Addr().String()
+	// A second console that may write: its users and ACLs pages have forms.
+	cw, err := New(Options{Listen: "127.0.0.1:0", Bootstrap: []string{addr}, AllowWrites: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cw.Close() })
+	writable := "http://" + cw.Addr().String()
 	waitFor(t, "two lag samples of billing", 30*time.Second, func() bool { return len(c.anon.lag.points("billing")) >= 2 })
 	// More records on orders/0: the lag rises, and the chart shows it.
 	pcl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -109,19 +126,26 @@ func TestConsoleInChromium(t *testing.T) {
 	pages := []struct {
 		name, path string
 		wants      []string
+		base       string // default: the read-only console
 	}{
-		{"overview", "/", []string{`id="cluster-id">` + m.Cluster + `<`, `id="topics">2<`, `id="offline">0<`, `id="under-replicated">0<`, `id="groups">1<`}},
-		{"topics", "/topics", []string{`data-topic="orders"`, `<td class="num">36</td>`, `data-topic="profiles"`}},
-		{"topic", "/topics/orders", []string{`<td class="num start">0</td><td class="num end">16</td>`, `<td class="num start">0</td><td class="num end">10</td>`, `data-partition="2"`}},
-		{"messages", "/topics/orders/messages?partition=1&from=offset&offset=5&format=json&limit=5", []string{`data-offset="5"`, `data-offset="9"`, "order-1-7", "source=web", `"amount": 80`}},
-		{"compaction", "/topics/profiles/compaction?key=user-1", []string{`id="compaction-table"`, `data-offset="2"`, `"plan": "pro"`}},
-		{"tombstone", "/topics/profiles/compaction?key=user-2", []string{`data-offset="3"`, "tombstone (deleted)"}},
-		{"groups", "/groups", []string{`data-group="billing"`, fmt.Sprintf(`<td class="num lag">%d</td>`, lag)}},
-		{"group", "/groups/billing", []string{`id="lag-chart"`, "<polyline", fmt.Sprintf(`id="total-lag">%d<`, lag), `<td class="num lag">12</td>`, fmt.Sprintf("total (%d)", lag)}},
-		{"users", "/users", []string{`data-user="alice"`}},
+		{"overview", "/", []string{`id="cluster-id">` + m.Cluster + `<`, `id="topics">2<`, `id="offline">0<`, `id="under-replicated">0<`, `id="groups">1<`}, ""},
+		{"topics", "/topics", []string{`data-topic="orders"`, `<td class="num">36</td>`, `data-topic="profiles"`}, ""},
+		{"topic", "/topics/orders", []string{`<td class="num start">0</td><td class="num end">16</td>`, `<td class="num start">0</td><td class="num end">10</td>`, `data-partition="2"`}, ""},
+		{"messages", "/topics/orders/messages?partition=1&from=offset&offset=5&format=json&limit=5", []string{`data-offset="5"`, `data-offset="9"`, "order-1-7", "source=web", `"amount": 80`}, ""},
+		{"compaction", "/topics/profiles/compaction?key=user-1", []string{`id="compaction-table"`, `data-offset="2"`, `"plan": "pro"`}, ""},
+		{"tombstone", "/topics/profiles/compaction?key=user-2", []string{`data-offset="3"`, "tombstone (deleted)"}, ""},
+		{"groups", "/groups", []string{`data-group="billing"`, fmt.Sprintf(`<td class="num lag">%d</td>`, lag)}, ""},
+		{"group", "/groups/billing", []string{`id="lag-chart"`, "<polyline", fmt.Sprintf(`id="total-lag">%d<`, lag), `<td class="num lag">12</td>`, fmt.Sprintf("total (%d)", lag)}, ""},
+		{"users", "/users", []string{`data-user="alice"`, "SCRAM-SHA-256 (4096 iterations)"}, ""},
+		{"acls", "/acls", []string{`data-acl="TOPIC:orders:User:alice:READ"`, `data-acl="TOPIC:orders:User:alice:DESCRIBE"`, "<td>LITERAL</td>", "<td>ALLOW</td>"}, ""},
+		{"users-write", "/users", []string{`id="create-user"`, `name="mechanism" value="SCRAM-SHA-256"`, "Delete…"}, writable},
+		{"acls-write", "/acls", []string{`id="create-acl"`, "<option>TRANSACTIONAL_ID</option>", "Delete…"}, writable},
 	}
 	for _, pg := range pages {
-		dom, console := runChromium(t, bin, "--dump-dom", base+pg.path)
+		if pg.base == "" {
+			pg.base = base
+		}
+		dom, console := runChromium(t, bin, "--dump-dom", pg.base+pg.path)
 		for _, w := range pg.wants {
 			if !strings.Contains(dom, w) {
 				t.Errorf("%s (%s): the rendered page lacks %q", pg.name, pg.path, w)
@@ -133,9 +157,10 @@ func TestConsoleInChromium(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("%s DOM:\n%s", pg.name, dom)
 		}
-		if shots != "" && pg.name != "tombstone" {
-			out := filepath.Join(shots, "console-"+pg.name+".png")
-			runChromium(t, bin, "--hide-scrollbars", "--window-size=1100,680", "--screenshot="+out, base+pg.path)
+		// The users and ACLs screenshots are of the console that may write.
+		if shots != "" && pg.name != "tombstone" && pg.name != "users" && pg.name != "acls" {
+			out := filepath.Join(shots, "console-"+strings.TrimSuffix(pg.name, "-write")+".png")
+			runChromium(t, bin, "--hide-scrollbars", "--window-size=1100,680", "--screenshot="+out, pg.base+pg.path)
 			if _, err := os.Stat(out); err != nil {
 				t.Fatalf("screenshot %s: %v", out, err)
 			}

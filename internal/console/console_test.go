@@ -96,7 +96,9 @@ func TestPagesShowTheSeededDataset(t *testing.T) {
 
 	// Compaction view and latest value by key.
 	_, body = b.get("/topics/profiles/compaction?key=user-1")
-	mustContain(t, "latest user-1", body, `id="compaction-table"`, `data-partition="0"`, `data-offset="2"`, `&#34;plan&#34;: &#34;pro&#34;`)
+	mustContain(t, "latest user-1", body, `id="compaction-table"`, `data-partition="0"`, `data-offset="2"`, `&#34;plan&#34;: &#34;pro&#34;`,
+		`<div class="roll">rolls 20`, ` (segment.ms)</div>`) // the active segment's roll time
+
 	if strings.Contains(body, "Problems") || strings.Contains(body, `class="warn">node`) {
 		t.Fatalf("compaction status not found:\n%s", body)
 	}

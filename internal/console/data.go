@@ -595,6 +595,7 @@ type compactionRow struct {
 	Node     int32
 	LastPass string
 	Horizon  string
+	Roll     string // when the active segment rolls, and why
 }
 
 type compactionData struct {
@@ -654,6 +655,10 @@ func (c *Console) compaction(ctx context.Context, p *principal, topic string) (c
 			}
 			if ps.NextHorizonMs > 0 {
 				row.Horizon = time.UnixMilli(ps.NextHorizonMs).UTC().Format("2006-01-02 15:04:05")
+			}
+			row.Roll = "empty: rolls segment.ms after its first append"
+			if ps.ActiveSegmentRollMs > 0 {
+				row.Roll = time.UnixMilli(ps.ActiveSegmentRollMs).UTC().Format("2006-01-02 15:04:05") + " (" + ps.ActiveSegmentRollBy + ")"
 			}
 			d.Rows = append(d.Rows, row)
 		}
@@ -879,6 +884,7 @@ func (c *Console) resetPlan(ctx context.Context, p *principal, group, topic, to,
 type userRow struct {
 	Name  string
 	Creds []string
+	Mechs []string // the mechanisms of Creds, in the same order
 	Err   string
 }
 
@@ -892,6 +898,7 @@ func (c *Console) users(ctx context.Context, p *principal) ([]userRow, error) {
 		r := userRow{Name: u.User, Err: kafkaErr(u.Err, u.ErrMessage)}
 		for _, ci := range u.CredInfos {
 			r.Creds = append(r.Creds, fmt.Sprintf("%s (%d iterations)", ci.Mechanism, ci.Iterations))
+			r.Mechs = append(r.Mechs, ci.Mechanism.String())
 		}
 		rows = append(rows, r)
 	}

@@ -117,6 +117,11 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /groups/{group}", c.page("group", c.groupPage))
 	mux.HandleFunc("POST /groups/{group}/reset", c.action("reset offsets", c.resetOffsets))
 	mux.HandleFunc("GET /users", c.page("users", c.usersPage))
+	mux.HandleFunc("POST /users", c.action("save user", c.createUser))
+	mux.HandleFunc("POST /users/{user}/delete", c.action("delete user", c.deleteUser))
+	mux.HandleFunc("GET /acls", c.page("acls", c.aclsPage))
+	mux.HandleFunc("POST /acls", c.action("create ACL", c.createACL))
+	mux.HandleFunc("POST /acls/delete", c.action("delete ACL", c.deleteACL))
 	return c.guard(mux)
 }
 

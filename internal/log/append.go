@@ -45,6 +45,9 @@ import (
 //     the leader-epoch cache, producer state, the new log end offset, the
 //     flush policy.
 func (l *Log) Append(records []byte, opts AppendOptions) (AppendResult, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return AppendResult{}, err
+	}
 	res := AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
 	cfg := l.config()
 	nowMs := l.nowMs(opts.Now)
@@ -536,6 +539,9 @@ func (l *Log) dueByTime(s *segment, cfg *Config, nowMs int64) bool {
 // Roll closes the active segment and starts a new one at the log end
 // offset, unless the active segment is empty.
 func (l *Log) Roll() error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

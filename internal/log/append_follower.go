@@ -67,6 +67,9 @@ var (
 // publication of the new log end offset and the errors for a closed or
 // failed log (ErrClosed, *StorageError) are as for Append.
 func (l *Log) AppendAsFollower(records []byte, opts FollowerAppendOptions) (FollowerAppendResult, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return FollowerAppendResult{}, err
+	}
 	res := FollowerAppendResult{FirstOffset: -1, LastOffset: -1, LogStartOffset: l.logStart.Load()}
 	cfg := l.config()
 	nowMs := l.nowMs(opts.Now)

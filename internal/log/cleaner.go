@@ -18,6 +18,9 @@ import (
 // given base offset, in order; b is valid only during the call. The segment
 // must not be the active one (its data is still growing).
 func (l *Log) SegmentBatches(base int64, fn func(b []byte) error) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	segs := l.segments()
 	i := segmentFor(segs, base)
 	if i < 0 || segs[i].base != base {
@@ -83,6 +86,9 @@ func (w *SegmentWriter) SetAbortedTxns(ts []AbortedTxn) error {
 
 // NewSegmentWriter starts a replacement segment with the given base offset.
 func (l *Log) NewSegmentWriter(base int64) (*SegmentWriter, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return nil, err
+	}
 	prefix := filepath.Join(l.dir, segmentName(base))
 	lf, idx, tidx, err := openFiles(l.fs, l.m.files, prefix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, cleanedSuffix)
 	if err != nil {
@@ -137,6 +143,9 @@ func (w *SegmentWriter) Abort() {
 // with a directory fsync after each step. Recovery rolls back a swap that
 // still has .cleaned files and completes one that has only .swap files.
 func (l *Log) ReplaceSegments(old []int64, built []*SegmentWriter) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

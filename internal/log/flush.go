@@ -55,7 +55,12 @@ func (l *Log) syncTo(offset int64) error {
 // WaitDurable returns once every record below offset is durable (fsyncing
 // if nobody else is), or with the error that keeps them from being so. It
 // completes an Append made with AppendOptions.DeferSync.
-func (l *Log) WaitDurable(offset int64) error { return l.syncTo(offset) }
+func (l *Log) WaitDurable(offset int64) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
+	return l.syncTo(offset)
+}
 
 // retired reports whether s has left the log's segment list (retention,
 // DeleteRecords, truncation or a compaction swap) since a caller took its
@@ -119,7 +124,11 @@ func (l *Log) flushUpTo(offset int64) error {
 	l.advanceDurable(offset)
 	for {
 		cur := l.recoveryPoint.Load()
-		if cur >= offset || l.recoveryPoint.CompareAndSwap(cur, offset) {
+		if cur >= offset {
+			break
+		}
+		if l.recoveryPoint.CompareAndSwap(cur, offset) {
+			l.checkpointChanged()
 			break
 		}
 	}
@@ -129,6 +138,9 @@ func (l *Log) flushUpTo(offset int64) error {
 // Flush makes everything appended so far durable, indexes included, and
 // moves the recovery point to the log end offset.
 func (l *Log) Flush() error {
+	if !l.Loaded() {
+		return nil // nothing was written since the clean shutdown
+	}
 	return l.flushUpTo(l.leo.Load())
 }
 

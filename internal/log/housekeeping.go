@@ -57,6 +57,17 @@ func (m *Manager) runHousekeeping(retention bool) {
 func (m *Manager) HousekeepingPasses() int64 { return m.hkPasses.Load() }
 
 func (l *Log) housekeep(nowMs int64, retention bool) error {
+	if !l.Loaded() {
+		// Not read since a clean start: nothing was appended, nothing
+		// needs flushing. Retention needs the segments: a retention pass
+		// loads it (the broker's background loader usually has already).
+		if !retention {
+			return nil
+		}
+		if err := l.ensureLoaded(); err != nil {
+			return err
+		}
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

@@ -52,6 +52,16 @@ type Log struct {
 
 	epochs epochCache
 
+	// deferred is set while the log's directory has not been read yet
+	// (deferred.go); wasDeferred says it was entered that way.
+	deferred    atomic.Pointer[deferredLoad]
+	wasDeferred bool
+	// offsetsUnknown: deferred after an unclean shutdown, its end offset
+	// is known only once recovered; segsLoaded: the directory was read
+	// (set before OnLoad runs, while deferred is still set).
+	offsetsUnknown bool
+	segsLoaded     atomic.Bool
+
 	waitMu     sync.Mutex
 	waitCh     chan struct{}
 	hasWaiters atomic.Bool
@@ -59,7 +69,13 @@ type Log struct {
 
 func (l *Log) config() *Config { return l.cfg.Load() }
 
-func (l *Log) segments() []*segment { return *l.segs.Load() }
+func (l *Log) segments() []*segment {
+	p := l.segs.Load()
+	if p == nil {
+		return nil // not loaded (deferred.go)
+	}
+	return *p
+}
 
 func (l *Log) active() *segment {
 	s := l.segments()
@@ -95,6 +111,7 @@ func (l *Log) Dir() string { return l.dir }
 // is appended, as in Kafka with one in-sync replica (durability is the flush
 // policy's business).
 func (l *Log) HighWatermark() int64 {
+	l.needOffsets()
 	if l.hwFollowsEnd.Load() {
 		return l.leo.Load()
 	}
@@ -149,10 +166,16 @@ func (l *Log) FollowLogEnd() {
 }
 
 // LogEndOffset is the offset the next appended record gets.
-func (l *Log) LogEndOffset() int64 { return l.leo.Load() }
+func (l *Log) LogEndOffset() int64 {
+	l.needOffsets()
+	return l.leo.Load()
+}
 
 // LogStartOffset is the first offset a reader may ask for.
-func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+func (l *Log) LogStartOffset() int64 {
+	l.needOffsets()
+	return l.logStart.Load()
+}
 
 // RecoveryPoint is the offset below which data and indexes are durable.
 func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
@@ -178,6 +201,10 @@ func (l *Log) SetConfig(cfg Config) error {
 	return nil
 }
 
+// RollJitterMs is the random amount this log subtracts from segment.ms
+// (drawn from [0, segment.jitter.ms)).
+func (l *Log) RollJitterMs() int64 { return l.jitterMs.Load() }
+
 // SetProducerGuard installs the idempotence seam (nil restores the no-op).
 func (l *Log) SetProducerGuard(g ProducerGuard) {
 	if g == nil {
@@ -195,6 +222,9 @@ func (l *Log) SetProducerGuard(g ProducerGuard) {
 
 // Size is the total size of the segment files' data in bytes.
 func (l *Log) Size() int64 {
+	if l.ensureLoaded() != nil {
+		return 0
+	}
 	var n int64
 	for _, s := range l.segments() {
 		n += s.size.Load()
@@ -204,6 +234,9 @@ func (l *Log) Size() int64 {
 
 // Segments describes the segments, oldest first.
 func (l *Log) Segments() []SegmentInfo {
+	if l.ensureLoaded() != nil {
+		return nil
+	}
 	segs := l.segments()
 	out := make([]SegmentInfo, len(segs))
 	for i, s := range segs {

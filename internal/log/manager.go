@@ -46,6 +46,11 @@ type ManagerOptions struct {
 	// (vfs.DefaultFileCacheCapacity), negative turns the cache off (every
 	// segment file stays open, as before).
 	MaxOpenFiles int
+	// OnLoad, if set, is called when a log found at start (its loading is
+	// deferred: deferred.go) has been read, before any other caller may use
+	// it; the broker rebuilds the partition's producer state there. Logs
+	// created later do not get it.
+	OnLoad func(LoadView) error
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in
@@ -59,6 +64,13 @@ type Manager struct {
 	logger *slog.Logger
 
 	files *vfs.FileCache // segment file descriptors; nil: files stay open
+
+	closingCh chan struct{} // closed when Close starts (deferred.go); (mu)
+
+	// ckGen counts changes of any log's recovery point or log start
+	// offset; writeCheckpoints skips its work while it has not moved.
+	ckGen     atomic.Int64
+	lastCkGen int64 // (ckMu) ckGen at the last write
 
 	mu      sync.Mutex
 	logs    map[TopicPartition]*Log
@@ -127,7 +139,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if err != nil {
 		return nil, err
 	}
-	var loads []pendingLoad
+	unclean := 0
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -156,16 +168,18 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
-		loads = append(loads, pendingLoad{l, p, name})
+		// Read (after an unclean shutdown: recovered) on first use or by
+		// the background loader (deferred.go).
+		l.deferLoad(p)
+		m.logs[tp] = l
+		if !p.clean {
+			unclean++
+		}
 	}
-	if err := m.loadAll(loads); err != nil {
-		m.closeLogs()
-		return nil, err
-	}
-	if !clean && len(m.logs) > 0 {
-		// Kafka logs its recovery too: say why the start took what it took.
-		m.logger.Info("recovered logs after an unclean shutdown (segments after each recovery point re-validated)",
-			"partitions", len(m.logs), "elapsed", time.Since(loadStart).Round(time.Millisecond))
+	if unclean > 0 {
+		// Kafka logs its recovery too: say what the start left to do.
+		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
+			"partitions", unclean, "elapsed", time.Since(loadStart).Round(time.Millisecond))
 	}
 	// From here on a crash is unclean again.
 	if clean {
@@ -189,56 +203,8 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	return m, nil
 }
 
-type pendingLoad struct {
-	l    *Log
-	p    loadParams
-	name string
-}
-
-// loadWorkers is how many partition directories OpenManager loads at once
-// (Kafka's num.recovery.threads.per.data.dir): loading is mostly waiting
-// for the disk (directory reads, opens, index reads, recovery).
-const loadWorkers = 8
-
-// loadAll loads the logs in parallel and enters them in m.logs; on an error
-// the logs loaded so far are entered too (for closeLogs) and the first error
-// is returned.
-func (m *Manager) loadAll(loads []pendingLoad) error {
-	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int
-		wg       sync.WaitGroup
-	)
-	for w := 0; w < min(loadWorkers, len(loads)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next >= len(loads) || firstErr != nil {
-					mu.Unlock()
-					return
-				}
-				ld := loads[next]
-				next++
-				mu.Unlock()
-				err := ld.l.load(ld.p)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("log: loading %s: %w", ld.name, err)
-					}
-				} else {
-					m.logs[TopicPartition{ld.l.topic, ld.l.partition}] = ld.l
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
-}
+// closeWorkers is how many logs Close closes at once.
+const closeWorkers = 16
 
 func (m *Manager) now() time.Time { return m.opts.Now() }
 
@@ -417,6 +383,8 @@ func (m *Manager) Detach(topic string, partition int32) (purge func() error, err
 	if !ok {
 		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
 	}
+	l.abandonLoad() // a log never loaded stays unloaded: its directory goes
+	m.ckGen.Add(1)  // the checkpoints lose it
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -486,6 +454,9 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	if m.closingCh != nil {
+		close(m.closingCh)
+	}
 	m.mu.Unlock()
 	if m.stop != nil {
 		close(m.stop)
@@ -493,17 +464,52 @@ func (m *Manager) Close() error {
 	}
 	m.hkMu.Lock()
 	defer m.hkMu.Unlock()
-	var firstErr error
-	for _, l := range m.allLogs() {
-		if err := l.close(); err != nil && firstErr == nil {
-			firstErr = err
-		}
+	// Closing a log that took writes costs fsyncs (its segment and
+	// indexes): close closeWorkers logs at a time, as the disk serves
+	// concurrent syncs about as fast as one.
+	var (
+		firstErr    error
+		errMu       sync.Mutex
+		wg          sync.WaitGroup
+		work        = make(chan *Log)
+		unrecovered atomic.Int64
+	)
+	for w := 0; w < closeWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for l := range work {
+				if l.abandonLoad() {
+					// Never loaded: nothing to flush or close. One left
+					// unrecovered since an unclean start keeps the next
+					// start unclean, so that it is recovered then.
+					if l.offsetsUnknown {
+						unrecovered.Add(1)
+					}
+					continue
+				}
+				if err := l.close(); err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+			}
+		}()
 	}
+	for _, l := range m.allLogs() {
+		work <- l
+	}
+	close(work)
+	wg.Wait()
 	m.runDeletes(true)
 	if err := m.writeCheckpoints(true); err != nil && firstErr == nil {
 		firstErr = err
 	}
-	if firstErr == nil {
+	if n := unrecovered.Load(); n > 0 && firstErr == nil {
+		m.logger.Info("no clean-shutdown marker: partitions not recovered since the unclean start are recovered at the next one", "partitions", n)
+	} else if firstErr == nil {
 		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
 	}
 	m.closeLogs()
@@ -531,6 +537,10 @@ func (m *Manager) closeLogs() {
 func (m *Manager) writeCheckpoints(force bool) error {
 	m.ckMu.Lock()
 	defer m.ckMu.Unlock()
+	gen := m.ckGen.Load()
+	if !force && gen == m.lastCkGen && m.lastCkRP != nil {
+		return nil // nothing moved: do not walk every log (many partitions, every second)
+	}
 	rps := map[TopicPartition]int64{}
 	starts := map[TopicPartition]int64{}
 	for _, l := range m.allLogs() {
@@ -554,8 +564,13 @@ func (m *Manager) writeCheckpoints(force bool) error {
 	if err != nil {
 		return storageErr("checkpoint", err)
 	}
+	m.lastCkGen = gen
 	return nil
 }
+
+// checkpointChanged notes that the log's recovery point or log start offset
+// moved (writeCheckpoints).
+func (l *Log) checkpointChanged() { l.m.ckGen.Add(1) }
 
 func mapsEqual(a, b map[TopicPartition]int64) bool {
 	if len(a) != len(b) {

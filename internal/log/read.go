@@ -29,6 +29,9 @@ import (
 // the active files in place: ranges past the new end become invalid at
 // once, as in Kafka.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return ReadResult{}, err
+	}
 	return l.read(offset, maxBytes, minOneBatch, readToHighWatermark)
 }
 
@@ -36,6 +39,9 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (ReadResult, er
 // log end offset, above the high watermark too (the leader's fetch path
 // for replica fetches).
 func (l *Log) ReadToEnd(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return ReadResult{}, err
+	}
 	return l.read(offset, maxBytes, minOneBatch, readToEnd)
 }
 
@@ -54,6 +60,9 @@ const (
 // empty result, not an error. The aborted transactions to report with the
 // data are AbortedTxns(offset, res.NextOffset).
 func (l *Log) ReadCommitted(offset int64, maxBytes int, minOneBatch bool) (ReadResult, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return ReadResult{}, err
+	}
 	return l.read(offset, maxBytes, minOneBatch, readCommitted)
 }
 
@@ -61,7 +70,7 @@ func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, mode readMode) 
 	// The last stable offset is taken before the log end: it never
 	// exceeds the end loaded after it.
 	// The high watermark is loaded before the end, so it never exceeds it.
-	lso := l.LastStableOffset()
+	lso := l.lastStableOffset()
 	hw := max(l.HighWatermark(), lso)
 	leo := l.leo.Load()
 	start := l.logStart.Load()
@@ -134,7 +143,14 @@ func (l *Log) read(offset int64, maxBytes int, minOneBatch bool, mode readMode) 
 // slice: for tests and small internal readers. The result holds whole
 // batches (possibly none at the log end).
 func (l *Log) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
-	r, err := l.Read(offset, maxBytes, true)
+	if err := l.ensureLoaded(); err != nil {
+		return nil, err
+	}
+	return l.readBytes(offset, maxBytes)
+}
+
+func (l *Log) readBytes(offset int64, maxBytes int) ([]byte, error) {
+	r, err := l.read(offset, maxBytes, true, readToHighWatermark)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +189,9 @@ func (r ReadResult) WriteTo(w io.Writer) (int64, error) {
 // largest timestamp, uses the .timeindex, then decodes the one batch that
 // holds the answer.
 func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bool) {
+	if l.ensureLoaded() != nil {
+		return -1, -1, false
+	}
 	start := l.logStart.Load()
 	leo := l.leo.Load()
 	for _, s := range l.segments() {
@@ -244,6 +263,9 @@ func (l *Log) firstRecordAtOrAfter(s *segment, pos int64, h hdr, ts, start int64
 // offset and timestamp of the record with the largest timestamp (the first
 // such record). ok=false for an empty log.
 func (l *Log) MaxTimestamp() (offset int64, timestamp int64, ok bool) {
+	if l.ensureLoaded() != nil {
+		return -1, -1, false
+	}
 	var best *segment
 	for _, s := range l.segments() {
 		if s.size.Load() > 0 && s.maxTs.Load() >= 0 && (best == nil || s.maxTs.Load() > best.maxTs.Load()) {
@@ -270,17 +292,32 @@ func (l *Log) MaxTimestamp() (offset int64, timestamp int64, ok bool) {
 // offset of the next larger epoch, paired with the largest epoch <= the
 // requested one; (-1, -1) if the epoch is unknown or newer than any.
 func (l *Log) EndOffsetForLeaderEpoch(epoch int32) (int32, int64) {
+	if l.ensureLoaded() != nil {
+		return -1, -1
+	}
 	return l.epochs.endOffsetFor(epoch, l.leo.Load())
 }
 
 // LatestEpoch returns the newest leader epoch recorded, or -1.
-func (l *Log) LatestEpoch() int32 { return l.epochs.latest() }
+func (l *Log) LatestEpoch() int32 {
+	if l.ensureLoaded() != nil {
+		return -1
+	}
+	return l.epochs.latest()
+}
 
 // ScanBatches calls fn with the header of every batch whose last offset is
 // >= from, in offset order, until fn returns false. It reads headers only
 // (producer-state rebuild, tools). Batches appended during the scan may or
 // may not be seen.
 func (l *Log) ScanBatches(from int64, fn func(h batch.Header, at BatchPosition) bool) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
+	return l.scanBatches(from, fn)
+}
+
+func (l *Log) scanBatches(from int64, fn func(h batch.Header, at BatchPosition) bool) error {
 	leo := l.leo.Load()
 	segs := l.segments()
 	i := max(segmentFor(segs, from), 0)

@@ -156,6 +156,7 @@ func (l *Log) load(p loadParams) error {
 	}
 	l.leo.Store(leo)
 	l.logStart.Store(logStart)
+	l.checkpointChanged()
 	rp := leo
 	if !p.clean {
 		rp = min(p.recoveryPoint, leo)
@@ -492,10 +493,24 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 // from scratch and cuts the file after the last valid batch. It reports
 // whether anything was cut.
 func (s *segment) recover(cfg *Config) (bool, error) {
-	if err := s.idx.f.Truncate(0); err != nil {
+	if empty, err := s.allEmpty(); err != nil {
+		return false, err
+	} else if empty {
+		// An empty segment (the active segment of an idle partition) has
+		// no batch to validate and empty indexes: nothing to rewrite, no
+		// file to open, nothing to sync.
+		s.next.Store(s.base)
+		s.maxTs.Store(-1)
+		s.maxTsOffset.Store(s.base - 1)
+		s.rollTs.Store(-1)
+		s.bytesSinceIndex = 0
+		s.size.Store(0)
+		return false, nil
+	}
+	if err := truncateIfLonger(s.idx.f, 0); err != nil {
 		return false, err
 	}
-	if err := s.tidx.f.Truncate(0); err != nil {
+	if err := truncateIfLonger(s.tidx.f, 0); err != nil {
 		return false, err
 	}
 	s.idx = newIndexFile(s.idx.f, offsetIndexEntrySize, 0, nil)
@@ -538,6 +553,21 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 	s.dirty.Store(true)
 	s.idxDirty.Store(true)
 	return truncated, nil
+}
+
+// allEmpty reports whether the segment's .log and both indexes are empty
+// files (stat by name: nothing is opened).
+func (s *segment) allEmpty() (bool, error) {
+	for _, f := range []vfs.File{s.log, s.idx.f, s.tidx.f} {
+		fi, err := f.Stat()
+		if err != nil {
+			return false, err
+		}
+		if fi.Size() != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // walkValid calls fn for each valid batch of f from position 0 and stops at

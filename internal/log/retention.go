@@ -73,6 +73,7 @@ func (l *Log) dropPrefixLocked(segs []*segment, n int) error {
 	l.setSegments(rest)
 	newStart := max(l.logStart.Load(), rest[0].base)
 	l.logStart.Store(newStart)
+	l.checkpointChanged()
 	l.retireSegmentsLocked(gone)
 	l.logger.Info("deleted segments", "dir", l.dir, "count", n, "log_start_offset", newStart)
 	if l.epochs.truncateFromStart(newStart) {
@@ -108,6 +109,9 @@ func (l *Log) sizeOf(segs []*segment) int64 {
 // or below the current start is a no-op; above the high watermark it is
 // *OffsetOutOfRangeError.
 func (l *Log) TruncatePrefix(offset int64) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -124,6 +128,7 @@ func (l *Log) TruncatePrefix(offset int64) error {
 		return nil
 	}
 	l.logStart.Store(offset)
+	l.checkpointChanged()
 	segs := l.segments()
 	n := 0
 	for i := 0; i < len(segs); i++ {

@@ -15,6 +15,9 @@ import (
 // end is a no-op; one below the log start offset empties the log and
 // restarts it at offset, as Kafka's truncate-fully does.
 func (l *Log) TruncateTo(offset int64) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	if offset < 0 {
 		return fmt.Errorf("log: truncate to negative offset %d", offset)
 	}
@@ -116,6 +119,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.setSegments([]*segment{s})
 	l.logStart.Store(offset)
+	l.checkpointChanged()
 	l.publishEnd(offset)
 	l.epochs.truncateFromEnd(offset)
 	l.epochs.truncateFromStart(offset)
@@ -133,6 +137,7 @@ func (l *Log) publishEnd(leo int64) {
 	}
 	if l.recoveryPoint.Load() > leo {
 		l.recoveryPoint.Store(leo)
+		l.checkpointChanged()
 	}
 	l.unflushedMsgs = 0
 	for _, s := range l.segments() {
@@ -205,6 +210,9 @@ func (s *segment) truncate(pos, next int64, nowMs int64) error {
 // as Kafka's truncateFullyAndStartAt does. The high watermark is at least
 // offset afterwards.
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	if offset < 0 {
 		return fmt.Errorf("log: restart at negative offset %d", offset)
 	}
@@ -220,6 +228,7 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 		}
 		l.durable.Store(offset)
 		l.recoveryPoint.Store(offset)
+		l.checkpointChanged()
 		err = l.epochs.store(l.fs, l.dir)
 	}
 	if t, ok := l.guard.(ProducerGuardTruncator); ok {

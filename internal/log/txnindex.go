@@ -194,6 +194,9 @@ func (s *segment) appendAbortedTxn(fsys vfs.FS, dir string, t AbortedTxn) error 
 // marker is at or after fetchOffset and whose first offset is below
 // upperBound (Kafka's collectAbortedTransactions). It takes no lock.
 func (l *Log) AbortedTxns(fetchOffset, upperBound int64) []AbortedTxn {
+	if l.ensureLoaded() != nil {
+		return nil
+	}
 	segs := l.segments()
 	i := max(segmentFor(segs, fetchOffset), 0)
 	var out []AbortedTxn
@@ -213,6 +216,9 @@ func (l *Log) AbortedTxns(fetchOffset, upperBound int64) []AbortedTxn {
 // AllAbortedTxns returns every entry of the log's aborted-transaction
 // index, oldest first (tests, tools, the cleaner).
 func (l *Log) AllAbortedTxns() []AbortedTxn {
+	if l.ensureLoaded() != nil {
+		return nil
+	}
 	var out []AbortedTxn
 	for _, s := range l.segments() {
 		out = append(out, s.abortedTxns()...)
@@ -226,6 +232,13 @@ func (l *Log) AllAbortedTxns() []AbortedTxn {
 // entry for the same marker. An entry whose marker is no longer in the log
 // is ignored.
 func (l *Log) RestoreAbortedTxn(t AbortedTxn) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
+	return l.restoreAbortedTxn(t)
+}
+
+func (l *Log) restoreAbortedTxn(t AbortedTxn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -280,6 +293,11 @@ func (l *Log) RestoreAbortedTxn(t AbortedTxn) error {
 // transaction seen ended has its marker below the high watermark used);
 // when it moved in between, the read is repeated.
 func (l *Log) LastStableOffset() int64 {
+	_ = l.ensureLoaded() // its producer state is rebuilt by the load
+	return l.lastStableOffset()
+}
+
+func (l *Log) lastStableOffset() int64 {
 	g := l.txnGuard.Load()
 	if g == nil {
 		return l.HighWatermark()

@@ -13,6 +13,23 @@ import (
 // only, plus the transaction markers, whose aborted transactions are put
 // back into the log's aborted-transaction index if a crash lost them).
 func (s *State) Rebuild(fsys vfs.FS, l *log.Log, nowMs, expirationMs int64) error {
+	return s.RebuildFrom(fsys, l, nowMs, expirationMs)
+}
+
+// Source is what a rebuild reads of a partition log: a *log.Log, or the
+// log.LoadView of a log being loaded on first use.
+type Source interface {
+	Dir() string
+	LogStartOffset() int64
+	LogEndOffset() int64
+	ScanBatches(from int64, fn func(h batch.Header, at log.BatchPosition) bool) error
+	ReadBytes(offset int64, maxBytes int) ([]byte, error)
+	RestoreAbortedTxn(t log.AbortedTxn) error
+}
+
+// RebuildFrom is Rebuild from a Source (the broker passes the log.LoadView
+// of a log loaded on first use).
+func (s *State) RebuildFrom(fsys vfs.FS, l Source, nowMs, expirationMs int64) error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	return s.rebuild(fsys, l, nowMs, expirationMs, true)
@@ -44,7 +61,7 @@ func (s *State) RebuildTruncated(fsys vfs.FS, l *log.Log) error {
 
 // rebuild is Rebuild; restore puts lost index entries back (it takes the
 // log's append lock, so not for a rebuild under it).
-func (s *State) rebuild(fsys vfs.FS, l *log.Log, nowMs, expirationMs int64, restore bool) error {
+func (s *State) rebuild(fsys vfs.FS, l Source, nowMs, expirationMs int64, restore bool) error {
 	from, err := s.LoadSnapshot(fsys, l.Dir(), l.LogStartOffset(), l.LogEndOffset(), nowMs, expirationMs)
 	if err != nil {
 		return err

@@ -33,10 +33,15 @@ type followerState struct {
 // leaderView is the leader-side replication state of one leadership (reset
 // whenever the leader epoch changes).
 type leaderView struct {
-	mu        sync.Mutex
-	epoch     int32
-	since     time.Time // when this broker became leader in epoch
-	startOff  int64     // the log end when it did (the epoch's first offset)
+	mu    sync.Mutex
+	epoch int32
+	since time.Time // when this broker became leader in epoch
+	// startOff is the log end when it did (the epoch's first offset), read
+	// when a follower is first considered for the in-sync set (-1 until
+	// then): becoming leader does not read the log, which after an unclean
+	// start is recovered on its first use. Read later it can only be
+	// larger, so the rule it enforces is only stricter.
+	startOff  int64
 	followers map[int32]*followerState
 }
 
@@ -47,7 +52,7 @@ func (p *Partition) resetLeaderView(st *State, now time.Time) {
 	p.lv.mu.Lock()
 	p.lv.epoch = st.LeaderEpoch
 	p.lv.since = now
-	p.lv.startOff = p.log.LogEndOffset()
+	p.lv.startOff = -1
 	p.lv.followers = map[int32]*followerState{}
 	p.lv.mu.Unlock()
 }
@@ -158,6 +163,9 @@ func (p *Partition) ISRChange(now time.Time, lagMax time.Duration) ([]int32, boo
 			}
 			isr = append(isr, r)
 		default:
+			if p.lv.startOff < 0 {
+				p.lv.startOff = p.log.LogEndOffset()
+			}
 			if f != nil && f.leo >= hw && f.leo >= p.lv.startOff {
 				changed = true
 				isr = append(isr, r)

@@ -41,6 +41,7 @@ type options struct {
 	recordSize int
 	perRequest int
 	keep       bool
+	restarts   bool
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.recordSize, "record-size", 100, "record value size in bytes")
 	flag.IntVar(&o.perRequest, "topics-per-request", 10, "topics per CreateTopics request")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.BoolVar(&o.restarts, "restarts-only", false, "only measure restarts of the data directory a --keep run left in --dir (no create, produce or consume; --topics and --partitions must match that run)")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		fmt.Fprintln(os.Stderr, "manyparts:", err)
@@ -103,6 +105,9 @@ func run(o *options) (err error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return err
+	}
+	if o.restarts {
+		return restartsOnly(bin, addr, dataDir, filepath.Join(o.workDir, "sluice.log"), total)
 	}
 	b, err := startBroker(bin, addr, dataDir, filepath.Join(o.workDir, "sluice.log"))
 	if err != nil {
@@ -284,6 +289,57 @@ func run(o *options) (err error) {
 	}
 	report("graceful shutdown after the SIGKILL restart", "%.2f s", d.Seconds())
 
+	fmt.Println("| measurement | value |")
+	fmt.Println("| --- | --- |")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s |\n", r.what, r.value)
+	}
+	return nil
+}
+
+// restartsOnly starts the broker on an existing data directory and measures
+// restarts: the first start (as the directory was left), a graceful
+// shutdown, a restart after it, a SIGKILL and a restart after that, and a
+// last graceful shutdown.
+func restartsOnly(bin, addr, dataDir, logPath string, total int) error {
+	if _, err := os.Stat(dataDir); err != nil {
+		return fmt.Errorf("--restarts-only needs the data directory of a --keep run: %w", err)
+	}
+	b, err := startBroker(bin, addr, dataDir, logPath)
+	if err != nil {
+		return err
+	}
+	defer func() { b.kill() }()
+	ready, err := waitServing(addr, total, 10*time.Minute)
+	if err != nil {
+		return err
+	}
+	report("first start to serving (as the directory was left)", "%.2f s, broker CPU %.1f s", ready.Seconds(), b.cpu())
+	d, err := b.stop(10 * time.Minute)
+	if err != nil {
+		return err
+	}
+	report("graceful shutdown (SIGTERM to exit)", "%.2f s", d.Seconds())
+	if b, err = startBroker(bin, addr, dataDir, logPath); err != nil {
+		return err
+	}
+	if ready, err = waitServing(addr, total, 10*time.Minute); err != nil {
+		return err
+	}
+	report("restart to serving after a clean shutdown", "%.2f s, broker CPU %.1f s", ready.Seconds(), b.cpu())
+	time.Sleep(2 * time.Second)
+	b.kill()
+	if b, err = startBroker(bin, addr, dataDir, logPath); err != nil {
+		return err
+	}
+	if ready, err = waitServing(addr, total, 10*time.Minute); err != nil {
+		return err
+	}
+	report("restart to serving after SIGKILL", "%.2f s, broker CPU %.1f s", ready.Seconds(), b.cpu())
+	if d, err = b.stop(10 * time.Minute); err != nil {
+		return err
+	}
+	report("graceful shutdown after the SIGKILL restart", "%.2f s", d.Seconds())
 	fmt.Println("| measurement | value |")
 	fmt.Println("| --- | --- |")
 	for _, r := range rows {

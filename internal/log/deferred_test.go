@@ -1,0 +1,229 @@
+package log
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/vfs"
+)
+
+// After a clean shutdown a log is entered unloaded with its checkpointed
+// offsets, read on first use (once, however many callers race for it, with
+// the OnLoad hook before any of them proceeds), and a close of a log never
+// used writes nothing into its directory. After an unclean shutdown a log
+// is recovered before anything of it is answered.
+func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
+	e := newEnv(t, DefaultConfig())
+	for _, tp := range []string{"a", "b"} {
+		l, err := e.m.Open(tp, 0, e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			mustAppend(t, l, mkBatch(t, 2, 100, int64(i)))
+		}
+	}
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var hooks atomic.Int32
+	var hookLEO atomic.Int64
+	o := e.opts()
+	o.OnLoad = func(v LoadView) error {
+		hooks.Add(1)
+		hookLEO.Store(v.LogEndOffset())
+		// The view reads the log while other callers wait.
+		n := 0
+		if err := v.ScanBatches(0, func(h batch.Header, _ BatchPosition) bool { n++; return true }); err != nil || n != 3 {
+			t.Errorf("scan from the hook: %d batches, %v", n, err)
+		}
+		if _, err := v.ReadBytes(0, 1<<20); err != nil {
+			t.Errorf("read from the hook: %v", err)
+		}
+		return nil
+	}
+	m, err := OpenManager(e.fs, "/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	a, b := m.Get("a", 0), m.Get("b", 0)
+	if a.Loaded() || b.Loaded() || !a.Deferred() {
+		t.Fatal("logs loaded at a clean start")
+	}
+	if a.LogEndOffset() != 6 || a.LogStartOffset() != 0 || a.HighWatermark() != 6 || a.RecoveryPoint() != 6 || a.Loaded() {
+		t.Fatalf("offsets before the load: end %d start %d hw %d rp %d", a.LogEndOffset(), a.LogStartOffset(), a.HighWatermark(), a.RecoveryPoint())
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got := readAll(t, a, 0); len(got) != 3 {
+				t.Errorf("read %d batches", len(got))
+			}
+		}()
+	}
+	wg.Wait()
+	if !a.Loaded() || hooks.Load() != 1 || hookLEO.Load() != 6 {
+		t.Fatalf("loaded %v, hooks %d (end %d)", a.Loaded(), hooks.Load(), hookLEO.Load())
+	}
+	if r := mustAppend(t, a, mkBatch(t, 1, 10, 9)); r.BaseOffset != 6 {
+		t.Fatalf("append after the load at %d", r.BaseOffset)
+	}
+	// b is never used: closing it leaves its files as they were.
+	before := snapshotDir(t, e.fs, b.Dir())
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshotDir(t, e.fs, b.Dir()); before != after {
+		t.Fatalf("an unused log's directory changed at close:\n%s\n%s", before, after)
+	}
+
+	// Reopened cleanly again: b's offsets are still right.
+	e.open()
+	if got := e.m.Get("b", 0); got.LogEndOffset() != 6 || len(readAll(t, got, 0)) != 3 {
+		t.Fatalf("b after two clean restarts: end %d", got.LogEndOffset())
+	}
+	if got := e.m.Get("a", 0); got.LogEndOffset() != 7 {
+		t.Fatalf("a after two clean restarts: end %d", got.LogEndOffset())
+	}
+
+	// A crash: no clean marker. Nothing is answered before a log is
+	// recovered: its first use, its offsets included, recovers it (the
+	// unsynced record is gone).
+	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 10))
+	e.crash(vfs.CrashOptions{})
+	a, b = e.m.Get("a", 0), e.m.Get("b", 0)
+	if a.Loaded() || b.Loaded() {
+		t.Fatal("logs recovered before their first use")
+	}
+	if got := a.LogEndOffset(); got != 7 || !a.Loaded() {
+		t.Fatalf("a after the crash: end %d, loaded %v", got, a.Loaded())
+	}
+	// b is never used: a clean close writes no clean-shutdown marker, so
+	// the next start recovers it.
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err == nil {
+		t.Fatal("clean-shutdown marker written with an unrecovered log")
+	}
+	e.open()
+	if b = e.m.Get("b", 0); b.LogStartOffset() != 0 || b.LogEndOffset() != 6 || len(readAll(t, b, 0)) != 3 {
+		t.Fatalf("b recovered at the next start: end %d", b.LogEndOffset())
+	}
+	// The background loader loads what is left, and stops at once when there is nothing.
+	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 11)) // every log loaded: a clean close
+	if err := e.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err != nil {
+		t.Fatal("no clean-shutdown marker once every log was recovered")
+	}
+	e.open()
+	if n, _ := e.m.LoadDeferred(2, nil); n != 2 {
+		t.Fatalf("LoadDeferred loaded %d logs, want 2", n)
+	}
+	if n, _ := e.m.LoadDeferred(2, nil); n != 0 {
+		t.Fatalf("LoadDeferred again loaded %d", n)
+	}
+}
+
+// A log detached (deleted) before it was ever loaded is never loaded.
+func TestDeferredLogDeletedUnloaded(t *testing.T) {
+	e := newEnv(t, DefaultConfig())
+	mustAppend(t, e.log(), mkBatch(t, 1, 10, 1))
+	e.restart()
+	l := e.m.Get("t", 0)
+	if l.Loaded() {
+		t.Fatal("loaded")
+	}
+	if err := e.m.Delete("t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Read(0, 100, true); err == nil {
+		t.Fatal("read of a deleted, never loaded log succeeded")
+	}
+	if l.Loaded() {
+		t.Fatal("a deleted log was loaded")
+	}
+}
+
+// snapshotDir lists a directory's files with their sizes and contents' length.
+func snapshotDir(t *testing.T, fsys vfs.FS, dir string) string {
+	t.Helper()
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ""
+	for _, e := range ents {
+		data, _ := vfs.ReadFile(fsys, dir+"/"+e.Name())
+		s += fmt.Sprintf("%s %d %x\n", e.Name(), len(data), sha256.Sum256(data))
+	}
+	return s
+}
+
+// A partition whose directory cannot be read when it is first used fails
+// with KAFKA_STORAGE_ERROR (reads and appends) instead of serving from a
+// half-read log; the others are not affected, and a clean close keeps its
+// files as they were.
+func TestDeferredLoadFailure(t *testing.T) {
+	mem := vfs.NewMemFS()
+	faulty := vfs.NewFaulty(mem)
+	o := ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1}
+	m, err := OpenManager(faulty, "/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []string{"good", "bad"} {
+		l, err := m.Open(tp, 0, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, mkBatch(t, 2, 10, 1))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = OpenManager(faulty, "/data", o); err != nil {
+		t.Fatal(err)
+	}
+	faulty.Add(vfs.Rule{Op: "readdir", PathContains: "bad-0"})
+	bad, good := m.Get("bad", 0), m.Get("good", 0)
+	if _, err := bad.Read(0, 1<<20, true); !isStorageErr(err) {
+		t.Fatalf("read of a partition that cannot be loaded: %v", err)
+	}
+	if _, err := bad.Append(mkBatch(t, 1, 10, 2), AppendOptions{}); !isStorageErr(err) {
+		t.Fatalf("append to a partition that cannot be loaded: %v", err)
+	}
+	if bad.Loaded() || bad.Segments() != nil || bad.Err() == nil {
+		t.Fatalf("failed partition: loaded %v, err %v", bad.Loaded(), bad.Err())
+	}
+	if got := readAll(t, good, 0); len(got) != 1 {
+		t.Fatalf("the other partition: %d batches", len(got))
+	}
+	faulty.Clear()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The next start reads it.
+	if m, err = OpenManager(faulty, "/data", o); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := readAll(t, m.Get("bad", 0), 0); len(got) != 1 {
+		t.Fatalf("after a restart: %d batches", len(got))
+	}
+}
+
+func isStorageErr(err error) bool {
+	var se *StorageError
+	return errors.As(err, &se)
+}
