@@ -286,6 +286,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
+	c.registerReplicationHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)

@@ -169,6 +169,7 @@ func (c *Controller) step(ctx context.Context) {
 	c.mu.Unlock()
 	c.fenceExpired(ctx)
 	c.rebalance(ctx)
+	c.completeReassignments(ctx)
 }
 
 // rebalance gives partitions back to their preferred replicas, every
