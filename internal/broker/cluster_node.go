@@ -260,7 +260,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.ctrl = controller.New(controller.Config{
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
-		RebalanceInterval: cc.rebalanceInterval,
+		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
 	})
 	c.srv = peer.NewServer(c.node, c.logger)
 	c.srv.SetStatus(func(asking uint64) peer.Status {

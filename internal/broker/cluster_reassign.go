@@ -3,9 +3,11 @@ package broker
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
 )
 
@@ -84,4 +86,9 @@ func (b *Broker) listReassignmentsCluster(topics []kmsg.ListPartitionReassignmen
 // (reassignment) to the other nodes.
 func (c *clusterNode) registerReplicationHandlers() {
 	handle(c.srv, "reassign", c.ctrl.Reassign)
+}
+
+// uncleanDefault is unclean.leader.election.enable of server.properties.
+func uncleanDefault(cfg *config.Broker) bool {
+	return strings.EqualFold(strings.TrimSpace(cfg.Raw["unclean.leader.election.enable"]), "true")
 }

@@ -172,7 +172,7 @@ var brokerDefs = []Def{
 	bdef("log.roll.hours", Int, ptr("168"), vAtLeast(Int, 1), "", `Default segment roll time in hours, used when log.roll.ms is not set.`),
 	dynamic(bdef("log.roll.jitter.ms", Long, nil, vAtLeast(Long, 0), "", `Default segment.jitter.ms. Takes precedence over log.roll.jitter.hours.`)),
 	bdef("log.roll.jitter.hours", Int, ptr("0"), vAtLeast(Int, 0), "", `Default segment jitter in hours, used when log.roll.jitter.ms is not set.`),
-	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectNoReplication, `Default unclean.leader.election.enable.`)),
+	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectClusterOnly, `Default unclean.leader.election.enable: read by the active controller (its own node's dynamic config, else the cluster-wide dynamic default, else its server.properties) for topics without the override.`)),
 	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), "",
 		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes (and segments below the log start offset after DeleteRecords); the first check runs 30 s after start (or after the interval, if shorter). Records past retention stay readable until the next check.`),
 	dynamic(bdef("num.recovery.threads.per.data.dir", Int, ptr("2"), vAtLeast(Int, 1), effectAccepted, `Log recovery threads per data directory.`)),

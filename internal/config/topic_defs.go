@@ -7,6 +7,7 @@ const (
 	effectNoReplication = "accepted, no effect (single node, no replication)"
 	effectNoTiered      = "accepted, no effect (no tiered storage)"
 	effectNoPrealloc    = "accepted, no effect yet: segment files grow as they are written"
+	effectClusterOnly   = "cluster nodes only (a single node has no other replica)"
 )
 
 func ptr(s string) *string { return &s }
@@ -207,7 +208,7 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "unclean.leader.election.enable", Type: Boolean, Default: ptr("false"),
-		rule: vBool(), Synonyms: []string{"unclean.leader.election.enable"}, Effect: effectNoReplication,
+		rule: vBool(), Synonyms: []string{"unclean.leader.election.enable"}, Effect: effectClusterOnly,
 		Doc: `Allow a replica that is not in sync to become leader as a last resort, at the risk of losing data.`,
 	},
 }
