@@ -86,6 +86,7 @@ func (b *Broker) listReassignmentsCluster(topics []kmsg.ListPartitionReassignmen
 // (reassignment) to the other nodes.
 func (c *clusterNode) registerReplicationHandlers() {
 	handle(c.srv, "reassign", c.ctrl.Reassign)
+	handle(c.srv, "unregister-broker", c.ctrl.Unregister)
 }
 
 // uncleanDefault is unclean.leader.election.enable of server.properties.

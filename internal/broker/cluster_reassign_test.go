@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -145,6 +146,45 @@ func TestClusterReassignment(t *testing.T) {
 	for i, v := range got {
 		if v != fmt.Sprintf("r-%03d", i) {
 			t.Fatalf("record %d is %q", i, v)
+		}
+	}
+
+	// Decommissioning ends with UnregisterBroker: broker 1's registration
+	// is removed; unknown ids get BROKER_ID_NOT_REGISTERED.
+	unregister := func(id int32) *kmsg.UnregisterBrokerResponse {
+		t.Helper()
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = id
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatalf("UnregisterBroker %d: %v", id, err)
+		}
+		return resp
+	}
+	if r := unregister(1); r.ErrorCode != 0 {
+		t.Fatalf("unregister 1: %+v", r)
+	}
+	waitImages(t, tc, "broker 1 unregistered", func(im *metadata.Image) bool { _, ok := im.Broker(1); return !ok })
+	for _, id := range []int32{1, 9} {
+		if r := unregister(id); r.ErrorCode != kerr.BrokerIDNotRegistered.Code || r.ErrorMessage == nil ||
+			*r.ErrorMessage != fmt.Sprintf("Broker ID %d is not currently registered", id) {
+			t.Fatalf("unregister %d again: %+v", id, r)
+		}
+	}
+}
+
+func TestUnregisterBrokerSingleNode(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	self := tb.broker().NodeID()
+	for _, tc := range []struct {
+		id   int32
+		code int16
+	}{{self, kerr.InvalidRequest.Code}, {self + 1, kerr.BrokerIDNotRegistered.Code}} {
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = tc.id
+		resp := tb.request(req).(*kmsg.UnregisterBrokerResponse)
+		if resp.ErrorCode != tc.code || resp.ErrorMessage == nil {
+			t.Errorf("unregister %d: %+v, want code %d", tc.id, resp, tc.code)
 		}
 	}
 }
