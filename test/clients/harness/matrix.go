@@ -79,6 +79,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
 	{"tools.reassign-partitions-cluster", "Three-node cluster: kafka-reassign-partitions --execute/--verify moves a partition with data to a new broker; the old copy is deleted"},
 	{"tools.leader-election-cluster", "Three-node cluster: kafka-leader-election preferred (leader back to the first replica) and unclean (offline partition, out-of-sync replica)"},
+	{"cluster.follower-fetching", "Three-node cluster: a Java consumer with client.rack reads from its rack's follower (KIP-392), seen in that broker's metrics"},
 	{"tools.decommission-broker", "Three-node cluster: decommission a broker (reassign away, stop, kafka-cluster unregister)"},
 	{"tools.transactions", "kafka-transactions list, describe-producers, describe (unknown id)"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},

@@ -109,6 +109,8 @@ public final class Main {
                         "ListPartitionReassignments", "IncrementalAlterConfigs"), Main::reassignOnCluster);
         h.add("kafka-leader-election-cluster", "tools.leader-election-cluster",
                 List.of("CreateTopics", "Produce", "Metadata", "ElectLeaders"), Main::leaderElectionOnCluster);
+        h.add("consumer-client-rack-follower-fetch", "cluster.follower-fetching",
+                List.of("CreateTopics", "Produce", "Fetch", "Metadata", "ListOffsets"), Main::followerFetchOnCluster);
         h.add("kafka-cluster-unregister-decommission", "tools.decommission-broker",
                 List.of("CreateTopics", "Metadata", "AlterPartitionAssignments", "ListPartitionReassignments",
                         "DescribeCluster", "UnregisterBroker"), Main::decommissionOnCluster);
@@ -617,6 +619,44 @@ public final class Main {
                 "the controller did not log the unclean election");
         lc.startNode(1);
         waitDescribe(u, "Leader: 2\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+    }
+
+    /**
+     * Follower fetching (KIP-392): a consumer with client.rack=rack-3 reading a partition led by broker 1 (rack-1)
+     * with replicas on every broker is sent to broker 3, whose metrics show the bytes it served as a follower.
+     */
+    private static void followerFetchOnCluster() throws Exception {
+        LocalCluster lc = cluster();
+        String t = PREFIX + "-rack";
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "1:2:3").ok(),
+                "Created topic " + t + ".");
+        waitDescribe(t, "Leader: 1\\s+Replicas: 1,2,3\\s+Isr: [123],[123],[123]");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            in.append("r").append(i).append('\n');
+        }
+        ToolRunner.runWithInput("kafka-console-producer", PRODUCER, in.toString(), "--bootstrap-server", lc.bootstrap(),
+                "--topic", t).ok();
+        Properties props = new Properties();
+        props.put("bootstrap.servers", lc.bootstrap());
+        props.put("client.rack", "rack-3");
+        props.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        props.put("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        List<String> got = new ArrayList<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
+            TopicPartition tp = new TopicPartition(t, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+            while (got.size() < 50 && System.currentTimeMillis() < deadline) {
+                consumer.poll(Duration.ofMillis(500)).forEach(r -> got.add(r.value()));
+            }
+        }
+        check(got.size() == 50 && got.get(0).equals("r0") && got.get(49).equals("r49"), "consumed " + got);
+        Pattern follower = Pattern.compile("(?m)^sluice_consumer_fetch_bytes_total\\{role=\"follower\"\\} (\\S+)$");
+        Matcher m = follower.matcher(lc.metrics(3));
+        check(m.find() && Double.parseDouble(m.group(1)) > 0, "broker 3 (rack-3) served nothing as a follower: "
+                + (m.find(0) ? m.group() : "no metric"));
     }
 
     /**
