@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metadata"
 )
 
@@ -54,12 +57,21 @@ func TestClusterUncleanElection(t *testing.T) {
 	for _, topic := range []string{"u", "c"} {
 		waitFor(t, "broker 2 to hold "+topic, func() bool {
 			l := tc.nodes[1].broker().logs.Get(topic, 0)
-			return l != nil && l.LogEndOffset() == 10
+			return l != nil && l.LogEndOffset() == 10 && l.HighWatermark() == 10
 		})
 	}
 
 	dir2 := tc.nodes[1].opts.DataDir
 	tc.nodes[1].stop()
+	// Its high watermarks were checkpointed at shutdown.
+	data, err := os.ReadFile(filepath.Join(dir2, hwCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw, err := decodeHWCheckpoint(data); err != nil || hw[log.TopicPartition{Topic: "u", Partition: 0}] != 10 ||
+		hw[log.TopicPartition{Topic: "c", Partition: 0}] != 10 {
+		t.Fatalf("broker 2's checkpoint %q: %v", data, err)
+	}
 	waitImages(t, tc, "broker 2 out of the in-sync sets", func(im *metadata.Image) bool { return led("u", 1, 1)(im) && led("c", 1, 1)(im) })
 	produce("u", 10, 5) // only broker 1 has these
 	produce("c", 10, 5)

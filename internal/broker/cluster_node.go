@@ -292,8 +292,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
 	handle(c.srv, "elect-leader", c.ctrl.ElectLeader)
 
+	c.loadHWCheckpoint(fsys)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.hwCheckpointLoop(ctx, fsys) }()
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
 	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()

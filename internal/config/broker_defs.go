@@ -4,6 +4,7 @@ package config
 const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
+	effectNotEnforced  = "accepted, not enforced yet (replication is not throttled)"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
 	effectHousekeeping = "accepted; Sluice rolls and flushes in one housekeeping pass every second (retention: log.retention.check.interval.ms)"
 )
@@ -98,6 +99,14 @@ var brokerDefs = []Def{
 	bdef("fetch.max.bytes", Int, ptr("57671680"), vAtLeast(Int, 1024), "", `Broker-side cap on the bytes returned by one fetch.`),
 	bdef("max.incremental.fetch.session.cache.slots", Int, ptr("1000"), vAtLeast(Int, 0), "", `Incremental fetch sessions (KIP-227) the broker keeps; the least recently used is evicted past this.`),
 	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster; with replica.selector.class, consumers in this rack (client.rack) fetch from this broker's replicas.`),
+	bdef("replica.high.watermark.checkpoint.interval.ms", Long, ptr("5000"), vAtLeast(Long, 1), "",
+		`How often a cluster node writes its replicated partitions' high watermarks to replication-offset-checkpoint in the data directory (also at shutdown); a restarted node starts from them.`),
+	dynamic(bdef("leader.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectNotEnforced,
+		`Replication throttle of a leader (bytes/s) for the partitions in leader.replication.throttled.replicas (kafka-reassign-partitions --throttle sets it).`)),
+	dynamic(bdef("follower.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectNotEnforced,
+		`Replication throttle of a follower (bytes/s) for the partitions in follower.replication.throttled.replicas (kafka-reassign-partitions --throttle sets it).`)),
+	dynamic(bdef("replica.alter.log.dirs.io.max.bytes.per.second", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectAccepted,
+		`Throttle of moves between log directories (kafka-reassign-partitions clears it); Sluice has one data directory.`)),
 	bdef("replica.selector.class", String, nil, vIn("", "org.apache.kafka.common.replica.RackAwareReplicaSelector"), "",
 		`Follower fetching (KIP-392): with Kafka's org.apache.kafka.common.replica.RackAwareReplicaSelector, a leader answers a consumer's Fetch that names its rack (client.rack) with preferred_read_replica, an in-sync replica in that rack, and the consumer fetches from it (up to that replica's high watermark). Unset: consumers fetch from the leader. Other selector classes are refused.`),
 	bdef("auto.leader.rebalance.enable", Boolean, ptr("true"), vBool(), "",

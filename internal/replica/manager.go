@@ -57,6 +57,7 @@ type Manager struct {
 
 	mu    sync.RWMutex
 	parts map[log.TopicPartition]*Partition
+	ckpt  map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
 
 	// applyMu serialises Apply/Remove so that listeners hear the changes
 	// of one partition in order.
@@ -147,6 +148,9 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 		// it comes back from the leader (follower) or the in-sync
 		// replicas' fetches (leader).
 		l.ForgetHighWatermark()
+		if hw, ok := m.checkpointed(tp); ok {
+			l.SetHighWatermark(hw)
+		}
 	}
 	if changed && role == Leader {
 		p.resetLeaderView(&st, time.Now())

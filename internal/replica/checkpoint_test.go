@@ -1,0 +1,70 @@
+package replica
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/log"
+)
+
+// A partition first applied after SetCheckpoint starts from its
+// checkpointed high watermark (capped at its log end), not the log start.
+func TestCheckpointedHighWatermark(t *testing.T) {
+	l := newLog(t)
+	for range 5 {
+		if _, err := l.Append(oneRecord(t), log.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewManager(2)
+	m.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 3})
+	p, err := m.Apply(l, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("follower high watermark after start %d, want the checkpointed 3", hw)
+	}
+	if got := m.HighWatermarks()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 3 {
+		t.Fatalf("HighWatermarks: %d", got)
+	}
+
+	// Capped at the log end; without a checkpoint the log start.
+	l2 := newLog(t)
+	m2 := NewManager(2)
+	m2.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 99})
+	if _, err := l2.Append(oneRecord(t), log.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := m2.Apply(l2, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	if hw := p2.HighWatermark(); hw != 1 {
+		t.Fatalf("checkpoint above the log end: high watermark %d, want 1", hw)
+	}
+}
+
+// A new leader's high watermark is "known" (ListOffsets answers) once it
+// reaches the start of its leader epoch.
+func TestHighWatermarkKnown(t *testing.T) {
+	l := newLog(t)
+	for range 4 {
+		if _, err := l.Append(oneRecord(t), log.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := NewManager(1)
+	m.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 2})
+	p, err := m.Apply(l, State{Leader: 2, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Apply(l, State{Leader: 1, LeaderEpoch: 2, PartitionEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if p.HighWatermark() != 2 || p.HighWatermarkKnown() {
+		t.Fatalf("new leader: high watermark %d known %v, want 2 and not known (epoch starts at 4)", p.HighWatermark(), p.HighWatermarkKnown())
+	}
+	p.recordFollower(p.st.Load(), 2, 4, time.Now())
+	if p.HighWatermark() != 4 || !p.HighWatermarkKnown() {
+		t.Fatalf("after the follower caught up: high watermark %d known %v", p.HighWatermark(), p.HighWatermarkKnown())
+	}
+}
