@@ -93,10 +93,6 @@ func (b *Broker) countConsumerBytes(targets []fetchTarget) {
 		if ft.p == nil || ft.err != nil || ft.res.Size == 0 {
 			continue
 		}
-		role := "leader"
-		if ft.p.Role() != replica.Leader {
-			role = "follower"
-		}
-		b.metrics.ConsumerFetched(role, ft.res.Size)
+		b.metrics.ConsumerFetched(ft.p.Role() != replica.Leader, ft.res.Size)
 	}
 }

@@ -29,7 +29,7 @@ type Metrics struct {
 	bytesOut        prometheus.Counter
 	connections     prometheus.Gauge
 	connectionsOpen prometheus.Counter
-	consumerFetch   *prometheus.CounterVec // consumer_fetch.go
+	consumerFetch   consumerFetch // consumer_fetch.go
 
 	// byKey caches the per-API children, created on first use (so only APIs
 	// that were called are exported), so the hot path does no label lookup.
