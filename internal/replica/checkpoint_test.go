@@ -1,8 +1,11 @@
 package replica
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-broker/sluice/internal/log"
 )
@@ -66,5 +69,37 @@ func TestHighWatermarkKnown(t *testing.T) {
 	p.recordFollower(p.st.Load(), 2, 4, time.Now())
 	if p.HighWatermark() != 4 || !p.HighWatermarkKnown() {
 		t.Fatalf("after the follower caught up: high watermark %d known %v", p.HighWatermark(), p.HighWatermarkKnown())
+	}
+}
+
+// A partition removed from this broker (reassigned away, topic deleted)
+// answers a waiting acks=all produce NOT_LEADER_OR_FOLLOWER at once, not
+// after its timeout.
+func TestRemovedPartitionEndsWaits(t *testing.T) {
+	l := newLog(t)
+	m := NewManager(1)
+	p, err := m.Apply(l, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.AppendAsLeader(oneRecord(t), log.AppendOptions{}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() { done <- p.WaitReplicated(ctx, 1, res.LastOffset+1, 2) }()
+	m.Remove("t", 0)
+	select {
+	case err := <-done:
+		if codeOf(err) != kerr.NotLeaderForPartition.Code {
+			t.Fatalf("wait after removal: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a removed partition keeps an acks=all produce waiting")
+	}
+	if _, err := p.AppendAsLeader(oneRecord(t), log.AppendOptions{}, 0); codeOf(err) != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("append after removal: %v", err)
 	}
 }

@@ -177,6 +177,10 @@ func (m *Manager) Remove(topic string, partition int32) {
 	delete(m.parts, tp)
 	m.mu.Unlock()
 	if p != nil {
+		// No role any more: waiting acks=all produces and later appends
+		// through a Partition still held get NOT_LEADER_OR_FOLLOWER.
+		old := p.st.Load()
+		p.st.Store(&State{Leader: NoLeader, LeaderEpoch: old.LeaderEpoch, PartitionEpoch: old.PartitionEpoch})
 		_ = m.emit(Event{Kind: Removed, Partition: p}) // unloading cannot fail
 	}
 }
