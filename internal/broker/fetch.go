@@ -285,7 +285,7 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
 		if replica >= 0 {
-			ft.res, ft.err = ft.p.ReadForReplica(replica, p.FetchOffset, int(limit), minOne, time.Now())
+			ft.res, ft.err = b.readForReplica(ft, replica, p.FetchOffset, limit, minOne)
 		} else {
 			ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
 		}

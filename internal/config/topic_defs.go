@@ -79,8 +79,8 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "follower.replication.throttled.replicas", Type: List, Default: ptr(""),
-		rule: vThrottledReplicas(), Effect: effectNoReplication,
-		Doc: `Replicas whose replication is throttled on the follower side: "*" or partitionId:brokerId pairs.`,
+		rule: vThrottledReplicas(), Effect: effectClusterOnly,
+		Doc: `Replicas whose replication is throttled on the follower side: "*" or partitionId:brokerId pairs (brokerId: the follower), under that broker's follower.replication.throttled.rate.`,
 	},
 	{
 		Name: "index.interval.bytes", Type: Int, Default: ptr("4096"),
@@ -90,8 +90,8 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "leader.replication.throttled.replicas", Type: List, Default: ptr(""),
-		rule: vThrottledReplicas(), Effect: effectNoReplication,
-		Doc: `Replicas whose replication is throttled on the leader side: "*" or partitionId:brokerId pairs.`,
+		rule: vThrottledReplicas(), Effect: effectClusterOnly,
+		Doc: `Replicas whose replication is throttled on the leader side: "*" or partitionId:brokerId pairs (brokerId: the leader), under that broker's leader.replication.throttled.rate.`,
 	},
 	{
 		Name: "local.retention.bytes", Type: Long, Default: ptr("-2"),
