@@ -515,7 +515,8 @@ public final class Main {
         Pattern p = Pattern.compile(regex);
         String[] last = {""};
         try {
-            eventually(topic + " described as /" + regex + "/", 60_000, () -> p.matcher(last[0] = describeOnCluster(topic)).find());
+            eventually(topic + " described as /" + regex + "/", 60_000,
+                    () -> p.matcher(last[0] = describeOnCluster(topic)).find());
         } catch (AssertionError e) {
             throw new AssertionError(e.getMessage() + "; last: " + last[0], e);
         }
@@ -578,7 +579,8 @@ public final class Main {
                 String.valueOf(TIMEOUT_MS)).ok();
         List<String> got = c.out().lines().filter(l -> !l.isBlank()).toList();
         check(got.size() == 100 && got.get(0).equals("m0") && got.get(99).equals("m99"),
-                "consumed after the move: " + got.size() + " records " + (got.isEmpty() ? "" : got.get(0) + ".." + got.get(got.size() - 1)));
+                "consumed after the move: " + got.size() + " records "
+                        + (got.isEmpty() ? "" : got.get(0) + ".." + got.get(got.size() - 1)));
     }
 
     /**
@@ -597,7 +599,8 @@ public final class Main {
         waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: 2\\b");
         lc.startNode(1);
         waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
-        String out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred", "--topic", t, "--partition", "0");
+        String out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred",
+                "--topic", t, "--partition", "0");
         check(out.contains("Successfully completed leader election (PREFERRED) for partitions " + t + "-0"),
                 "preferred election: " + out);
         waitDescribe(t, "Leader: 1\\s+Replicas: 1,2");
@@ -611,7 +614,8 @@ public final class Main {
         lc.stopNode(1);
         lc.startNode(2);
         waitDescribe(u, "Leader: none\\s+Replicas: 1,2\\s+Isr: 1\\b");
-        out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "unclean", "--topic", u, "--partition", "0");
+        out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "unclean",
+                "--topic", u, "--partition", "0");
         check(out.contains("Successfully completed leader election (UNCLEAN) for partitions " + u + "-0"),
                 "unclean election: " + out);
         waitDescribe(u, "Leader: 2\\s+Replicas: 1,2\\s+Isr: 2\\b");
