@@ -10,8 +10,10 @@
 // broker registers again with its next heartbeat, so the procedure is:
 // reassign its partitions away, stop it, unregister it (docs/cluster.md).
 //
-// A single node is the only broker: other ids get BROKER_ID_NOT_REGISTERED,
-// its own id INVALID_REQUEST (it cannot remove itself).
+// A single node is the only broker: other ids get BROKER_ID_NOT_REGISTERED.
+//
+// Differences from Kafka: a single node answers its own id INVALID_REQUEST
+// (it cannot unregister itself).
 
 package broker
 
