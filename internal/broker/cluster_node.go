@@ -164,9 +164,10 @@ type clusterNode struct {
 	ln    net.Listener
 
 	incarnation string
-	epoch       atomic.Int64  // broker epoch from the last registration
-	fenced      atomic.Bool   // as the controller last answered
-	published   atomic.Uint64 // offset of the image the local state follows
+	epoch       atomic.Int64                   // broker epoch from the last registration
+	fenced      atomic.Bool                    // as the controller last answered
+	published   atomic.Uint64                  // offset of the image the local state follows
+	pubImage    atomic.Pointer[metadata.Image] // that image (what clients are told)
 	// caughtUp is the offset of this run's registration: images before it
 	// are prefixes of what the local state may already hold (replayed at
 	// start) and are never published.
@@ -579,6 +580,7 @@ func (c *clusterNode) publishLoop(ctx context.Context) {
 			}
 			c.b.publish(im)
 			c.updateFetchers(im)
+			c.pubImage.Store(im)
 			c.pubMu.Lock()
 			c.published.Store(im.Offset)
 			close(c.pubChanged)
