@@ -106,7 +106,7 @@ type replicationQuotas struct {
 	leader, follower *replicationQuota
 }
 
-func (b *Broker) quotas() *replicationQuotas {
+func (b *Broker) replThrottles() *replicationQuotas {
 	q := &b.replQuotas
 	q.once.Do(func() {
 		rate := func(name string) int64 {
@@ -125,7 +125,7 @@ func (b *Broker) quotas() *replicationQuotas {
 // leaderThrottled reports whether this leader's answer to a follower for
 // topic/partition counts against leader.replication.throttled.rate.
 func (b *Broker) leaderThrottled(topic string, partition int32) bool {
-	if b.quotas().leader == nil {
+	if b.replThrottles().leader == nil {
 		return false
 	}
 	t, ok := b.topics.Get(topic)
@@ -135,7 +135,7 @@ func (b *Broker) leaderThrottled(topic string, partition int32) bool {
 // followerThrottled reports whether this follower's fetch of
 // topic/partition counts against follower.replication.throttled.rate.
 func (b *Broker) followerThrottled(t *topics.Topic, partition int32) bool {
-	return b.quotas().follower != nil &&
+	return b.replThrottles().follower != nil &&
 		throttledReplica(b.topicSetting(t, "follower.replication.throttled.replicas"), partition, b.self())
 }
 
@@ -147,7 +147,7 @@ func (b *Broker) readForReplica(ft *fetchTarget, replica int32, offset, limit in
 	if !b.leaderThrottled(ft.topic, ft.p.Index()) {
 		return ft.p.ReadForReplica(replica, offset, int(limit), minOne, now)
 	}
-	q := b.quotas().leader
+	q := b.replThrottles().leader
 	if q.exceeded(now) {
 		return ft.p.ReadForReplica(replica, offset, 0, false, now)
 	}
@@ -161,7 +161,7 @@ func (b *Broker) readForReplica(ft *fetchTarget, replica int32, offset, limit in
 // followerQuotaUsed reports whether this follower must leave p out of its
 // next fetch (throttled, and follower.replication.throttled.rate used up).
 func (b *Broker) followerQuotaUsed(p *replica.Partition, now time.Time) bool {
-	q := b.quotas().follower
+	q := b.replThrottles().follower
 	if q == nil {
 		return false
 	}
@@ -172,7 +172,7 @@ func (b *Broker) followerQuotaUsed(p *replica.Partition, now time.Time) bool {
 // recordFollowerBytes counts n fetched bytes of p against the follower
 // quota when p is throttled.
 func (b *Broker) recordFollowerBytes(p *replica.Partition, n int) {
-	q := b.quotas().follower
+	q := b.replThrottles().follower
 	if q == nil {
 		return
 	}
@@ -185,7 +185,7 @@ func (b *Broker) recordFollowerBytes(p *replica.Partition, n int) {
 // limit, or for a throttled partition what the follower quota holds (at
 // least 1: the leader always sends one batch).
 func (b *Broker) followerFetchBytes(p *replica.Partition, limit int32, now time.Time) int32 {
-	q := b.quotas().follower
+	q := b.replThrottles().follower
 	if q == nil {
 		return limit
 	}
