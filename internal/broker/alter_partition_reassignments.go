@@ -14,6 +14,11 @@
 //     empty list, a broker that is not registered (any id but this node's),
 //     a broker listed twice.
 //
+// On a cluster node the active controller reassigns (cluster_reassign.go,
+// internal/controller/reassign.go): the target's new replicas fetch the
+// partition, and once they are all in sync the replicas become the target,
+// the removed ones delete their copy, and a removed leader gives way.
+//
 // Kafka 4.1's v1 (allow_replication_factor_change) is not advertised.
 
 package broker
@@ -58,6 +63,9 @@ func (b *Broker) handleAlterPartitionReassignments(_ context.Context, r *wire.Re
 // reassignPartition validates one target assignment; nil means the target
 // is the current one.
 func (b *Broker) reassignPartition(topic string, partition int32, replicas []int32) *Error {
+	if b.cluster != nil {
+		return b.cluster.reassignCluster(topic, partition, replicas)
+	}
 	t, ok := b.topics.Get(topic)
 	if !ok {
 		return errorf(kerr.UnknownTopicOrPartition, "Unable to find a topic named %s.", topic)

@@ -31,11 +31,12 @@ type Broker struct {
 	// replicas holds the local partitions: role, epoch, in-sync set and
 	// high watermark over each log (partitions.go). Handlers reach data
 	// through it only.
-	replicas *replica.Manager
-	topics   *topics.Registry // topic names, ids, partition counts, config overrides
-	metrics  *metrics.Metrics // Prometheus collectors
-	logger   *slog.Logger     // the broker's logger; add request context with .With
-	dataDir  string           // absolute data directory
+	replicas   *replica.Manager
+	replQuotas replicationQuotas // replication throttles (replication_throttle.go)
+	topics     *topics.Registry  // topic names, ids, partition counts, config overrides
+	metrics    *metrics.Metrics  // Prometheus collectors
+	logger     *slog.Logger      // the broker's logger; add request context with .With
+	dataDir    string            // absolute data directory
 	// metricsAddr is the metrics listener's bound address ("" if none),
 	// which DescribeConfigs reports as sluice.metrics.listen (health.go).
 	metricsAddr string

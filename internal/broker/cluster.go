@@ -22,13 +22,22 @@ type clusterBroker struct {
 // self is this broker's node id.
 func (b *Broker) self() int32 { return b.replicas.Self() }
 
-// image is the metadata image of a cluster node, nil on a single node.
+// image is the metadata image of a cluster node, nil on a single node: the
+// image the local state follows (published), so that clients are never told
+// of brokers, leaders or topics from a log still being replayed at start;
+// empty until the node has caught up with its registration.
 func (b *Broker) image() *metadata.Image {
 	if b.cluster == nil {
 		return nil
 	}
-	return b.cluster.store.Image()
+	if im := b.cluster.pubImage.Load(); im != nil {
+		return im
+	}
+	return notCaughtUpImage
 }
+
+// notCaughtUpImage is what a cluster node knows before it has caught up.
+var notCaughtUpImage = metadata.Empty()
 
 // liveBrokers lists the brokers clients may talk to, with their endpoints
 // on the listener r came in on, sorted by node id. On a cluster node these

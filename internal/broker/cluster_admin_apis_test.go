@@ -30,6 +30,7 @@ func TestClusterAdminAPIsAdvertised(t *testing.T) {
 		kmsg.DescribeProducers:            {0, 0},
 		kmsg.DescribeTransactions:         {0, 0},
 		kmsg.ListTransactions:             {0, 1},
+		kmsg.UnregisterBroker:             {0, 0},
 	}
 	for key, w := range want {
 		g, ok := got[int16(key)]

@@ -173,13 +173,14 @@ type clusterNode struct {
 	ln    net.Listener
 
 	incarnation string
-	peerAddr    string            // where other nodes reach this node's peer listener
-	bootAddrs   map[uint64]string // bootstrap servers by the node id they answered with
-	raftCluster uint64            // the raft cluster id in the quorum directory
-	gated       atomic.Bool       // an observer with an empty log before its join (cluster_roles.go)
-	epoch       atomic.Int64      // broker epoch from the last registration
-	fenced      atomic.Bool       // as the controller last answered
-	published   atomic.Uint64     // offset of the image the local state follows
+	peerAddr    string                         // where other nodes reach this node's peer listener
+	bootAddrs   map[uint64]string              // bootstrap servers by the node id they answered with
+	raftCluster uint64                         // the raft cluster id in the quorum directory
+	gated       atomic.Bool                    // an observer with an empty log before its join (cluster_roles.go)
+	epoch       atomic.Int64                   // broker epoch from the last registration
+	fenced      atomic.Bool                    // as the controller last answered
+	published   atomic.Uint64                  // offset of the image the local state follows
+	pubImage    atomic.Pointer[metadata.Image] // that image (what clients are told)
 	// caughtUp is the offset of this run's registration: images before it
 	// are prefixes of what the local state may already hold (replayed at
 	// start) and are never published.
@@ -288,7 +289,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.ctrl = controller.New(controller.Config{
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
-		RebalanceInterval: cc.rebalanceInterval,
+		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).
@@ -327,6 +328,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
 	c.registerSecurityHandlers() // cluster_security.go
+	c.registerReplicationHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
@@ -342,8 +344,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			return err
 		}
 	}
+	c.loadHWCheckpoint(fsys)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.hwCheckpointLoop(ctx, fsys) }()
 	c.wg.Add(3)
 	go func() { defer c.wg.Done(); c.srv.Serve(c.ln) }()
 	go func() { defer c.wg.Done(); c.ctrl.Run(ctx) }()
@@ -653,6 +658,7 @@ func (c *clusterNode) publishLoop(ctx context.Context) {
 			}
 			c.b.publish(im)
 			c.updateFetchers(im)
+			c.pubImage.Store(im)
 			c.pubMu.Lock()
 			c.published.Store(im.Offset)
 			close(c.pubChanged)

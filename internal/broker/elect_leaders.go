@@ -20,10 +20,12 @@
 // On a cluster node the active controller elects: PREFERRED gives the
 // partition to its first replica when that is a live in-sync replica
 // (ELECTION_NOT_NEEDED if it leads, PREFERRED_LEADER_NOT_AVAILABLE if it
-// cannot); UNCLEAN, for a partition without a live leader, makes the first
-// live replica its leader and sole in-sync replica, logged loudly (records
-// only the old in-sync set had are lost), whatever
-// unclean.leader.election.enable says, as Kafka's tool does.
+// cannot); UNCLEAN, for a partition without a live leader, elects the first
+// live in-sync replica, else the first live replica as its leader and sole
+// in-sync replica, logged loudly (records only the old in-sync set had are
+// lost), whatever unclean.leader.election.enable says, as Kafka's tool
+// does. With unclean.leader.election.enable=true the controller does the
+// latter by itself (internal/controller/unclean.go).
 
 package broker
 

@@ -107,6 +107,10 @@ type fetchTarget struct {
 	res     log.ReadResult
 	err     error
 	aborted []log.AbortedTxn // read_committed: what overlaps res
+	// preferred is the replica the consumer should read from instead
+	// (KIP-392, follower_fetch.go), when hasPreferred.
+	preferred    int32
+	hasPreferred bool
 }
 
 func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.FetchRequest) (kmsg.Response, error) {
@@ -144,10 +148,14 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	}
 
 	targets := make([]fetchTarget, len(fctx.Partitions))
+	consumer := fetchReplicaID(req) < 0
 	for i, p := range fctx.Partitions {
-		targets[i] = b.resolveFetchTarget(p, req.Version)
+		targets[i] = b.resolveFetchTarget(p, req.Version, consumer)
 	}
 	b.authorizeFetch(r, req, targets)
+	if consumer {
+		b.choosePreferredReplicas(r, req, targets, func(i int) int64 { return fctx.Partitions[i].FetchOffset })
+	}
 
 	maxBytes := b.fetchMaxBytes()
 	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
@@ -189,6 +197,9 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 			break
 		}
 	}
+	if consumer {
+		b.countConsumerBytes(targets)
+	}
 	records := b.buildFetchResponse(resp, fctx, targets, usesIDs, committed)
 	resp.SessionID = fctx.Finish()
 	if replica < 0 {
@@ -215,8 +226,9 @@ func fetchKey(usesIDs bool, topic string, id [16]byte, partition int32) fetchses
 	return fetchsession.Key{Topic: topic, Partition: partition}
 }
 
-// resolveFetchTarget finds the log of a session partition.
-func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int16) fetchTarget {
+// resolveFetchTarget finds the log of a session partition. A consumer's
+// Fetch v11+ may be served by any replica (KIP-392), others by the leader.
+func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int16, consumer bool) fetchTarget {
 	ft := fetchTarget{topic: p.Topic, topicID: p.TopicID}
 	if p.Topic == "" {
 		t, ok := b.topicByID(p.TopicID)
@@ -235,7 +247,11 @@ func (b *Broker) resolveFetchTarget(p fetchsession.RequestPartition, version int
 		ft.errCode = kerr.UnknownTopicID.Code // recreated under the same name
 		return ft
 	}
-	if c := part.CheckLeader(p.CurrentLeaderEpoch); c != 0 {
+	check := part.CheckLeader
+	if consumer && version >= followerFetchVersion {
+		check = part.CheckReplica
+	}
+	if c := check(p.CurrentLeaderEpoch); c != 0 {
 		ft.errCode = c
 		return ft
 	}
@@ -263,10 +279,19 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 			continue
 		}
 		p := fctx.Partitions[i]
+		if ft.hasPreferred {
+			// Sent to another replica: the leader's offsets, no records,
+			// and the answer goes out now (as Kafka's).
+			ft.res = log.ReadResult{HighWatermark: ft.p.HighWatermark(), LastStableOffset: ft.p.LastStableOffset(),
+				LogStartOffset: ft.p.LogStartOffset()}
+			ft.err = nil
+			failed = true
+			continue
+		}
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
 		if replica >= 0 {
-			ft.res, ft.err = ft.p.ReadForReplica(replica, p.FetchOffset, int(limit), minOne, time.Now())
+			ft.res, ft.err = b.readForReplica(ft, replica, p.FetchOffset, limit, minOne)
 		} else {
 			ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
 		}
@@ -355,12 +380,16 @@ func (b *Broker) buildFetchResponse(resp *kmsg.FetchResponse, fctx *fetchsession
 				}
 			}
 		}
+		if ft.hasPreferred && rp.ErrorCode == 0 {
+			rp.PreferredReadReplica = ft.preferred
+		}
 		if !fctx.Include(i, fetchsession.Result{
-			ErrorCode:        rp.ErrorCode,
-			HighWatermark:    rp.HighWatermark,
-			LastStableOffset: rp.LastStableOffset,
-			LogStartOffset:   rp.LogStartOffset,
-			HasRecords:       ranges != nil,
+			ErrorCode:            rp.ErrorCode,
+			HighWatermark:        rp.HighWatermark,
+			LastStableOffset:     rp.LastStableOffset,
+			LogStartOffset:       rp.LogStartOffset,
+			HasRecords:           ranges != nil,
+			PreferredReadReplica: rp.PreferredReadReplica >= 0,
 		}) {
 			continue
 		}

@@ -94,6 +94,13 @@ func (b *Broker) listOffset(rp *kmsg.ListOffsetsResponseTopicPartition, version 
 		rp.ErrorCode = c
 		return
 	}
+	if !part.HighWatermarkKnown() {
+		// A new leader whose high watermark has not reached the start of
+		// its epoch yet (it may be below the previous leader's): Kafka's
+		// OFFSET_NOT_AVAILABLE, retried by clients.
+		rp.ErrorCode = kerr.OffsetNotAvailable.Code
+		return
+	}
 	offset, ts, ok := lookupOffset(part, p.Timestamp, version, committed)
 	if !ok {
 		return

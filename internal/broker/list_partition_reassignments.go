@@ -5,6 +5,8 @@
 // whether all reassignments are asked for (null topics) or some topics are
 // named. Apache Kafka, too, answers named topics that are unknown or not
 // reassigning by leaving them out rather than with an error.
+// On a cluster node the partitions being reassigned are listed from the
+// metadata image: replicas, adding and removing replicas, as Kafka.
 // AlterPartitionReassignments is in alter_partition_reassignments.go.
 
 package broker
@@ -27,6 +29,10 @@ func (b *Broker) handleListPartitionReassignments(_ context.Context, r *wire.Req
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 	if !b.allowedCluster(r, authz.OpDescribe) { // Kafka: DESCRIBE on the cluster
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
+		return resp, nil
+	}
+	if b.cluster != nil {
+		b.listReassignmentsCluster(req.Topics, resp)
 	}
 	return resp, nil
 }

@@ -75,6 +75,7 @@ var apiTable = []apiSpec{
 	{key: 55, min: 0, max: 2, concurrent: true}, // DescribeQuorum
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
+	{key: 64, min: 0, max: 0},                   // UnregisterBroker
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions
 	{key: 66, min: 0, max: 1, concurrent: true}, // ListTransactions
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat

@@ -277,8 +277,9 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 	byID := map[[16]byte]int{}
 	byName := map[string]int{}
 	var ready []*fetchedPartition
+	now := time.Now()
 	for _, fp := range parts {
-		if !fp.truncated {
+		if !fp.truncated || f.c.b.followerQuotaUsed(fp.p, now) {
 			continue
 		}
 		ready = append(ready, fp)
@@ -296,7 +297,7 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		rp.CurrentLeaderEpoch = fp.epoch
 		rp.LastFetchedEpoch = fp.p.LatestEpoch()
 		rp.LogStartOffset = fp.p.LogStartOffset()
-		rp.PartitionMaxBytes = 4 << 20
+		rp.PartitionMaxBytes = f.c.b.followerFetchBytes(fp.p, 4<<20, now)
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
 	if len(ready) == 0 {
@@ -358,6 +359,7 @@ func (f *leaderFetcher) apply(fp *fetchedPartition, rp *kmsg.FetchResponseTopicP
 		return
 	}
 	if len(rp.RecordBatches) > 0 {
+		f.c.b.recordFollowerBytes(fp.p, len(rp.RecordBatches))
 		if _, err := fp.p.AppendAsFollower(rp.RecordBatches); err != nil {
 			if errors.Is(err, log.ErrUnexpectedAppendOffset) || errors.Is(err, log.ErrLeaderEpochOutOfOrder) {
 				fp.truncated = false

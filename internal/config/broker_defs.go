@@ -4,6 +4,7 @@ package config
 const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
+	effectStaticOnly   = "honoured from server.properties; setting it dynamically (kafka-reassign-partitions --throttle) is refused"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
 	effectHousekeeping = "accepted; Sluice rolls and flushes in one housekeeping pass every second (retention: log.retention.check.interval.ms)"
 )
@@ -112,7 +113,17 @@ var brokerDefs = []Def{
 	bdef("request.timeout.ms", Int, ptr("30000"), vAtLeast(Int, 0), effectAccepted, `Timeout of inter-broker requests.`),
 	bdef("fetch.max.bytes", Int, ptr("57671680"), vAtLeast(Int, 1024), "", `Broker-side cap on the bytes returned by one fetch.`),
 	bdef("max.incremental.fetch.session.cache.slots", Int, ptr("1000"), vAtLeast(Int, 0), "", `Incremental fetch sessions (KIP-227) the broker keeps; the least recently used is evicted past this.`),
-	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster.`),
+	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster; with replica.selector.class, consumers in this rack (client.rack) fetch from this broker's replicas.`),
+	bdef("replica.high.watermark.checkpoint.interval.ms", Long, ptr("5000"), vAtLeast(Long, 1), "",
+		`How often a cluster node writes its replicated partitions' high watermarks to replication-offset-checkpoint in the data directory (also at shutdown); a restarted node starts from them.`),
+	dynamic(bdef("leader.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectStaticOnly,
+		`Replication throttle of a cluster node as a leader (bytes/s): what it sends to followers of the partitions its topics list in leader.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate.`)),
+	dynamic(bdef("follower.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectStaticOnly,
+		`Replication throttle of a cluster node as a follower (bytes/s): what it fetches for the partitions its topics list in follower.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate.`)),
+	dynamic(bdef("replica.alter.log.dirs.io.max.bytes.per.second", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectAccepted,
+		`Throttle of moves between log directories (kafka-reassign-partitions clears it); Sluice has one data directory.`)),
+	bdef("replica.selector.class", String, nil, vIn("", "org.apache.kafka.common.replica.RackAwareReplicaSelector"), "",
+		`Follower fetching (KIP-392): with Kafka's org.apache.kafka.common.replica.RackAwareReplicaSelector, a leader answers a consumer's Fetch that names its rack (client.rack) with preferred_read_replica, an in-sync replica in that rack, and the consumer fetches from it (up to that replica's high watermark). Unset: consumers fetch from the leader. Other selector classes are refused.`),
 	bdef("auto.leader.rebalance.enable", Boolean, ptr("true"), vBool(), "",
 		`On a cluster, the controller moves leadership back to each partition's preferred replica (the first) when it is live and in sync, every leader.imbalance.check.interval.seconds.`),
 	bdef("leader.imbalance.per.broker.percentage", Int, ptr("10"), rule{}, effectAccepted, `Allowed leader imbalance per broker, in percent. Sluice rebalances every partition not led by its preferred replica.`),
@@ -187,7 +198,7 @@ var brokerDefs = []Def{
 	bdef("log.roll.hours", Int, ptr("168"), vAtLeast(Int, 1), "", `Default segment roll time in hours, used when log.roll.ms is not set.`),
 	dynamic(bdef("log.roll.jitter.ms", Long, nil, vAtLeast(Long, 0), "", `Default segment.jitter.ms. Takes precedence over log.roll.jitter.hours.`)),
 	bdef("log.roll.jitter.hours", Int, ptr("0"), vAtLeast(Int, 0), "", `Default segment jitter in hours, used when log.roll.jitter.ms is not set.`),
-	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectNoReplication, `Default unclean.leader.election.enable.`)),
+	dynamic(bdef("unclean.leader.election.enable", Boolean, ptr("false"), vBool(), effectClusterOnly, `Default unclean.leader.election.enable: read by the active controller (its own node's dynamic config, else the cluster-wide dynamic default, else its server.properties) for topics without the override.`)),
 	bdef("log.retention.check.interval.ms", Long, ptr("300000"), vAtLeast(Long, 1), "",
 		`How often the broker checks logs for segments to delete under retention.ms / retention.bytes (and segments below the log start offset after DeleteRecords); the first check runs 30 s after start (or after the interval, if shorter). Records past retention stay readable until the next check.`),
 	dynamic(bdef("num.recovery.threads.per.data.dir", Int, ptr("2"), vAtLeast(Int, 1), effectAccepted, `Log recovery threads per data directory.`)),

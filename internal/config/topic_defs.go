@@ -7,6 +7,7 @@ const (
 	effectNoReplication = "accepted, no effect (single node, no replication)"
 	effectNoTiered      = "accepted, no effect (no tiered storage)"
 	effectNoPrealloc    = "accepted, no effect yet: segment files grow as they are written"
+	effectClusterOnly   = "cluster nodes only (a single node has no other replica)"
 )
 
 func ptr(s string) *string { return &s }
@@ -78,8 +79,8 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "follower.replication.throttled.replicas", Type: List, Default: ptr(""),
-		rule: vThrottledReplicas(), Effect: effectNoReplication,
-		Doc: `Replicas whose replication is throttled on the follower side: "*" or partitionId:brokerId pairs.`,
+		rule: vThrottledReplicas(), Effect: effectClusterOnly,
+		Doc: `Replicas whose replication is throttled on the follower side: "*" or partitionId:brokerId pairs (brokerId: the follower), under that broker's follower.replication.throttled.rate.`,
 	},
 	{
 		Name: "index.interval.bytes", Type: Int, Default: ptr("4096"),
@@ -89,8 +90,8 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "leader.replication.throttled.replicas", Type: List, Default: ptr(""),
-		rule: vThrottledReplicas(), Effect: effectNoReplication,
-		Doc: `Replicas whose replication is throttled on the leader side: "*" or partitionId:brokerId pairs.`,
+		rule: vThrottledReplicas(), Effect: effectClusterOnly,
+		Doc: `Replicas whose replication is throttled on the leader side: "*" or partitionId:brokerId pairs (brokerId: the leader), under that broker's leader.replication.throttled.rate.`,
 	},
 	{
 		Name: "local.retention.bytes", Type: Long, Default: ptr("-2"),
@@ -207,7 +208,7 @@ var topicDefs = []Def{
 	},
 	{
 		Name: "unclean.leader.election.enable", Type: Boolean, Default: ptr("false"),
-		rule: vBool(), Synonyms: []string{"unclean.leader.election.enable"}, Effect: effectNoReplication,
+		rule: vBool(), Synonyms: []string{"unclean.leader.election.enable"}, Effect: effectClusterOnly,
 		Doc: `Allow a replica that is not in sync to become leader as a last resort, at the risk of losing data.`,
 	},
 }

@@ -86,6 +86,10 @@ type Config struct {
 	// replicas that are live and in sync at this interval
 	// (auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds).
 	RebalanceInterval time.Duration
+	// UncleanLeaderElection is unclean.leader.election.enable of this
+	// node's server.properties (topic configs and dynamic broker configs
+	// override it; unclean.go).
+	UncleanLeaderElection bool
 }
 
 // Controller is one node's controller.
@@ -169,6 +173,8 @@ func (c *Controller) step(ctx context.Context) {
 	c.mu.Unlock()
 	c.fenceExpired(ctx)
 	c.rebalance(ctx)
+	c.completeReassignments(ctx)
+	c.uncleanElections(ctx)
 }
 
 // rebalance gives partitions back to their preferred replicas, every

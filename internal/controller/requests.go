@@ -461,21 +461,27 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		if p.Leader != metadata.NoLeader && im.IsLive(p.Leader) {
 			return ElectResponse{Code: kerr.ElectionNotNeeded.Code}, nil
 		}
-		np.Leader = metadata.NoLeader
-		for _, r := range p.Replicas {
-			if im.IsLive(r) {
-				np.Leader = r
-				break
+		// A live in-sync replica first (a clean election), else any live
+		// replica.
+		np.Leader = electFrom(im, p.Replicas, p.ISR)
+		if np.Leader == metadata.NoLeader {
+			for _, r := range p.Replicas {
+				if im.IsLive(r) {
+					np.Leader = r
+					break
+				}
 			}
 		}
 		if np.Leader == metadata.NoLeader {
 			return ElectResponse{Code: kerr.EligibleLeadersNotAvailable.Code, Message: "no replica is live"}, nil
 		}
-		if !slices.Contains(p.ISR, np.Leader) {
+		if slices.Contains(p.ISR, np.Leader) {
+			np.ISR = slices.Clone(p.ISR)
+		} else {
 			c.cfg.Logger.Warn("controller: UNCLEAN leader election: a replica outside the in-sync set leads; records acknowledged by the old in-sync set may be lost",
 				"topic", req.Topic, "partition", req.Partition, "leader", np.Leader, "isr", p.ISR)
+			np.ISR = []int32{np.Leader}
 		}
-		np.ISR = []int32{np.Leader}
 	}
 	np.LeaderEpoch++
 	np.PartitionEpoch++

@@ -141,6 +141,9 @@ type Result struct {
 	LastStableOffset int64
 	LogStartOffset   int64
 	HasRecords       bool
+	// PreferredReadReplica: the answer sends the consumer to another
+	// replica (KIP-392), always included.
+	PreferredReadReplica bool
 }
 
 // Include reports whether partition i of Partitions belongs in the response,
@@ -159,7 +162,7 @@ func (ctx *Context) Include(i int, r Result) bool {
 	e := ctx.entries[i]
 	ctx.sess.mu.Lock()
 	defer ctx.sess.mu.Unlock()
-	must := r.HasRecords || r.ErrorCode != noError ||
+	must := r.HasRecords || r.ErrorCode != noError || r.PreferredReadReplica ||
 		e.highWatermark != r.HighWatermark ||
 		e.lastStableOffset != r.LastStableOffset ||
 		e.logStartOffset != r.LogStartOffset

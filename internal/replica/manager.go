@@ -57,6 +57,7 @@ type Manager struct {
 
 	mu    sync.RWMutex
 	parts map[log.TopicPartition]*Partition
+	ckpt  map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
 
 	// applyMu serialises Apply/Remove so that listeners hear the changes
 	// of one partition in order.
@@ -147,6 +148,9 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 		// it comes back from the leader (follower) or the in-sync
 		// replicas' fetches (leader).
 		l.ForgetHighWatermark()
+		if hw, ok := m.checkpointed(tp); ok {
+			l.SetHighWatermark(hw)
+		}
 	}
 	if changed && role == Leader {
 		p.resetLeaderView(&st, time.Now())
@@ -173,6 +177,10 @@ func (m *Manager) Remove(topic string, partition int32) {
 	delete(m.parts, tp)
 	m.mu.Unlock()
 	if p != nil {
+		// No role any more: waiting acks=all produces and later appends
+		// through a Partition still held get NOT_LEADER_OR_FOLLOWER.
+		old := p.st.Load()
+		p.st.Store(&State{Leader: NoLeader, LeaderEpoch: old.LeaderEpoch, PartitionEpoch: old.PartitionEpoch})
 		_ = m.emit(Event{Kind: Removed, Partition: p}) // unloading cannot fail
 	}
 }

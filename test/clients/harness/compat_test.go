@@ -91,7 +91,7 @@ func TestRenderCompat(t *testing.T) {
 		"| 0 | Produce | 0–12 |\n| 3 | Metadata | 0–12 |",
 		"ListOffsets (2)",
 		"Inter-broker and controller APIs, which a single node does not use: LeaderAndISR (4)",
-		"**One node.**",
+		"**One node or a cluster.**",
 		"- **Produce** (`internal/broker/produce.go`): no txns.",
 		"### From `docs/compaction.md`\n\n- keys hashed",
 		rubyCSharpNote,

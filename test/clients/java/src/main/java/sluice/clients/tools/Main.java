@@ -53,9 +53,11 @@ public final class Main {
     private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
     private static final String SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
     private static final String SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer";
+    private static final String CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool";
     private static final long TIMEOUT_MS = 30_000;
 
     private static Admin admin;
+    private static LocalCluster cluster;
 
     private Main() {}
 
@@ -106,6 +108,17 @@ public final class Main {
                         "AlterPartitionAssignments"), Main::reassignPartitions);
         h.add("kafka-leader-election", "tools.leader-election", List.of("CreateTopics", "Metadata", "ElectLeaders"),
                 Main::leaderElection);
+        // Against a three-node cluster of its own (LocalCluster); the decommission scenario stays last.
+        h.add("kafka-reassign-partitions-cluster", "tools.reassign-partitions-cluster",
+                List.of("CreateTopics", "Produce", "Fetch", "Metadata", "AlterPartitionAssignments",
+                        "ListPartitionReassignments", "IncrementalAlterConfigs"), Main::reassignOnCluster);
+        h.add("kafka-leader-election-cluster", "tools.leader-election-cluster",
+                List.of("CreateTopics", "Produce", "Metadata", "ElectLeaders"), Main::leaderElectionOnCluster);
+        h.add("consumer-client-rack-follower-fetch", "cluster.follower-fetching",
+                List.of("CreateTopics", "Produce", "Fetch", "Metadata", "ListOffsets"), Main::followerFetchOnCluster);
+        h.add("kafka-cluster-unregister-decommission", "tools.decommission-broker",
+                List.of("CreateTopics", "Metadata", "AlterPartitionAssignments", "ListPartitionReassignments",
+                        "DescribeCluster", "UnregisterBroker"), Main::decommissionOnCluster);
         h.add("kafka-transactions", "tools.transactions",
                 List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
                         "DescribeTransactions", "DescribeProducers"), Main::transactions);
@@ -119,6 +132,9 @@ public final class Main {
         } finally {
             if (admin != null) {
                 admin.close(Duration.ofSeconds(5));
+            }
+            if (cluster != null) {
+                cluster.close();
             }
         }
         System.exit(ok ? 0 : 1);
@@ -464,6 +480,221 @@ public final class Main {
         check(missing.contains("UnknownTopicOrPartitionException"),
                 "election on a missing partition should fail with UnknownTopicOrPartitionException: " + missing);
         tool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred", "--all-topic-partitions");
+    }
+
+    // ---- replication on a three-node cluster: kafka-reassign-partitions, kafka-leader-election, ----------
+    // ---- kafka-cluster unregister ---------------------------------------------------------------------
+
+    private static LocalCluster cluster() throws Exception {
+        if (cluster == null) {
+            cluster = LocalCluster.start();
+        }
+        return cluster;
+    }
+
+    /** Runs a tool against the cluster (its bootstrap first). */
+    private static ToolRunner.Result onCluster(String script, String mainClass, String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", cluster().bootstrap()));
+        all.addAll(Arrays.asList(args));
+        return ToolRunner.run(script, mainClass, all.toArray(String[]::new));
+    }
+
+    /** Runs a tool against the cluster, checks it exited with status, and returns its stdout and stderr. */
+    private static String clusterTool(int status, String script, String mainClass, String... args) throws Exception {
+        ToolRunner.Result r = onCluster(script, mainClass, args);
+        check(r.status() == status, "want exit " + status + " from " + r);
+        return r.out() + r.err();
+    }
+
+    /** kafka-topics --describe of topic on the cluster. */
+    private static String describeOnCluster(String topic) {
+        try {
+            ToolRunner.Result r = onCluster("kafka-topics", TOPICS, "--describe", "--topic", topic);
+            return r.out() + r.err();
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
+    private static void waitDescribe(String topic, String regex) throws Exception {
+        Pattern p = Pattern.compile(regex);
+        String[] last = {""};
+        try {
+            eventually(topic + " described as /" + regex + "/", 60_000,
+                    () -> p.matcher(last[0] = describeOnCluster(topic)).find());
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last: " + last[0], e);
+        }
+    }
+
+    private static File planFile(String topic, int... replicas) throws Exception {
+        File plan = File.createTempFile("reassign", ".json");
+        plan.deleteOnExit();
+        String reps = Arrays.stream(replicas).mapToObj(String::valueOf).collect(java.util.stream.Collectors.joining(","));
+        java.nio.file.Files.writeString(plan.toPath(), "{\"version\":1,\"partitions\":[{\"topic\":\"" + topic
+                + "\",\"partition\":0,\"replicas\":[" + reps + "]}]}");
+        return plan;
+    }
+
+    /** Executes a reassignment plan and runs --verify until it reports the partition completed. */
+    private static void reassignAndVerify(String topic, int... replicas) throws Exception {
+        File plan = planFile(topic, replicas);
+        contains(onCluster("kafka-reassign-partitions", REASSIGN, "--reassignment-json-file", plan.getPath(), "--execute")
+                .ok(), "Successfully started partition reassignment for " + topic + "-0");
+        String[] last = {""};
+        try {
+            eventually("--verify reports " + topic + "-0 completed", 60_000, () -> {
+                try {
+                    ToolRunner.Result v = onCluster("kafka-reassign-partitions", REASSIGN, "--reassignment-json-file",
+                            plan.getPath(), "--verify");
+                    last[0] = v.toString();
+                    return v.status() == 0 && v.out().contains("Reassignment of partition " + topic + "-0 is completed.");
+                } catch (Exception e) {
+                    last[0] = e.toString();
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last --verify: " + last[0], e);
+        }
+    }
+
+    /**
+     * A partition with 100 records on brokers 1 and 2 moves to 2 and 3 with kafka-reassign-partitions
+     * --execute/--verify: broker 3 gets the data, broker 1's copy is deleted, a consumer reads every record.
+     */
+    private static void reassignOnCluster() throws Exception {
+        String t = PREFIX + "-move";
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "1:2").ok(),
+                "Created topic " + t + ".");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 100; i++) {
+            in.append("m").append(i).append('\n');
+        }
+        ToolRunner.runWithInput("kafka-console-producer", PRODUCER, in.toString(), "--bootstrap-server",
+                cluster().bootstrap(), "--topic", t).ok();
+        contains(onCluster("kafka-reassign-partitions", REASSIGN, "--list").ok(), "No partition reassignments found.");
+        reassignAndVerify(t, 2, 3);
+        waitDescribe(t, "Partition: 0\\s+Leader: [23]\\s+Replicas: 2,3\\s+Isr: (2,3|3,2)");
+        java.nio.file.Path gone = cluster().dataDir(1).resolve(t + "-0");
+        eventually("broker 1 deletes its copy " + gone, 30_000, () -> !java.nio.file.Files.exists(gone));
+        check(java.nio.file.Files.isDirectory(cluster().dataDir(3).resolve(t + "-0")), "broker 3 has no copy of " + t);
+        ToolRunner.Result c = ToolRunner.run("kafka-console-consumer", CONSUMER, "--bootstrap-server",
+                cluster().bootstrap(), "--topic", t, "--from-beginning", "--max-messages", "100", "--timeout-ms",
+                String.valueOf(TIMEOUT_MS)).ok();
+        List<String> got = c.out().lines().filter(l -> !l.isBlank()).toList();
+        check(got.size() == 100 && got.get(0).equals("m0") && got.get(99).equals("m99"),
+                "consumed after the move: " + got.size() + " records "
+                        + (got.isEmpty() ? "" : got.get(0) + ".." + got.get(got.size() - 1)));
+    }
+
+    /**
+     * Preferred election after the preferred replica came back, and unclean election of an out-of-sync replica
+     * when the only in-sync one is down (the topic keeps unclean.leader.election.enable=false, so the
+     * partition stays offline until kafka-leader-election --election-type unclean).
+     */
+    private static void leaderElectionOnCluster() throws Exception {
+        LocalCluster lc = cluster();
+        String t = PREFIX + "-pref";
+        String u = PREFIX + "-uncl";
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "1:2").ok(),
+                "Created topic " + t + ".");
+        waitDescribe(t, "Leader: 1\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+        lc.stopNode(1);
+        waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: 2\\b");
+        lc.startNode(1);
+        waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+        String out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred",
+                "--topic", t, "--partition", "0");
+        check(out.contains("Successfully completed leader election (PREFERRED) for partitions " + t + "-0"),
+                "preferred election: " + out);
+        waitDescribe(t, "Leader: 1\\s+Replicas: 1,2");
+
+        // u: broker 2 stops (ISR {1}), then broker 1 (no quorum until 2 is back), then broker 2 returns.
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", u, "--replica-assignment", "1:2").ok(),
+                "Created topic " + u + ".");
+        waitDescribe(u, "Leader: 1\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+        lc.stopNode(2);
+        waitDescribe(u, "Leader: 1\\s+Replicas: 1,2\\s+Isr: 1\\b");
+        lc.stopNode(1);
+        lc.startNode(2);
+        waitDescribe(u, "Leader: none\\s+Replicas: 1,2\\s+Isr: 1\\b");
+        out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "unclean",
+                "--topic", u, "--partition", "0");
+        check(out.contains("Successfully completed leader election (UNCLEAN) for partitions " + u + "-0"),
+                "unclean election: " + out);
+        waitDescribe(u, "Leader: 2\\s+Replicas: 1,2\\s+Isr: 2\\b");
+        check(lc.log(2).contains("UNCLEAN leader election") || lc.log(3).contains("UNCLEAN leader election"),
+                "the controller did not log the unclean election");
+        lc.startNode(1);
+        waitDescribe(u, "Leader: 2\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+    }
+
+    /**
+     * Follower fetching (KIP-392): a consumer with client.rack=rack-3 reading a partition led by broker 1 (rack-1)
+     * with replicas on every broker is sent to broker 3, whose metrics show the bytes it served as a follower.
+     */
+    private static void followerFetchOnCluster() throws Exception {
+        LocalCluster lc = cluster();
+        String t = PREFIX + "-rack";
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "1:2:3").ok(),
+                "Created topic " + t + ".");
+        waitDescribe(t, "Leader: 1\\s+Replicas: 1,2,3\\s+Isr: [123],[123],[123]");
+        StringBuilder in = new StringBuilder();
+        for (int i = 0; i < 50; i++) {
+            in.append("r").append(i).append('\n');
+        }
+        ToolRunner.runWithInput("kafka-console-producer", PRODUCER, in.toString(), "--bootstrap-server", lc.bootstrap(),
+                "--topic", t).ok();
+        Properties props = new Properties();
+        props.put("bootstrap.servers", lc.bootstrap());
+        props.put("client.rack", "rack-3");
+        props.put("key.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        props.put("value.deserializer", "org.apache.kafka.common.serialization.StringDeserializer");
+        List<String> got = new ArrayList<>();
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(props)) {
+            TopicPartition tp = new TopicPartition(t, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+            while (got.size() < 50 && System.currentTimeMillis() < deadline) {
+                consumer.poll(Duration.ofMillis(500)).forEach(r -> got.add(r.value()));
+            }
+        }
+        check(got.size() == 50 && got.get(0).equals("r0") && got.get(49).equals("r49"), "consumed " + got);
+        Pattern follower = Pattern.compile("(?m)^sluice_consumer_fetch_bytes_total\\{role=\"follower\"\\} (\\S+)$");
+        Matcher m = follower.matcher(lc.metrics(3));
+        check(m.find() && Double.parseDouble(m.group(1)) > 0, "broker 3 (rack-3) served nothing as a follower: "
+                + (m.find(0) ? m.group() : "no metric"));
+    }
+
+    /**
+     * Decommissioning broker 3: its partition is reassigned away (--execute/--verify), it is stopped, and
+     * kafka-cluster unregister removes its registration; a second unregister is refused.
+     */
+    private static void decommissionOnCluster() throws Exception {
+        LocalCluster lc = cluster();
+        String t = PREFIX + "-decom";
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "3:1").ok(),
+                "Created topic " + t + ".");
+        waitDescribe(t, "Leader: 3\\s+Replicas: 3,1\\s+Isr: (1,3|3,1)");
+        reassignAndVerify(t, 1, 2);
+        waitDescribe(t, "Replicas: 1,2\\s+Isr: (1,2|2,1)");
+        lc.stopNode(3);
+        ToolRunner.Result un = ToolRunner.run("kafka-cluster", CLUSTER_TOOL, "unregister", "--bootstrap-server",
+                lc.bootstrap(), "--id", "3");
+        check(un.status() == 0, "want exit 0 from " + un);
+        String out = un.out() + un.err();
+        check(out.contains("Broker 3 is no longer registered."), "kafka-cluster unregister: " + out);
+        ToolRunner.Result again = ToolRunner.run("kafka-cluster", CLUSTER_TOOL, "unregister", "--bootstrap-server",
+                lc.bootstrap(), "--id", "3");
+        check(again.status() != 0 && (again.out() + again.err()).contains("BrokerIdNotRegisteredException"),
+                "second unregister: " + again);
+        try (Admin a = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, lc.bootstrap()))) {
+            var ids = a.describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).stream()
+                    .map(n -> n.id()).sorted().toList();
+            check(ids.equals(List.of(1, 2)), "brokers after decommissioning 3: " + ids);
+        }
     }
 
     private static void transactions() throws Exception {

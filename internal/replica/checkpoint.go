@@ -1,0 +1,55 @@
+package replica
+
+import (
+	"github.com/sluice-broker/sluice/internal/log"
+)
+
+// High watermark checkpoints. A replicated partition's high watermark is
+// not in its log: at start it is taken from the broker's checkpoint
+// (Kafka's replication-offset-checkpoint, written by the broker), capped at
+// the log end, so a restarted broker that becomes leader never exposes a
+// lower high watermark than it had acknowledged, and a follower serves
+// consumers (KIP-392) what was committed before the restart.
+
+// SetCheckpoint installs the high watermarks read from the checkpoint at
+// start; partitions first applied afterwards start from them.
+func (m *Manager) SetCheckpoint(hw map[log.TopicPartition]int64) {
+	m.mu.Lock()
+	m.ckpt = hw
+	m.mu.Unlock()
+}
+
+func (m *Manager) checkpointed(tp log.TopicPartition) (int64, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	hw, ok := m.ckpt[tp]
+	return hw, ok
+}
+
+// HighWatermarks returns every replicated partition's high watermark (for
+// the checkpoint).
+func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
+	out := map[log.TopicPartition]int64{}
+	for _, p := range m.Partitions() {
+		if p.Role() == None {
+			continue
+		}
+		out[log.TopicPartition{Topic: p.topic, Partition: p.index}] = p.log.HighWatermark()
+	}
+	return out
+}
+
+// HighWatermarkKnown reports whether a leader's high watermark has reached
+// the start of its leader epoch (Kafka's rule for ListOffsets: until then a
+// new leader answers OFFSET_NOT_AVAILABLE, as its high watermark may be
+// lower than the previous leader's).
+func (p *Partition) HighWatermarkKnown() bool {
+	st := p.st.Load()
+	if st.Leader != p.self {
+		return true
+	}
+	p.lv.mu.Lock()
+	start, epoch := p.lv.startOff, p.lv.epoch
+	p.lv.mu.Unlock()
+	return epoch != st.LeaderEpoch || p.log.HighWatermark() >= start
+}
