@@ -290,6 +290,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)
 	handle(c.srv, "elect-leader", c.ctrl.ElectLeader)
+	handle(c.srv, "update-features", c.ctrl.UpdateFeatures)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel

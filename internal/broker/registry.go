@@ -73,6 +73,7 @@ var apiTable = []apiSpec{
 	{key: 50, min: 0, max: 0, concurrent: true}, // DescribeUserScramCredentials
 	{key: 51, min: 0, max: 0},                   // AlterUserScramCredentials
 	{key: 55, min: 0, max: 2, concurrent: true}, // DescribeQuorum
+	{key: 57, min: 0, max: 2},                   // UpdateFeatures
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -148,6 +149,9 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	if err = b.openAuthorizer(); err != nil {
+		return err
+	}
+	if b.features, err = features.Open(o.FS, dataDir); err != nil {
 		return err
 	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {

@@ -108,6 +108,9 @@ type Image struct {
 	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// Features holds the finalized feature levels of the last SetFeatures
+	// record (nil: none yet, the defaults apply).
+	Features map[string]int16
 }
 
 // Empty returns the image before any record.
@@ -305,6 +308,11 @@ func (b *builder) apply(offset uint64, r Record) string {
 			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)
 		}
 		im.NextProducerID = r.FirstProducerID + r.ProducerIDCount
+	case SetFeatures:
+		im.Features = maps.Clone(r.Features)
+		if im.Features == nil {
+			im.Features = map[string]int16{}
+		}
 	default:
 		return "unknown record type"
 	}

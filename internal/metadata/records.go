@@ -42,6 +42,9 @@ const (
 	SetBrokerConfigs RecordType = "broker-configs"
 	// ProducerIDs hands a block of producer ids to a broker.
 	ProducerIDs RecordType = "producer-ids"
+	// SetFeatures replaces the finalized feature levels (UpdateFeatures;
+	// names and levels as internal/features defines them).
+	SetFeatures RecordType = "features"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.
@@ -66,6 +69,8 @@ type Record struct {
 	// FirstProducerID and ProducerIDCount: ProducerIDs.
 	FirstProducerID int64 `json:"first_producer_id,omitempty"`
 	ProducerIDCount int64 `json:"producer_id_count,omitempty"`
+	// Features: SetFeatures (every finalized level, 0 included).
+	Features map[string]int16 `json:"features,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

@@ -101,13 +101,14 @@ type snapshotDoc struct {
 	Topics         []*Topic                     `json:"topics"`
 	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64                        `json:"next_producer_id"`
+	Features       map[string]int16             `json:"features,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
 func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
-		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
+		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID, Features: im.Features}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -132,6 +133,7 @@ func (s *Store) Restore(data []byte) error {
 	if d.BrokerConfigs != nil {
 		im.BrokerConfigs = d.BrokerConfigs
 	}
+	im.Features = d.Features
 	s.publish(im)
 	return nil
 }
