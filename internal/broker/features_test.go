@@ -73,7 +73,7 @@ func TestFeaturesReportAndUpdate(t *testing.T) {
 		t.Fatalf("streams.version reported as supported: %v", sup)
 	}
 	fin := finalized(v4)
-	if fin["metadata.version"] != 33 || fin["group.version"] != 1 || fin["share.version"] != 1 {
+	if fin["metadata.version"] != 33 || fin["group.version"] != 1 || fin["share.version"] != 1 || fin["transaction.version"] != 2 {
 		t.Fatalf("v4 finalized features %v", fin)
 	}
 	if _, ok := fin["kraft.version"]; ok {

@@ -337,7 +337,7 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 	if h.IsTransactional() {
 		// Admitted by the coordinator, whose markers for this transaction
 		// wait until the append is done (no batch can land after them).
-		if release, err = b.beginTxnProduce(req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition); err != nil {
+		if release, err = b.beginTxnProduce(req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition, req.Version >= 12); err != nil {
 			return err
 		}
 	}

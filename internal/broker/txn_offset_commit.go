@@ -88,7 +88,7 @@ func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffs
 			// The transactional id's coordinator is another broker: it
 			// admits the commit (and holds its markers until it is
 			// written), as for a transactional produce (cluster_txn.go).
-			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition)
+			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition, req.Version >= 5)
 			if err != nil {
 				code := errorCode(err)
 				switch code {
@@ -101,6 +101,19 @@ func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffs
 			}
 			release = rel
 			return 0
+		}
+		if req.Version >= 5 {
+			// Transaction version 2: the group's partition joins the
+			// transaction here (no AddOffsetsToTxn), and its markers wait
+			// until the offsets are written.
+			rel, code := b.txns.BeginProduceAdd(req.ProducerID, req.ProducerEpoch, tp)
+			if code == kerr.NotEnoughReplicas.Code {
+				code = kerr.CoordinatorLoadInProgress.Code // retriable for TxnOffsetCommit
+			}
+			if code == 0 {
+				release = rel
+			}
+			return code
 		}
 		code := b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
 		if code == kerr.ProducerFenced.Code {

@@ -52,7 +52,7 @@ type Feature struct {
 var Supported = []Feature{
 	{Name: MetadataVersion, Min: 7, Max: 33, Default: 33},
 	{Name: KRaftVersion, Min: 0, Max: 0, Default: 0},
-	{Name: TransactionVersion, Min: 0, Max: 0, Default: 0, Downgradable: true},
+	{Name: TransactionVersion, Min: 0, Max: 2, Default: 2, Downgradable: true},
 	{Name: GroupVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 	{Name: ShareVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 }
