@@ -51,6 +51,7 @@ public final class Main {
     private static final String REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
     private static final String LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand";
     private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
+    private static final String FEATURES = "org.apache.kafka.tools.FeatureCommand";
     private static final String SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
     private static final String SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer";
     private static final long TIMEOUT_MS = 30_000;
@@ -104,6 +105,7 @@ public final class Main {
         h.add("kafka-transactions", "tools.transactions",
                 List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
                         "DescribeTransactions", "DescribeProducers"), Main::transactions);
+        h.add("kafka-features", "tools.features", List.of("ApiVersions", "UpdateFeatures"), Main::features);
         h.add("kafka-configs-scram-sasl-ssl", "security.scram-tool",
                 List.of("SASLHandshake", "SASLAuthenticate", "AlterUserSCRAMCredentials", "DescribeUserSCRAMCredentials",
                         "DescribeClientQuotas", "CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets"),
@@ -476,6 +478,25 @@ public final class Main {
         String described = tool(1, "kafka-transactions", TRANSACTIONS, "describe", "--transactional-id",
                 PREFIX + "-no-such-txn");
         check(described.contains("could not be found"), "describe of an unknown transactional id: " + described);
+    }
+
+    // ---- kafka-features -------------------------------------------------------------------------
+
+    private static void features() throws Exception {
+        String d = tool(0, "kafka-features", FEATURES, "describe");
+        for (String f : List.of("metadata.version", "transaction.version", "group.version", "share.version")) {
+            check(d.contains("Feature: " + f), "kafka-features describe should list " + f + ": " + d);
+        }
+        check(Pattern.compile("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+"
+                + "FinalizedVersionLevel: 2").matcher(d).find(), "transaction.version 0-2, finalized 2: " + d);
+        // Upgrading to the current level succeeds; a dry-run downgrade is validated only; an unknown feature fails.
+        tool(0, "kafka-features", FEATURES, "upgrade", "--feature", "group.version=1");
+        tool(0, "kafka-features", FEATURES, "downgrade", "--feature", "transaction.version=0", "--dry-run");
+        String after = tool(0, "kafka-features", FEATURES, "describe");
+        check(Pattern.compile("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+"
+                + "FinalizedVersionLevel: 2").matcher(after).find(), "a dry run changed transaction.version: " + after);
+        String bad = tool(1, "kafka-features", FEATURES, "upgrade", "--feature", "no.such.version=1");
+        check(bad.contains("no.such.version"), "an unknown feature should be refused: " + bad);
     }
 
     // ---- kafka-consumer-groups ------------------------------------------------------------------
