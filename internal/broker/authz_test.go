@@ -660,7 +660,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.DescribeTransactions, kmsg.ListTransactions, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe,
 		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum, kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe,
 		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
-		kmsg.DeleteShareGroupOffsets, kmsg.UpdateFeatures,
+		kmsg.DeleteShareGroupOffsets, kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe,
 	} {
 		reviewed[k] = true
 	}

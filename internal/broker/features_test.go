@@ -69,11 +69,11 @@ func TestFeaturesReportAndUpdate(t *testing.T) {
 	if sup["metadata.version"] != [2]int16{7, 33} || sup["group.version"] != [2]int16{0, 1} || sup["share.version"] != [2]int16{0, 1} {
 		t.Fatalf("v4 supported features %v", sup)
 	}
-	if _, ok := sup["streams.version"]; ok {
-		t.Fatalf("streams.version reported as supported: %v", sup)
+	if sup["streams.version"] != [2]int16{0, 1} || sup["transaction.version"] != [2]int16{0, 2} || sup["kraft.version"] != [2]int16{0, 0} {
+		t.Fatalf("v4 supported features %v", sup)
 	}
 	fin := finalized(v4)
-	if fin["metadata.version"] != 33 || fin["group.version"] != 1 || fin["share.version"] != 1 || fin["transaction.version"] != 2 {
+	if fin["metadata.version"] != 33 || fin["group.version"] != 1 || fin["share.version"] != 1 || fin["transaction.version"] != 2 || fin["streams.version"] != 1 {
 		t.Fatalf("v4 finalized features %v", fin)
 	}
 	if _, ok := fin["kraft.version"]; ok {

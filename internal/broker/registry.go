@@ -85,6 +85,8 @@ var apiTable = []apiSpec{
 	{key: 77, min: 1, max: 1, concurrent: true}, // ShareGroupDescribe
 	{key: 78, min: 1, max: 2},                   // ShareFetch: barrier, the share session epoch orders a connection's requests
 	{key: 79, min: 1, max: 2},                   // ShareAcknowledge
+	{key: 88, min: 0, max: 0},                   // StreamsGroupHeartbeat (KIP-1071; v0 as Kafka 4.2)
+	{key: 89, min: 0, max: 0, concurrent: true}, // StreamsGroupDescribe
 	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets
 	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
 	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets

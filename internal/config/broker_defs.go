@@ -231,6 +231,10 @@ var brokerDefs = []Def{
 		ptr("org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor"),
 		vListNonEmptyItems(true), "",
 		`Server-side assignors of consumer-protocol groups, by short name (uniform, range) or Kafka class name; the first is the default.`),
+	bdef("group.streams.session.timeout.ms", Int, ptr("45000"), vAtLeast(Int, 1), "",
+		`Session timeout of members of streams groups (KIP-1071, group.protocol=streams).`),
+	bdef("group.streams.heartbeat.interval.ms", Int, ptr("5000"), vAtLeast(Int, 1), "",
+		`Heartbeat interval given to members of streams groups.`),
 	bdef("group.consumer.migration.policy", String, ptr("bidirectional"), vInFold("disabled", "downgrade", "upgrade", "bidirectional"), effectAccepted,
 		`Whether non-empty groups may convert between the classic and consumer protocols: disabled, downgrade, upgrade or bidirectional.`),
 

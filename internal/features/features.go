@@ -46,15 +46,15 @@ type Feature struct {
 // and is finalized at its latest: Sluice's metadata records do not depend on
 // it. kraft.version stays at 0 (the quorum does not serve KIP-853's voter
 // changes). transaction.version 2 is KIP-890 part 2, group.version 1 the
-// KIP-848 consumer protocol, share.version 1 share groups (KIP-932).
-// streams.version is not reported while the Streams rebalance protocol
-// (KIP-1071) is not served.
+// KIP-848 consumer protocol, share.version 1 share groups (KIP-932),
+// streams.version 1 the Streams rebalance protocol (KIP-1071).
 var Supported = []Feature{
 	{Name: MetadataVersion, Min: 7, Max: 33, Default: 33},
 	{Name: KRaftVersion, Min: 0, Max: 0, Default: 0},
 	{Name: TransactionVersion, Min: 0, Max: 2, Default: 2, Downgradable: true},
 	{Name: GroupVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 	{Name: ShareVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
+	{Name: StreamsVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 }
 
 // Lookup returns the supported feature named name.
