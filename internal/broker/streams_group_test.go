@@ -120,6 +120,12 @@ func TestStreamsGroupAssignsTasks(t *testing.T) {
 	if len(all) != 6 || all[0] != "0_0" || all[5] != "1_2" || all[2] == all[3] {
 		t.Fatalf("tasks overlap or are missing: a %v b %v", taskSet(a.owned), taskSet(b.owned))
 	}
+	// Each member has tasks of both subtopologies (the stateful one is spread).
+	for _, m := range []*streamsMember{a, b} {
+		if len(m.owned) != 2 {
+			t.Fatalf("%s owns tasks of %d subtopologies: %v", m.id, len(m.owned), taskSet(m.owned))
+		}
+	}
 
 	// Offsets are committed with the member epoch, as in consumer groups.
 	commit := func(m *streamsMember, epoch int32) int16 {

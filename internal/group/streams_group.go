@@ -316,9 +316,11 @@ func (c *Coordinator) refreshStreamsTopology(st *streamsState) string {
 }
 
 // computeStreamsTarget assigns the active tasks: balanced over the members
-// (at most one task apart), sticky (a member keeps the tasks it has while it
-// is within its share), spread over processes before members of one process
-// get a second task, as Kafka's sticky task assignor.
+// (at most one task apart, and the tasks of each subtopology spread as evenly
+// as they can be, so that stateful subtopologies do not pile up on one
+// member), sticky (a member keeps the tasks it has while within both
+// shares), new tasks to the least loaded member, processes first, in the
+// spirit of Kafka's sticky task assignor.
 func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	st := cg.streams
 	ids := make([]string, 0, len(cg.members))
@@ -327,9 +329,14 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	}
 	sort.Strings(ids)
 	var tasks []tpID
+	subQuota := map[[16]byte]int{}
 	for i, s := range st.subtopologies {
-		for p := int32(0); p < st.tasks[s.SubtopologyID]; p++ {
-			tasks = append(tasks, tpID{taskKey(i), p})
+		n := int(st.tasks[s.SubtopologyID])
+		for p := 0; p < n; p++ {
+			tasks = append(tasks, tpID{taskKey(i), int32(p)})
+		}
+		if len(ids) > 0 {
+			subQuota[taskKey(i)] = (n + len(ids) - 1) / len(ids)
 		}
 	}
 	target := make(map[string]partitionSet, len(ids))
@@ -342,6 +349,10 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 		return
 	}
 	quota := (len(tasks) + len(ids) - 1) / len(ids)
+	subLoad := map[string]map[[16]byte]int{}
+	for _, id := range ids {
+		subLoad[id] = map[[16]byte]int{}
+	}
 	var free []tpID
 	for _, t := range tasks {
 		owner := ""
@@ -351,8 +362,9 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 				break
 			}
 		}
-		if owner != "" && len(target[owner]) < quota {
+		if owner != "" && len(target[owner]) < quota && subLoad[owner][t.id] < subQuota[t.id] {
 			target[owner][t] = true
+			subLoad[owner][t.id]++
 		} else {
 			free = append(free, t)
 		}
@@ -364,17 +376,22 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	for _, t := range free {
 		best := ""
 		for _, id := range ids {
+			if len(target[id]) >= quota {
+				continue
+			}
 			if best == "" {
 				best = id
 				continue
 			}
-			a, b := target[id], target[best]
+			a, b := subLoad[id][t.id], subLoad[best][t.id]
+			la, lb := len(target[id]), len(target[best])
 			pa, pb := perProcess[st.members[id].processID], perProcess[st.members[best].processID]
-			if len(a) < len(b) || (len(a) == len(b) && pa < pb) {
+			if a < b || (a == b && (la < lb || (la == lb && pa < pb))) {
 				best = id
 			}
 		}
 		target[best][t] = true
+		subLoad[best][t.id]++
 		perProcess[st.members[best].processID]++
 	}
 }

@@ -82,6 +82,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.features", "kafka-features describe, upgrade, downgrade --dry-run, an unknown feature"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
 	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
+	{"streams.rebalance-protocol", "Streams word count with group.protocol=streams (KIP-1071): two instances share the tasks, one leaves, its tasks move"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
 	{"connect.exactly-once", "Connect with exactly.once.source.support=enabled (transactional source tasks, read_committed sink)"},
 }
