@@ -80,6 +80,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
 	{"tools.transactions", "kafka-transactions list, describe-producers, describe (unknown id)"},
 	{"tools.features", "kafka-features describe, upgrade, downgrade --dry-run, an unknown feature"},
+	{"tools.streams-groups", "kafka-streams-groups --list, --describe --state/--members, --delete on a group.protocol=streams application"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
 	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
 	{"streams.rebalance-protocol", "Streams word count with group.protocol=streams (KIP-1071): two instances share the tasks, one leaves, its tasks move"},
