@@ -1,6 +1,10 @@
-// TxnOffsetCommit (key 28), v0–v4: a transactional producer commits a
+// TxnOffsetCommit (key 28), v0–v5: a transactional producer commits a
 // group's offsets as part of its transaction (sendOffsetsToTransaction).
-// The coordinator first checks that the group's __consumer_offsets partition
+// With v5 (transaction version 2, KIP-890 part 2) the group's
+// __consumer_offsets partition joins the producer's transaction here (no
+// AddOffsetsToTxn), starting it if none is ongoing, and its markers wait
+// until the offsets are written. Below v5
+// the coordinator first checks that the group's __consumer_offsets partition
 // was added to the producer's ongoing transaction (AddOffsetsToTxn; as
 // Kafka's transaction verification does: INVALID_PRODUCER_ID_MAPPING,
 // INVALID_PRODUCER_EPOCH for a fenced producer, CONCURRENT_TRANSACTIONS while
