@@ -114,3 +114,36 @@ func TestTV2EpochOverflow(t *testing.T) {
 		t.Fatalf("old id: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// Concurrent implicit adds (a producer's produce requests to several
+// partitions in flight at once) all join the transaction, and the end
+// writes a marker to each.
+func TestTV2ConcurrentImplicitAdds(t *testing.T) {
+	e := newEnv(t)
+	pid, epoch, code := e.c.InitProducerID("tx", 60000, -1, -1)
+	if code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	const n = 8
+	errs := make(chan int16, n)
+	for i := 0; i < n; i++ {
+		go func(p int32) {
+			release, code := e.c.BeginProduceAdd(pid, epoch, TopicPartition{"t", p})
+			if code == 0 {
+				release()
+			}
+			errs <- code
+		}(int32(i))
+	}
+	for i := 0; i < n; i++ {
+		if code := <-errs; code != 0 {
+			t.Fatalf("concurrent add: %v", kerr.ErrorForCode(code))
+		}
+	}
+	if _, _, code := e.c.EndTxnV2("tx", pid, epoch, true); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	if mk := e.parts.take(); len(mk) != n {
+		t.Fatalf("%d markers, want %d", len(mk), n)
+	}
+}
