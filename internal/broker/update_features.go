@@ -8,9 +8,8 @@
 // it against the metadata image and commits a SetFeatures record, and
 // answers once this broker has published it. As Kafka's controller, the
 // request is all-or-nothing: any invalid update refuses the whole request
-// (top-level error; v0–v1 also report it for every feature).
-// Differences from Kafka: none known for the features Sluice supports
-// (internal/features lists them and their ranges).
+// (top-level error; v0–v1 also report it for every feature). The supported
+// features and their ranges are internal/features'.
 package broker
 
 import (
