@@ -14,8 +14,11 @@
 // the source topics; internal topics are created only with CREATE on them
 // (or on the cluster).
 //
-// Differences from Kafka: no standby or warm-up tasks
-// (group.streams.num.standby.replicas is not supported); streams groups are
+// Standby replicas of stateful tasks: group.streams.num.standby.replicas
+// (default 0).
+//
+// Differences from Kafka: no warm-up tasks; the standby count is the
+// broker's (no per-group streams.num.standby.replicas); streams groups are
 // kept in memory only (after a restart or a coordinator move the members
 // rejoin; committed offsets stay); copartition groups are not enforced;
 // task offsets and end offsets reported by members are not kept;
@@ -141,8 +144,8 @@ func (b *Broker) handleStreamsGroupDescribe(_ context.Context, r *wire.Request, 
 	return resp, nil
 }
 
-// rawMs reads a millisecond config from the raw properties (0: unset, the
-// coordinator's default applies).
+// rawMs reads a millisecond (or plain count) config from the raw properties
+// (0: unset, the coordinator's default applies).
 func rawMs(raw map[string]string, name string) time.Duration {
 	v, err := strconv.ParseInt(strings.TrimSpace(raw[name]), 10, 64)
 	if err != nil || v <= 0 {

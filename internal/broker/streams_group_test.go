@@ -203,3 +203,51 @@ func TestStreamsGroupMissingSourceTopics(t *testing.T) {
 		t.Fatalf("unknown member: %+v", resp)
 	}
 }
+
+// With group.streams.num.standby.replicas=1, every stateful task (the
+// subtopology with a changelog) has a standby on the member of the other
+// process, never on its active owner.
+func TestStreamsGroupStandbyTasks(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"group.streams.num.standby.replicas": "1"}})
+	dpTopic(t, tb, "words", 2, nil)
+	a := &streamsMember{t: t, tb: tb, group: "wc", id: "member-a"}
+	resp := a.heartbeat(streamsTopology(), false)
+	if resp.ErrorCode != 0 || taskCount(resp.ActiveTasks) != 4 || taskCount(resp.StandbyTasks) != 0 {
+		t.Fatalf("single member (no other process for standbys): %+v", resp)
+	}
+	b := &streamsMember{t: t, tb: tb, group: "wc", id: "member-b"}
+	b.heartbeat(streamsTopology(), false)
+	a.heartbeat(nil, false)
+	a.heartbeat(nil, true) // acknowledges the revocation
+	resp = b.heartbeat(nil, true)
+	if resp.ErrorCode != 0 || taskCount(b.owned) != 2 {
+		t.Fatalf("second member: %+v", resp)
+	}
+	standbys := map[string][]string{}
+	for _, m := range []*streamsMember{a, b} {
+		if r := m.heartbeat(nil, true); r.ErrorCode != 0 {
+			t.Fatalf("%s heartbeat: %+v", m.id, r)
+		}
+		d := kmsg.NewPtrStreamsGroupDescribeRequest()
+		d.Groups = []string{"wc"}
+		desc := tb.request(d).(*kmsg.StreamsGroupDescribeResponse)
+		for _, dm := range desc.Groups[0].Members {
+			if dm.MemberID == m.id {
+				standbys[m.id] = taskSet(dm.Assignment.StandbyTasks)
+			}
+		}
+	}
+	// Subtopology 1 (stateful) has 2 tasks: each member is standby for the
+	// one the other runs; subtopology 0 (stateless) has no standbys.
+	for _, m := range []*streamsMember{a, b} {
+		sb := standbys[m.id]
+		if len(sb) != 1 || sb[0][0] != '1' {
+			t.Fatalf("%s standbys %v (active %v)", m.id, sb, taskSet(m.owned))
+		}
+		for _, act := range taskSet(m.owned) {
+			if act == sb[0] {
+				t.Fatalf("%s is standby for its own active task %s", m.id, act)
+			}
+		}
+	}
+}

@@ -235,6 +235,8 @@ var brokerDefs = []Def{
 		`Session timeout of members of streams groups (KIP-1071, group.protocol=streams).`),
 	bdef("group.streams.heartbeat.interval.ms", Int, ptr("5000"), vAtLeast(Int, 1), "",
 		`Heartbeat interval given to members of streams groups.`),
+	bdef("group.streams.num.standby.replicas", Int, ptr("0"), vAtLeast(Int, 0), "",
+		`Standby replicas of each stateful task in streams groups, placed on other processes than the task's active owner.`),
 	bdef("group.consumer.migration.policy", String, ptr("bidirectional"), vInFold("disabled", "downgrade", "upgrade", "bidirectional"), effectAccepted,
 		`Whether non-empty groups may convert between the classic and consumer protocols: disabled, downgrade, upgrade or bidirectional.`),
 

@@ -36,6 +36,8 @@ type Config struct {
 	StreamsSessionTimeout time.Duration
 	// StreamsHeartbeatInterval is group.streams.heartbeat.interval.ms (5000).
 	StreamsHeartbeatInterval time.Duration
+	// StreamsNumStandbyReplicas is group.streams.num.standby.replicas (0).
+	StreamsNumStandbyReplicas int
 }
 
 func (c Config) withDefaults() Config {

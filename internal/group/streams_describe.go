@@ -75,8 +75,8 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 					dm.ClientTags = []kmsg.StreamsGroupDescribeResponseGroupMemberClientTag{}
 				}
 				dm.TaskOffsets, dm.TaskEndOffsets = []kmsg.TaskOffset{}, []kmsg.TaskOffset{}
-				dm.Assignment = streamsAssignment(st, m.assigned)
-				dm.TargetAssignment = streamsAssignment(st, cg.target[m.id])
+				dm.Assignment = streamsAssignment(st, m.assigned, st.standbyOf(m))
+				dm.TargetAssignment = streamsAssignment(st, cg.target[m.id], st.standby[m.id])
 				dg.Members = append(dg.Members, dm)
 			}
 			if dg.Members == nil {
@@ -88,9 +88,9 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 	return r
 }
 
-func streamsAssignment(st *streamsState, s partitionSet) kmsg.StreamsAssignment {
+func streamsAssignment(st *streamsState, active, standby partitionSet) kmsg.StreamsAssignment {
 	a := kmsg.NewStreamsAssignment()
-	a.ActiveTasks = streamsTaskIDs(st, s)
-	a.StandbyTasks, a.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	a.ActiveTasks = streamsTaskIDs(st, active)
+	a.StandbyTasks, a.WarmupTasks = streamsTaskIDs(st, standby), []kmsg.TaskIDs{}
 	return a
 }

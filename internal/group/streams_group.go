@@ -18,8 +18,10 @@ import (
 // topology (set by the first member and replaced by a newer topology epoch),
 // its resolution against the topics (task counts, internal topics, missing
 // source topics, reported as statuses), each member's process, endpoint and
-// tags. Only active tasks are assigned (group.streams.num.standby.replicas is
-// not supported), and streams groups are kept in memory only: after a
+// tags. Standby replicas of stateful tasks (group.streams.num.standby.replicas)
+// go to members of other processes than the task's active owner; they need
+// no hand-over, so a member gets its standby tasks at once (except a task it
+// still owns as active). Streams groups are kept in memory only: after a
 // coordinator restart or move, members rejoin (UNKNOWN_MEMBER_ID) and their
 // committed offsets, which are ordinary __consumer_offsets records, remain.
 
@@ -40,6 +42,7 @@ type streamsState struct {
 	shutdown      bool
 	members       map[string]*streamsMemberInfo
 	endpointEpoch int32
+	standby       map[string]partitionSet // target standby tasks by member
 }
 
 type streamsMemberInfo struct {
@@ -48,6 +51,7 @@ type streamsMemberInfo struct {
 	endpoint      *kmsg.StreamsGroupHeartbeatRequestUserEndpoint
 	clientTags    []kmsg.StreamsGroupHeartbeatRequestClientTag
 	rackID        *string
+	standbySent   partitionSet // the standby tasks last sent to the member
 }
 
 // isStreams reports whether g is a streams group.
@@ -272,10 +276,12 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 			StatusDetail: "A member of the group requested the shutdown of the application."})
 	}
 	full := req.MemberEpoch == 0 || req.ActiveTasks != nil
-	if full || m.epoch != beforeEpoch || !equalPartitions(before, m.assigned) {
+	standby := st.standbyOf(m)
+	if full || m.epoch != beforeEpoch || !equalPartitions(before, m.assigned) || !equalPartitions(standby, info.standbySent) {
 		r.ActiveTasks = streamsTaskIDs(st, m.assigned)
-		r.StandbyTasks = []kmsg.TaskIDs{}
+		r.StandbyTasks = streamsTaskIDs(st, standby)
 		r.WarmupTasks = []kmsg.TaskIDs{}
+		info.standbySent = standby
 	}
 	r.EndpointInformationEpoch = st.endpointEpoch
 	if req.EndpointInformationEpoch != st.endpointEpoch {
@@ -394,6 +400,81 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 		subLoad[best][t.id]++
 		perProcess[st.members[best].processID]++
 	}
+	c.computeStandbys(cg, ids, tasks)
+}
+
+// computeStandbys places group.streams.num.standby.replicas standby replicas
+// of every stateful task (one whose subtopology has a changelog): never on
+// the member or the process that has the task active, never twice on one
+// process, preferring the member that already has it as a standby, then the
+// member with the fewest standbys.
+func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []tpID) {
+	st := cg.streams
+	prev := st.standby
+	st.standby = make(map[string]partitionSet, len(ids))
+	for _, id := range ids {
+		st.standby[id] = make(partitionSet)
+	}
+	n := c.cfg.StreamsNumStandbyReplicas
+	if n <= 0 {
+		return
+	}
+	stateful := map[[16]byte]bool{}
+	for i, s := range st.subtopologies {
+		if len(s.StateChangelogTopics) > 0 {
+			stateful[taskKey(i)] = true
+		}
+	}
+	activeOwner := map[tpID]string{}
+	for id, set := range cg.target {
+		for t := range set {
+			activeOwner[t] = id
+		}
+	}
+	for _, t := range tasks {
+		if !stateful[t.id] {
+			continue
+		}
+		usedProcess := map[string]bool{}
+		if o, ok := activeOwner[t]; ok {
+			usedProcess[st.members[o].processID] = true
+		}
+		for r := 0; r < n; r++ {
+			best := ""
+			for _, id := range ids {
+				p := st.members[id].processID
+				if usedProcess[p] || activeOwner[t] == id {
+					continue
+				}
+				if best == "" {
+					best = id
+					continue
+				}
+				hadA, hadB := prev[id][t], prev[best][t]
+				la, lb := len(st.standby[id]), len(st.standby[best])
+				if (hadA && !hadB) || (hadA == hadB && la < lb) {
+					best = id
+				}
+			}
+			if best == "" {
+				break // fewer processes than replicas
+			}
+			st.standby[best][t] = true
+			usedProcess[st.members[best].processID] = true
+		}
+	}
+}
+
+// standbyOf is m's standby tasks now: its target standbys except those it
+// still owns (or is giving up) as active tasks.
+func (st *streamsState) standbyOf(m *consumerMember) partitionSet {
+	out := make(partitionSet)
+	for t := range st.standby[m.id] {
+		if !m.assigned[t] && !m.revoking[t] {
+			out[t] = true
+		}
+	}
+	return out
 }
 
 func (c *Coordinator) scheduleStreamsSession(g *group, m *consumerMember) {
