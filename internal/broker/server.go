@@ -151,10 +151,10 @@ func (s *Server) Start() (err error) {
 	if err = b.openAuthorizer(); err != nil {
 		return err
 	}
-	if b.features, err = features.Open(o.FS, dataDir); err != nil {
+	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}
-	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
+	if b.features, err = features.Open(o.FS, dataDir); err != nil {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()

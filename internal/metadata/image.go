@@ -98,8 +98,11 @@ func (t *Topic) clone() *Topic {
 // anything reached from it.
 type Image struct {
 	// Offset is the quorum index of the last record applied (0: none).
-	Offset     uint64
-	ClusterID  string
+	Offset    uint64
+	ClusterID string
+	// Features holds the finalized feature levels of the last SetFeatures
+	// record (nil: none yet, the defaults apply).
+	Features   map[string]int16
 	Brokers    map[int32]*BrokerRegistration
 	Topics     map[string]*Topic
 	TopicsByID map[ID]*Topic
@@ -108,9 +111,6 @@ type Image struct {
 	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
-	// Features holds the finalized feature levels of the last SetFeatures
-	// record (nil: none yet, the defaults apply).
-	Features map[string]int16
 }
 
 // Empty returns the image before any record.
@@ -214,6 +214,11 @@ func (b *builder) apply(offset uint64, r Record) string {
 	im := b.im
 	switch r.Type {
 	case Noop:
+	case SetFeatures:
+		im.Features = maps.Clone(r.Features)
+		if im.Features == nil {
+			im.Features = map[string]int16{}
+		}
 	case SetClusterID:
 		if im.ClusterID != "" {
 			return "cluster id already set"
@@ -308,11 +313,6 @@ func (b *builder) apply(offset uint64, r Record) string {
 			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)
 		}
 		im.NextProducerID = r.FirstProducerID + r.ProducerIDCount
-	case SetFeatures:
-		im.Features = maps.Clone(r.Features)
-		if im.Features == nil {
-			im.Features = map[string]int16{}
-		}
 	default:
 		return "unknown record type"
 	}

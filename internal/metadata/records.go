@@ -14,6 +14,9 @@ const (
 	// Noop changes nothing: a new controller commits one to learn that its
 	// image holds every record committed before its term.
 	Noop RecordType = "noop"
+	// SetFeatures replaces the finalized feature levels (UpdateFeatures;
+	// names and levels as internal/features defines them).
+	SetFeatures RecordType = "features"
 	// SetClusterID records the cluster id (the first one wins).
 	SetClusterID RecordType = "cluster-id"
 	// RegisterBroker adds or replaces a broker's registration; its epoch is
@@ -42,14 +45,13 @@ const (
 	SetBrokerConfigs RecordType = "broker-configs"
 	// ProducerIDs hands a block of producer ids to a broker.
 	ProducerIDs RecordType = "producer-ids"
-	// SetFeatures replaces the finalized feature levels (UpdateFeatures;
-	// names and levels as internal/features defines them).
-	SetFeatures RecordType = "features"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.
 type Record struct {
 	Type RecordType `json:"type"`
+	// Features: SetFeatures (every finalized level, 0 included).
+	Features map[string]int16 `json:"features,omitempty"`
 
 	ClusterID string              `json:"cluster_id,omitempty"`
 	Broker    *BrokerRegistration `json:"broker,omitempty"`
@@ -69,8 +71,6 @@ type Record struct {
 	// FirstProducerID and ProducerIDCount: ProducerIDs.
 	FirstProducerID int64 `json:"first_producer_id,omitempty"`
 	ProducerIDCount int64 `json:"producer_id_count,omitempty"`
-	// Features: SetFeatures (every finalized level, 0 included).
-	Features map[string]int16 `json:"features,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

@@ -97,18 +97,19 @@ func (s *Store) Apply(ents []quorum.Entry) error {
 type snapshotDoc struct {
 	Offset         uint64                       `json:"offset"`
 	ClusterID      string                       `json:"cluster_id"`
+	Features       map[string]int16             `json:"features,omitempty"`
 	Brokers        []*BrokerRegistration        `json:"brokers"`
 	Topics         []*Topic                     `json:"topics"`
 	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64                        `json:"next_producer_id"`
-	Features       map[string]int16             `json:"features,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
 func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
-		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID, Features: im.Features}
+		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
+	d.Features = im.Features
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -123,6 +124,7 @@ func (s *Store) Restore(data []byte) error {
 	}
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
+	im.Features = d.Features
 	for _, b := range d.Brokers {
 		im.Brokers[b.ID] = b
 	}
@@ -133,7 +135,6 @@ func (s *Store) Restore(data []byte) error {
 	if d.BrokerConfigs != nil {
 		im.BrokerConfigs = d.BrokerConfigs
 	}
-	im.Features = d.Features
 	s.publish(im)
 	return nil
 }
