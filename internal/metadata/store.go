@@ -109,10 +109,11 @@ func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
 		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID}
-	d.Features = im.Features
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
+
+	d.Features = im.Features
 	return json.Marshal(d)
 }
 
