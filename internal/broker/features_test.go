@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// rawRequest sends req (at req's version) on a fresh connection to addr
+// rawRoundTrip sends req (at req's version) on a fresh connection to addr
 // and returns the decoded response.
-func rawRequest(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
+func rawRoundTrip(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
 	t.Helper()
 	rc := dialRaw(t, addr)
 	defer rc.nc.Close()
@@ -27,7 +27,7 @@ func apiVersionsAt(t *testing.T, addr string, v int16) *kmsg.ApiVersionsResponse
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = v
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "sluice-test", "1"
-	return rawRequest(t, addr, req).(*kmsg.ApiVersionsResponse)
+	return rawRoundTrip(t, addr, req).(*kmsg.ApiVersionsResponse)
 }
 
 func finalized(resp *kmsg.ApiVersionsResponse) map[string]int16 {
@@ -52,7 +52,7 @@ func updateFeatures(t *testing.T, addr string, v int16, validateOnly bool, ups .
 	req.Version = v
 	req.FeatureUpdates = ups
 	req.ValidateOnly = validateOnly
-	return rawRequest(t, addr, req).(*kmsg.UpdateFeaturesResponse)
+	return rawRoundTrip(t, addr, req).(*kmsg.UpdateFeaturesResponse)
 }
 
 func featureUpdate(name string, level int16, typ int8) kmsg.UpdateFeaturesRequestFeatureUpdate {

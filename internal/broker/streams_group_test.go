@@ -49,7 +49,7 @@ func (m *streamsMember) heartbeat(topology *kmsg.StreamsGroupHeartbeatRequestTop
 		}
 		req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 	}
-	resp := rawRequest(m.t, m.tb.addr, req).(*kmsg.StreamsGroupHeartbeatResponse)
+	resp := rawRoundTrip(m.t, m.tb.addr, req).(*kmsg.StreamsGroupHeartbeatResponse)
 	if resp.ErrorCode == 0 {
 		m.epoch = resp.MemberEpoch
 		if resp.ActiveTasks != nil {

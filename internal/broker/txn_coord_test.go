@@ -237,7 +237,7 @@ func (x *txnRaw) commitOffset(grp, topic string, partition int32, offset int64) 
 	if x.tv2 {
 		req.Version = 5
 	}
-	return rawRequest(x.t, x.tb.addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	return rawRoundTrip(x.t, x.tb.addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
 }
 
 // end sends EndTxn (v4, or v5 with tv2, which moves x to the answer's
@@ -249,7 +249,7 @@ func (x *txnRaw) end(commit bool) int16 {
 	if x.tv2 {
 		req.Version = 5
 	}
-	resp := rawRequest(x.t, x.tb.addr, req).(*kmsg.EndTxnResponse)
+	resp := rawRoundTrip(x.t, x.tb.addr, req).(*kmsg.EndTxnResponse)
 	if x.tv2 && resp.ErrorCode == 0 {
 		x.pid, x.epoch = resp.ProducerID, resp.ProducerEpoch
 	}
