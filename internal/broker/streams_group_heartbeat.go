@@ -4,8 +4,9 @@
 // the coordinator resolves it against the topics, creates the missing
 // internal topics (repartition and changelog topics, with the partition
 // counts the topology implies) before answering, reports missing source
-// topics (MISSING_SOURCE_TOPICS) and internal topics it could not create
-// (MISSING_INTERNAL_TOPICS) as statuses, and assigns active tasks with a
+// topics (MISSING_SOURCE_TOPICS), internal topics it could not create
+// (MISSING_INTERNAL_TOPICS) and copartitioned topics that disagree
+// (INCORRECTLY_PARTITIONED_TOPICS) as statuses, and assigns active tasks with a
 // sticky, balanced assignor (internal/group/streams_group.go). Streams
 // groups appear in ListGroups (type "streams"), DeleteGroups, OffsetCommit
 // and OffsetFetch (member epochs checked as for consumer groups). With
@@ -20,8 +21,7 @@
 // Differences from Kafka: no warm-up tasks; the standby count is the
 // broker's (no per-group streams.num.standby.replicas); streams groups are
 // kept in memory only (after a restart or a coordinator move the members
-// rejoin; committed offsets stay); copartition groups are not enforced;
-// task offsets and end offsets reported by members are not kept;
+// rejoin; committed offsets stay); task offsets and end offsets reported by members are not kept;
 // StreamsGroupDescribe v1 (topology descriptions, KIP-1331) is not served.
 package broker
 

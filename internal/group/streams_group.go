@@ -29,6 +29,7 @@ import (
 const (
 	streamsStaleTopology         = 0
 	streamsMissingSourceTopics   = 1
+	streamsIncorrectPartitions   = 2
 	streamsMissingInternalTopics = 3
 	streamsShutdownApplication   = 4
 )
@@ -299,6 +300,10 @@ func (c *Coordinator) refreshStreamsTopology(st *streamsState) string {
 	if len(plan.Missing) > 0 {
 		st.status = append(st.status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsMissingSourceTopics,
 			StatusDetail: "Source topics " + strings.Join(plan.Missing, ", ") + " are missing."})
+	}
+	if len(plan.Incorrect) > 0 {
+		st.status = append(st.status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsIncorrectPartitions,
+			StatusDetail: "Topics " + strings.Join(plan.Incorrect, ", ") + " are not partitioned as the topology requires (copartitioned topics must have the same number of partitions; a changelog as many as its subtopology has tasks)."})
 	}
 	var absent []string
 	for _, it := range plan.Internal {

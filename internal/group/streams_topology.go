@@ -31,6 +31,10 @@ type StreamsPlan struct {
 	Internal   []StreamsInternalTopic
 	Missing    []string // source topics that do not exist (or regexes matching none)
 	Unresolved []string // internal topics whose partitions depend on missing topics
+	// Incorrect lists topics that are not partitioned as the topology
+	// needs: copartitioned topics with different partition counts, or an
+	// existing changelog with another count than its subtopology's tasks.
+	Incorrect []string
 }
 
 // ResolveStreamsTopology derives the task counts and internal topics of a
@@ -38,7 +42,11 @@ type StreamsPlan struct {
 // many tasks as its largest source topic (user or repartition) has
 // partitions; a repartition topic without a fixed count gets the task count
 // of the largest subtopology writing to it; a changelog topic without one
-// gets its subtopology's task count.
+// gets its subtopology's task count. Copartitioned topics (a join's
+// inputs) must agree: repartition topics of a copartition group without a
+// fixed count take the count of its user topics (or the largest count among
+// them when it has none), and user topics with different counts are
+// reported as incorrectly partitioned.
 func ResolveStreamsTopology(subs []StreamsSubtopology, topics Topics) StreamsPlan {
 	plan := StreamsPlan{Tasks: map[string]int32{}}
 	if topics == nil {
@@ -93,12 +101,84 @@ func ResolveStreamsTopology(subs []StreamsSubtopology, topics Topics) StreamsPla
 			sources[i] = append(sources[i], rt.Topic)
 		}
 	}
-	for changed := true; changed; {
-		changed = false
-		for i, s := range subs {
-			if _, done := plan.Tasks[s.SubtopologyID]; done {
-				continue
+	fixed := func(name string) bool {
+		_, exists := topics.Topic(name)
+		return exists || repartition[name].NumPartitions > 0
+	}
+	incorrect := map[string]bool{}
+	enforced := map[string]bool{}
+	copartition := func() bool {
+		moved := false
+		for _, s := range subs {
+			for _, cg := range s.CopartitionGroups {
+				var user, rep []string
+				for _, ix := range cg.SourceTopics {
+					if int(ix) < len(s.SourceTopics) {
+						user = append(user, s.SourceTopics[ix])
+					}
+				}
+				for _, ix := range cg.RepartitionSourceTopics {
+					if int(ix) < len(s.RepartitionSourceTopics) {
+						rep = append(rep, s.RepartitionSourceTopics[ix].Topic)
+					}
+				}
+				want, ok, mismatch := int32(0), false, false
+				for _, u := range user {
+					p, k := known[u]
+					if !k {
+						continue
+					}
+					if ok && p != want {
+						mismatch = true
+					}
+					want, ok = max(want, p), true
+				}
+				if mismatch {
+					for _, u := range user {
+						incorrect[u] = true
+					}
+				}
+				pinned := ok
+				if !ok { // only repartition topics: the largest known count
+					for _, r := range rep {
+						if p, k := known[r]; k {
+							want, ok = max(want, p), true
+						}
+					}
+				}
+				if !ok {
+					continue
+				}
+				for _, r := range rep {
+					if p, k := known[r]; k && p == want {
+						continue
+					}
+					if fixed(r) {
+						if p, k := known[r]; k && p != want {
+							incorrect[r] = true
+						}
+						continue
+					}
+					if pinned {
+						enforced[r] = true
+					}
+					if p, k := known[r]; !k || p != want {
+						known[r] = want
+						moved = true
+					}
+				}
 			}
+		}
+		return moved
+	}
+	// Fixed point: task counts from known sources, sink repartition topics
+	// from their writers, copartitioned repartition topics from their group.
+	// Counts only grow, except where a copartition group with user topics
+	// pins a repartition topic (enforced), which writers then leave alone;
+	// the bound guards against a topology that never settles.
+	for round, changed := 0, true; changed && round < 4*len(subs)+8; round++ {
+		changed = copartition()
+		for i, s := range subs {
 			n, ok := int32(0), len(sources[i]) > 0
 			for _, src := range sources[i] {
 				p, k := known[src]
@@ -111,20 +191,31 @@ func ResolveStreamsTopology(subs []StreamsSubtopology, topics Topics) StreamsPla
 			if !ok {
 				continue
 			}
-			plan.Tasks[s.SubtopologyID] = n
-			changed = true
+			if prev, had := plan.Tasks[s.SubtopologyID]; !had || prev != n {
+				plan.Tasks[s.SubtopologyID] = n
+				changed = true
+			}
 			for _, sink := range s.RepartitionSinkTopics {
-				if _, isRepartition := repartition[sink]; !isRepartition {
+				if _, isRepartition := repartition[sink]; !isRepartition || fixed(sink) || enforced[sink] {
 					continue
 				}
-				if _, fixed := topics.Topic(sink); fixed || repartition[sink].NumPartitions > 0 {
-					continue
+				if known[sink] < n {
+					known[sink] = n
+					changed = true
 				}
-				known[sink] = max(known[sink], n)
 			}
 		}
 	}
 	plan.Missing = slices.Sorted(maps.Keys(missing))
+	for _, s := range subs {
+		for _, ct := range s.StateChangelogTopics {
+			n, ok := plan.Tasks[s.SubtopologyID]
+			if t, exists := topics.Topic(ct.Topic); ok && exists && ct.NumPartitions <= 0 && t.Partitions != n {
+				incorrect[ct.Topic] = true
+			}
+		}
+	}
+	plan.Incorrect = slices.Sorted(maps.Keys(incorrect))
 	for _, name := range slices.Sorted(maps.Keys(repartition)) {
 		rt := repartition[name]
 		p, ok := known[name]
