@@ -5,6 +5,8 @@
 // the coordinator's (txn.Coordinator.AddPartitions); an empty group id is
 // INVALID_GROUP_ID. PRODUCER_FENCED is sent as INVALID_PRODUCER_EPOCH below
 // v2, as Kafka does. TRANSACTION_ABORTABLE (v4, KIP-890) is never sent.
+// Under transaction version 2 clients send none: TxnOffsetCommit v5 adds the
+// partition itself.
 package broker
 
 import (

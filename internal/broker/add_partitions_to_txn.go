@@ -6,8 +6,13 @@
 // OPERATION_NOT_ATTEMPTED, as Kafka answers; otherwise every partition gets
 // the coordinator's answer (txn.Coordinator.AddPartitions).
 //
-// Differs from Kafka: v4–v5 (the broker-to-broker batched verification form,
-// and KIP-890's transaction version 2) are not advertised; clients send at
+// Under transaction version 2 (KIP-890 part 2) clients send none: the
+// partition leader adds the partition of a Produce v12+ itself
+// (txn_coord_verify.go).
+//
+// Differs from Kafka: v4–v5 (the broker-to-broker batched form Kafka's
+// partition leaders send to the coordinator) are not advertised; a Sluice
+// leader asks the coordinator over its peer listener, and clients send at
 // most v3. PRODUCER_FENCED is sent as INVALID_PRODUCER_EPOCH below v2, as
 // Kafka does.
 package broker

@@ -2,12 +2,12 @@
 // serves, derived from apiTable (registry.go) — only keys with a registered
 // handler are listed.
 //
-// Features (v3+, tagged fields): share.version, supported 0–1 and finalized
-// at 1, as Apache Kafka reports it when share groups are enabled.
+// Features (v3+, tagged fields): the supported features and their ranges
+// (internal/features: metadata.version, kraft.version, transaction.version,
+// group.version, share.version) and the finalized levels with their epoch,
+// which UpdateFeatures changes (update_features.go); Admin.describeFeatures
+// and `kafka-features describe` read them here.
 //
-// Differences from Kafka: share.version is the only feature reported
-// (metadata.version, kraft.version, group.version, transaction.version and
-// streams.version are not), so clients use their defaults for the others.
 // An unsupported ApiVersions version never reaches this handler: the wire
 // layer answers it with a v0 UNSUPPORTED_VERSION response (KIP-511).
 
@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -37,24 +38,33 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *wire.Request, req *kmsg
 	}
 	resp.ApiKeys = apiVersionKeys()
 	if req.Version >= 3 {
-		reportFeatures(resp)
+		b.reportFeatures(resp)
 	}
 	return resp, nil
 }
 
-// finalizedFeaturesEpoch is the epoch of the finalized features: Sluice's
-// feature levels never change at run time.
-const finalizedFeaturesEpoch = 1
-
-// reportFeatures fills the supported and finalized features.
-func reportFeatures(resp *kmsg.ApiVersionsResponse) {
-	sf := kmsg.NewApiVersionsResponseSupportedFeature()
-	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
-	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
-	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
-	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
-	resp.FinalizedFeaturesEpoch = finalizedFeaturesEpoch
+// reportFeatures fills the supported and finalized features as Kafka 4
+// does: supported features whose minimum is 0 are left out below v4 (older
+// clients cannot parse a 0 minimum, KIP-1022), finalized features at level
+// 0 are left out, and the epoch is that of the finalized levels.
+func (b *Broker) reportFeatures(resp *kmsg.ApiVersionsResponse) {
+	for _, f := range features.Supported {
+		if resp.Version < 4 && f.Min == 0 {
+			continue
+		}
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = f.Name, f.Min, f.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	}
+	levels, epoch := b.finalizedFeatures()
+	for _, name := range levels.Names() {
+		if lvl := levels[name]; lvl > 0 {
+			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = name, lvl, lvl
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		}
+	}
+	resp.FinalizedFeaturesEpoch = epoch
 }
 
 // apiVersionKeys lists every served key, sorted by key.

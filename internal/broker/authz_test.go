@@ -242,6 +242,13 @@ func TestAuthzProduceFetch(t *testing.T) {
 		return r
 	}())
 	wantCode(t, "alice InitProducerId", ipr.ErrorCode, kerr.ClusterAuthorizationFailed)
+	// UpdateFeatures needs ALTER on the cluster.
+	ufr := send[*kmsg.UpdateFeaturesResponse](t, ab.as("alice"), func() kmsg.Request {
+		r := kmsg.NewPtrUpdateFeaturesRequest()
+		r.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{featureUpdate("group.version", 0, 2)}
+		return r
+	}())
+	wantCode(t, "alice UpdateFeatures", ufr.ErrorCode, kerr.ClusterAuthorizationFailed)
 	if err := produce(ab.as("alice", kgo.DisableIdempotentWrite())); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("alice produce without ACL: %v", err)
 	}
@@ -654,6 +661,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum, kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe,
 		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
 		kmsg.DeleteShareGroupOffsets, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker,
+		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe,
 	} {
 		reviewed[k] = true
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/compact"
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/log"
@@ -78,6 +79,10 @@ type Broker struct {
 
 	// txns is the transaction coordinator (txn_coord_start.go).
 	txns *txn.Coordinator
+
+	// features holds a single node's finalized feature levels (features.go;
+	// a cluster node reads them from the metadata image).
+	features *features.Store
 
 	// cleaner compacts the logs of compacted topics (cleaner.go).
 	cleaner *compact.Cleaner

@@ -335,6 +335,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "elect-leader", c.ctrl.ElectLeader)
 	handle(c.srv, "join-quorum", c.joinQuorum)
 	c.registerVoterHandlers() // cluster_voters.go
+	handle(c.srv, "update-features", c.ctrl.UpdateFeatures)
 
 	if upgrade {
 		if err := c.importSingleNode(fsys); err != nil {

@@ -35,6 +35,9 @@ type txnProduceRequest struct {
 	ProducerEpoch   int16  `json:"producer_epoch"`
 	Topic           string `json:"topic"`
 	Partition       int32  `json:"partition"`
+	// Add: a transaction version 2 append (the partition joins the
+	// transaction, txn.Coordinator.BeginProduceAdd).
+	Add bool `json:"add,omitempty"`
 }
 
 type txnProduceResponse struct {
@@ -100,12 +103,16 @@ func (c *clusterNode) registerTxnHandlers() {
 		if !c.coordinatesTxn(req.TransactionalID) {
 			return nil, &controller.Error{Code: kerr.NotCoordinator.Code, Msg: "not the coordinator of " + req.TransactionalID}
 		}
-		release, code := c.b.txns.BeginProduce(req.ProducerID, req.ProducerEpoch,
-			txn.TopicPartition{Topic: req.Topic, Partition: req.Partition})
+		tp := txn.TopicPartition{Topic: req.Topic, Partition: req.Partition}
+		begin := c.b.txns.BeginProduce
+		if req.Add {
+			begin = c.b.txns.BeginProduceAdd
+		}
+		rel, code := begin(req.ProducerID, req.ProducerEpoch, tp)
 		if code != 0 {
 			return nil, &controller.Error{Code: code, Msg: kerr.ErrorForCode(code).Error()}
 		}
-		return txnProduceResponse{Lease: c.leases.grant(release)}, nil
+		return txnProduceResponse{Lease: c.leases.grant(rel)}, nil
 	})
 	c.srv.Handle("txn-produce-done", func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var req txnProduceDone
@@ -118,7 +125,7 @@ func (c *clusterNode) registerTxnHandlers() {
 }
 
 // beginRemoteTxnProduce asks tid's coordinator to admit the append.
-func (c *clusterNode) beginRemoteTxnProduce(tid string, pid int64, epoch int16, topic string, partition int32) (func(), error) {
+func (c *clusterNode) beginRemoteTxnProduce(tid string, pid int64, epoch int16, topic string, partition int32, add bool) (func(), error) {
 	coord := c.txnCoordinator(tid)
 	addr, ok := c.peers.Addr(uint64(coord))
 	if coord == metadata.NoLeader || !ok {
@@ -130,7 +137,7 @@ func (c *clusterNode) beginRemoteTxnProduce(tid string, pid int64, epoch int16, 
 	defer cancel()
 	var resp txnProduceResponse
 	err := c.peers.Call(ctx, addr, "txn-produce-begin", txnProduceRequest{TransactionalID: tid, ProducerID: pid,
-		ProducerEpoch: epoch, Topic: topic, Partition: partition}, &resp)
+		ProducerEpoch: epoch, Topic: topic, Partition: partition, Add: add}, &resp)
 	var re *peer.RemoteError
 	switch {
 	case errors.As(err, &re):

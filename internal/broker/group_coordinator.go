@@ -36,6 +36,9 @@ func (b *Broker) startGroupCoordinator() error {
 		ConsumerSessionTimeout:        time.Duration(c.GroupConsumerSessionTimeoutMs) * time.Millisecond,
 		ConsumerHeartbeatInterval:     time.Duration(c.GroupConsumerHeartbeatIntervalMs) * time.Millisecond,
 		ConsumerAssignors:             assignorNames(c.GroupConsumerAssignors),
+		StreamsSessionTimeout:         rawMs(c.Raw, "group.streams.session.timeout.ms"),
+		StreamsHeartbeatInterval:      rawMs(c.Raw, "group.streams.heartbeat.interval.ms"),
+		StreamsNumStandbyReplicas:     int(rawMs(c.Raw, "group.streams.num.standby.replicas") / time.Millisecond),
 	}
 	if c.GroupInitialRebalanceDelayMs == 0 {
 		cfg.InitialRebalanceDelay = -1 // explicitly no delay

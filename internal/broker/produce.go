@@ -10,7 +10,10 @@
 // per-record errors), runs the idempotence check (duplicate → the original
 // offsets; OUT_OF_ORDER_SEQUENCE_NUMBER; INVALID_PRODUCER_EPOCH) and appends
 // it. I/O failures are KAFKA_STORAGE_ERROR and logged. Error messages go to
-// error_message and record_errors (v8+).
+// error_message and record_errors (v8+). A transactional batch is admitted
+// by the transaction coordinator (txn_coord_verify.go): below v12 its
+// partition must have been added with AddPartitionsToTxn; from v12
+// (transaction version 2, KIP-890 part 2) the partition is added here.
 //
 // acks: 0 gets no response (but a failed partition closes the connection,
 // as in Kafka, so the client notices), 1 and -1 are answered once the log accepted the
@@ -340,7 +343,7 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 	if h.IsTransactional() {
 		// Admitted by the coordinator, whose markers for this transaction
 		// wait until the append is done (no batch can land after them).
-		if release, err = b.beginTxnProduce(req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition); err != nil {
+		if release, err = b.beginTxnProduce(req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition, req.Version >= 12); err != nil {
 			return err
 		}
 	}

@@ -51,9 +51,9 @@ var apiTable = []apiSpec{
 	{key: 23, min: 2, max: 4, concurrent: true}, // OffsetForLeaderEpoch
 	{key: 24, min: 0, max: 3},                   // AddPartitionsToTxn: v4+ are broker-to-broker / KIP-890
 	{key: 25, min: 0, max: 4},                   // AddOffsetsToTxn
-	{key: 26, min: 0, max: 4},                   // EndTxn: v5 is KIP-890 part 2 (not implemented)
+	{key: 26, min: 0, max: 5},                   // EndTxn: v5 is transaction version 2 (KIP-890 part 2)
 	{key: 27, min: 0, max: 1},                   // WriteTxnMarkers (kafka-transactions.sh abort)
-	{key: 28, min: 0, max: 4},                   // TxnOffsetCommit: v5 is KIP-890 part 2
+	{key: 28, min: 0, max: 5},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2)
 	{key: 29, min: 1, max: 3, concurrent: true}, // DescribeAcls
 	{key: 30, min: 1, max: 3},                   // CreateAcls
 	{key: 31, min: 1, max: 3},                   // DeleteAcls
@@ -73,6 +73,7 @@ var apiTable = []apiSpec{
 	{key: 50, min: 0, max: 0, concurrent: true}, // DescribeUserScramCredentials
 	{key: 51, min: 0, max: 0},                   // AlterUserScramCredentials
 	{key: 55, min: 0, max: 2, concurrent: true}, // DescribeQuorum
+	{key: 57, min: 0, max: 2},                   // UpdateFeatures
 	{key: 60, min: 0, max: 2, concurrent: true}, // DescribeCluster
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 64, min: 0, max: 0},                   // UnregisterBroker
@@ -87,6 +88,8 @@ var apiTable = []apiSpec{
 	{key: 79, min: 1, max: 2},                   // ShareAcknowledge
 	{key: 80, min: 0, max: 1},                   // AddRaftVoter (cluster nodes; raft_voters.go)
 	{key: 81, min: 0, max: 0},                   // RemoveRaftVoter
+	{key: 88, min: 0, max: 0},                   // StreamsGroupHeartbeat (KIP-1071; v0 as Kafka 4.2)
+	{key: 89, min: 0, max: 0, concurrent: true}, // StreamsGroupDescribe
 	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets
 	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
 	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -156,6 +157,9 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
+		return err
+	}
+	if b.features, err = features.Open(o.FS, dataDir); err != nil {
 		return err
 	}
 	b.clusterID = b.topics.ClusterID()

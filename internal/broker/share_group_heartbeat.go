@@ -3,7 +3,8 @@
 // the assignment is the simple assignor's (share_groups.go, internal/share). v0 was
 // Apache Kafka 4.0's early-access version, removed in 4.1, and is not served. With an
 // authorizer: READ on the group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every
-// subscribed topic (TOPIC_AUTHORIZATION_FAILED), as Kafka.
+// subscribed topic (TOPIC_AUTHORIZATION_FAILED), as Kafka. With share.version finalized
+// at 0 (UpdateFeatures) it answers UNSUPPORTED_VERSION, as Kafka.
 package broker
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -20,6 +22,12 @@ import (
 func init() { register(kmsg.ShareGroupHeartbeat, (*Broker).handleShareGroupHeartbeat) }
 
 func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *wire.Request, req *kmsg.ShareGroupHeartbeatRequest) (kmsg.Response, error) {
+	if b.featureLevel(features.ShareVersion) < 1 { // share.version 0: share groups are off, as in Kafka
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		resp.ErrorMessage = kmsg.StringPtr("The share group protocol is disabled (share.version is 0).")
+		return resp, nil
+	}
 	if b.authz != nil { // READ on the group, DESCRIBE on the subscribed topics
 		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
 		if b.groupDenied(r, authz.OpRead, req.GroupID) {

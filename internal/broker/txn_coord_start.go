@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/txn"
@@ -52,6 +53,9 @@ func (b *Broker) startTxnCoordinator() error {
 		Partitions: txnMarkers{b: b},
 		IDs:        b.producerIDs,
 		Logger:     b.logger,
+		// From transaction.version 1 on, __transaction_state values are
+		// written in Kafka's flexible version 1.
+		TransactionVersion: func() int16 { return b.featureLevel(features.TransactionVersion) },
 	})
 	if err := b.txns.Start(); err != nil {
 		return err

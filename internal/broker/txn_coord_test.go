@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -65,8 +66,27 @@ func lastStable(t *testing.T, tb *testBroker, topic string) (hw, lso int64) {
 	return l.HighWatermark(), lso
 }
 
+// franz-go uses transaction version 2 (KIP-890 part 2: no
+// AddPartitionsToTxn, Produce v12, EndTxn v5 bumping the epoch) when the
+// broker finalizes transaction.version 2 (the default), the classic protocol
+// when it is 0.
 func TestTxnCommitAndAbortWithKgo(t *testing.T) {
+	for _, tv := range []int16{2, 0} {
+		t.Run(fmt.Sprintf("transaction.version=%d", tv), func(t *testing.T) { testTxnCommitAndAbortWithKgo(t, tv) })
+	}
+}
+
+// setTransactionVersion finalizes transaction.version at level.
+func setTransactionVersion(t *testing.T, tb *testBroker, level int16) {
+	t.Helper()
+	if resp := updateFeatures(t, tb.addr, 1, false, featureUpdate("transaction.version", level, 2)); resp.ErrorCode != 0 {
+		t.Fatalf("transaction.version %d: %+v", level, resp)
+	}
+}
+
+func testTxnCommitAndAbortWithKgo(t *testing.T, tv int16) {
 	tb := startTestBroker(t, testOptions{Props: txnProps()})
+	setTransactionVersion(t, tb, tv)
 	dpTopic(t, tb, "events", 1, nil)
 	ctx := dpCtx(t, 20*time.Second)
 
@@ -120,8 +140,13 @@ func TestTxnCommitAndAbortWithKgo(t *testing.T) {
 	if got := txnConsume(t, tb, "events", false, 4); len(got) != 4 {
 		t.Fatalf("read_uncommitted: %v", got)
 	}
+	// Three EndTxn v5 bumped the epoch three times; the classic protocol never.
+	wantEpoch := int16(0)
+	if tv == 2 {
+		wantEpoch = 3
+	}
 	d, err = adm.DescribeTransactions(ctx, "tx-1")
-	if err != nil || d["tx-1"].State != "CompleteCommit" || d["tx-1"].ProducerEpoch != 0 {
+	if err != nil || d["tx-1"].State != "CompleteCommit" || d["tx-1"].ProducerEpoch != wantEpoch {
 		t.Fatalf("describe after: %v %+v", err, d)
 	}
 	l, err := adm.ListTransactions(ctx, nil, []string{"CompleteCommit"})
@@ -165,8 +190,8 @@ func TestTxnZombieIsFenced(t *testing.T) {
 		t.Fatalf("read_committed: %v", got)
 	}
 	d, err := tb.admin().DescribeTransactions(ctx, "app")
-	if err != nil || d["app"].ProducerEpoch != 2 {
-		// epoch 0 (zombie), 1 (fence), 2 (fresh)
+	if err != nil || d["app"].ProducerEpoch != 3 {
+		// epoch 0 (zombie), 1 (fence), 2 (fresh), 3 (fresh's commit: transaction version 2)
 		t.Fatalf("describe: %v %+v", err, d)
 	}
 }
@@ -178,6 +203,7 @@ type txnRaw struct {
 	id    string
 	pid   int64
 	epoch int16
+	tv2   bool // TxnOffsetCommit v5 and EndTxn v5 (transaction version 2)
 }
 
 func (x *txnRaw) init() {
@@ -207,13 +233,27 @@ func (x *txnRaw) commitOffset(grp, topic string, partition int32, offset int64) 
 	rp.Partition, rp.Offset = partition, offset
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	return x.tb.request(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	req.Version = 4 // the classic protocol (v5: transaction version 2, txn_v2_test.go)
+	if x.tv2 {
+		req.Version = 5
+	}
+	return rawRoundTrip(x.t, x.tb.addr, req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
 }
 
+// end sends EndTxn (v4, or v5 with tv2, which moves x to the answer's
+// producer id and epoch).
 func (x *txnRaw) end(commit bool) int16 {
 	req := kmsg.NewPtrEndTxnRequest()
 	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = x.id, x.pid, x.epoch, commit
-	return x.tb.request(req).(*kmsg.EndTxnResponse).ErrorCode
+	req.Version = 4
+	if x.tv2 {
+		req.Version = 5
+	}
+	resp := rawRoundTrip(x.t, x.tb.addr, req).(*kmsg.EndTxnResponse)
+	if x.tv2 && resp.ErrorCode == 0 {
+		x.pid, x.epoch = resp.ProducerID, resp.ProducerEpoch
+	}
+	return resp.ErrorCode
 }
 
 // fetchOffset returns the committed offset (and error code) of grp for
@@ -504,7 +544,7 @@ func TestTxnVerifyPartition(t *testing.T) {
 		}
 	}
 	verify := func(b *Broker, pid int64, epoch int16, topic string, partition int32) error {
-		release, err := b.beginTxnProduce(nil, pid, epoch, topic, partition)
+		release, err := b.beginTxnProduce(nil, pid, epoch, topic, partition, false)
 		if release != nil {
 			release()
 		}
@@ -522,9 +562,9 @@ func TestTxnVerifyPartition(t *testing.T) {
 	check("added", verify(b, x.pid, x.epoch, "v", 0), nil)
 	check("other partition", verify(b, x.pid, x.epoch, "v", 1), kerr.InvalidTxnState)
 	check("unknown producer", verify(b, x.pid+1000, 0, "v", 0), kerr.InvalidProducerIDMapping)
-	release, err := b.beginTxnProduce(nil, x.pid, x.epoch, "v", 0)
+	release, err := b.beginTxnProduce(nil, x.pid, x.epoch, "v", 0, false)
 	check("begin produce", err, nil)
-	_, err = b.beginTxnProduce(nil, x.pid, x.epoch, "v", 1)
+	_, err = b.beginTxnProduce(nil, x.pid, x.epoch, "v", 1, false)
 	check("begin produce, other partition", err, kerr.InvalidTxnState)
 	ended := make(chan int16)
 	go func() { ended <- x.end(true) }()

@@ -1,8 +1,10 @@
 // Partition verification for transactional produce (Kafka's
 // transaction.partition.verification.enable, KIP-890 part 1): a
 // transactional batch may only be written to a partition its producer added
-// to its ongoing transaction with AddPartitionsToTxn. produce.go calls
-// beginTxnProduce for each transactional batch before appending it.
+// to its ongoing transaction with AddPartitionsToTxn — or, for a
+// transaction version 2 producer (Produce v12+), the broker adds it itself.
+// produce.go calls beginTxnProduce for each transactional batch before
+// appending it.
 package broker
 
 import (
@@ -26,14 +28,24 @@ import (
 // On a cluster node, a transactional id coordinated by another broker is
 // admitted by that broker (cluster_txn.go), which holds its markers back
 // the same way until this append is done.
-func (b *Broker) beginTxnProduce(tid *string, pid int64, epoch int16, topic string, partition int32) (release func(), err error) {
+//
+// add (Produce v12+, TxnOffsetCommit v5+: transaction version 2, KIP-890
+// part 2) adds a partition missing from the transaction to it, starting the
+// transaction if none is ongoing, instead of refusing the append.
+func (b *Broker) beginTxnProduce(tid *string, pid int64, epoch int16, topic string, partition int32, add bool) (release func(), err error) {
 	if b.txns == nil {
 		return func() {}, nil
 	}
 	if c := b.cluster; c != nil && tid != nil && !c.coordinatesTxn(*tid) {
-		return c.beginRemoteTxnProduce(*tid, pid, epoch, topic, partition)
+		return c.beginRemoteTxnProduce(*tid, pid, epoch, topic, partition, add)
 	}
-	release, code := b.txns.BeginProduce(pid, epoch, txn.TopicPartition{Topic: topic, Partition: partition})
+	tp := txn.TopicPartition{Topic: topic, Partition: partition}
+	var code int16
+	if add {
+		release, code = b.txns.BeginProduceAdd(pid, epoch, tp)
+	} else {
+		release, code = b.txns.BeginProduce(pid, epoch, tp)
+	}
 	if code == 0 {
 		return release, nil
 	}

@@ -1,6 +1,10 @@
-// TxnOffsetCommit (key 28), v0–v4: a transactional producer commits a
+// TxnOffsetCommit (key 28), v0–v5: a transactional producer commits a
 // group's offsets as part of its transaction (sendOffsetsToTransaction).
-// The coordinator first checks that the group's __consumer_offsets partition
+// With v5 (transaction version 2, KIP-890 part 2) the group's
+// __consumer_offsets partition joins the producer's transaction here (no
+// AddOffsetsToTxn), starting it if none is ongoing, and its markers wait
+// until the offsets are written. Below v5
+// the coordinator first checks that the group's __consumer_offsets partition
 // was added to the producer's ongoing transaction (AddOffsetsToTxn; as
 // Kafka's transaction verification does: INVALID_PRODUCER_ID_MAPPING,
 // INVALID_PRODUCER_EPOCH for a fenced producer, CONCURRENT_TRANSACTIONS while
@@ -88,7 +92,7 @@ func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffs
 			// The transactional id's coordinator is another broker: it
 			// admits the commit (and holds its markers until it is
 			// written), as for a transactional produce (cluster_txn.go).
-			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition)
+			rel, err := c.beginRemoteTxnProduce(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp.Topic, tp.Partition, req.Version >= 5)
 			if err != nil {
 				code := errorCode(err)
 				switch code {
@@ -101,6 +105,19 @@ func (b *Broker) txnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffs
 			}
 			release = rel
 			return 0
+		}
+		if req.Version >= 5 {
+			// Transaction version 2: the group's partition joins the
+			// transaction here (no AddOffsetsToTxn), and its markers wait
+			// until the offsets are written.
+			rel, code := b.txns.BeginProduceAdd(req.ProducerID, req.ProducerEpoch, tp)
+			if code == kerr.NotEnoughReplicas.Code {
+				code = kerr.CoordinatorLoadInProgress.Code // retriable for TxnOffsetCommit
+			}
+			if code == 0 {
+				release = rel
+			}
+			return code
 		}
 		code := b.txns.Verify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp)
 		if code == kerr.ProducerFenced.Code {

@@ -20,7 +20,7 @@ func TestDefaultBroker(t *testing.T) {
 	if len(b.LogDirs) != 1 || b.LogDirs[0] != "./data" {
 		t.Fatalf("log dirs %v", b.LogDirs)
 	}
-	if got := strings.Join(b.GroupCoordinatorRebalanceProtocols, ","); got != "classic,consumer" {
+	if got := strings.Join(b.GroupCoordinatorRebalanceProtocols, ","); got != "classic,consumer,streams" {
 		t.Fatalf("protocols %s", got)
 	}
 }

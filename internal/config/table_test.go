@@ -101,7 +101,7 @@ func TestSpotDefaults(t *testing.T) {
 		"socket.request.max.bytes": "104857600", "connections.max.idle.ms": "600000",
 		"offsets.topic.num.partitions": "50", "offsets.retention.minutes": "10080",
 		"group.initial.rebalance.delay.ms": "3000", "num.recovery.threads.per.data.dir": "2",
-		"group.coordinator.rebalance.protocols": "classic,consumer",
+		"group.coordinator.rebalance.protocols": "classic,consumer,streams",
 	} {
 		d, _ := LookupBroker(name)
 		if d.Default == nil || *d.Default != want {

@@ -275,8 +275,8 @@ func vInFold(allowed ...string) rule {
 // vRebalanceProtocols accepts a subset of classic, consumer, share that
 // contains classic.
 func vRebalanceProtocols() rule {
-	inner := vListIn(false, "classic", "consumer", "share")
-	return rule{desc: "subset of classic, consumer, share; must contain classic", fn: func(v string) error {
+	inner := vListIn(false, "classic", "consumer", "share", "streams")
+	return rule{desc: "subset of classic, consumer, share, streams; must contain classic", fn: func(v string) error {
 		if err := inner.fn(v); err != nil {
 			return err
 		}

@@ -87,7 +87,11 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		g := c.groups[id]
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group = id
-		if g.consumer != nil {
+		if g.isStreams() {
+			lg.ProtocolType = "streams"
+			lg.GroupState = g.consumer.stateName()
+			lg.GroupType = "streams"
+		} else if g.consumer != nil {
 			lg.ProtocolType = "consumer"
 			lg.GroupState = g.consumer.stateName()
 			lg.GroupType = "consumer"

@@ -32,6 +32,12 @@ type Config struct {
 	// ConsumerAssignors is group.consumer.assignors; the first is the default
 	// (uniform, range).
 	ConsumerAssignors []string
+	// StreamsSessionTimeout is group.streams.session.timeout.ms (45000).
+	StreamsSessionTimeout time.Duration
+	// StreamsHeartbeatInterval is group.streams.heartbeat.interval.ms (5000).
+	StreamsHeartbeatInterval time.Duration
+	// StreamsNumStandbyReplicas is group.streams.num.standby.replicas (0).
+	StreamsNumStandbyReplicas int
 }
 
 func (c Config) withDefaults() Config {
@@ -67,6 +73,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ConsumerHeartbeatInterval <= 0 {
 		c.ConsumerHeartbeatInterval = 5000 * time.Millisecond
+	}
+	if c.StreamsSessionTimeout <= 0 {
+		c.StreamsSessionTimeout = 45000 * time.Millisecond
+	}
+	if c.StreamsHeartbeatInterval <= 0 {
+		c.StreamsHeartbeatInterval = 5000 * time.Millisecond
 	}
 	if len(c.ConsumerAssignors) == 0 {
 		c.ConsumerAssignors = []string{assignorUniform, assignorRange}

@@ -38,6 +38,9 @@ type consumerGroup struct {
 	metaTopics      []cgTopicMetadata // subscribed topics' metadata at the last epoch bump
 	assignor        string
 	emptySince      time.Time
+	// streams is set for a streams group (KIP-1071, streams_group.go),
+	// whose partitions are tasks.
+	streams *streamsState
 }
 
 type consumerMember struct {
@@ -182,6 +185,8 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 		g = newGroup(req.Group, now)
 		c.groups[req.Group] = g
 		c.convertToConsumer(g)
+	} else if g.isStreams() {
+		return kerr.GroupIDNotFound.Code, "Group " + req.Group + " is not a consumer group."
 	} else if g.consumer == nil {
 		if !g.isEmpty() || g.state != stateEmpty {
 			return kerr.GroupIDNotFound.Code, "Group " + req.Group + " is not a consumer group."
@@ -731,7 +736,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 			dg.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + id + " not found."
 			dg.ErrorMessage = &msg
-		case g.consumer == nil:
+		case g.consumer == nil || g.isStreams():
 			dg.ErrorCode = kerr.GroupIDNotFound.Code
 			msg := "Group " + id + " is not a consumer group."
 			dg.ErrorMessage = &msg

@@ -139,7 +139,7 @@ func forgetConsumerRecords(g *group) {
 // and only's. A group that is no longer a consumer group gets all its consumer-group
 // records tombstoned.
 func (c *Coordinator) persistConsumer(g *group, only *consumerMember) {
-	if c.store == nil {
+	if c.store == nil || g.isStreams() { // streams groups are not persisted (streams_group.go)
 		return
 	}
 	if g.cgDirty || g.consumer == nil {

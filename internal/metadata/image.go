@@ -111,8 +111,11 @@ func (t *Topic) clone() *Topic {
 // anything reached from it.
 type Image struct {
 	// Offset is the quorum index of the last record applied (0: none).
-	Offset     uint64
-	ClusterID  string
+	Offset    uint64
+	ClusterID string
+	// Features holds the finalized feature levels of the last SetFeatures
+	// record (nil: none yet, the defaults apply).
+	Features   map[string]int16
 	Brokers    map[int32]*BrokerRegistration
 	Topics     map[string]*Topic
 	TopicsByID map[ID]*Topic
@@ -230,6 +233,11 @@ func (b *builder) apply(offset uint64, r Record) string {
 	im := b.im
 	switch r.Type {
 	case Noop:
+	case SetFeatures:
+		im.Features = maps.Clone(r.Features)
+		if im.Features == nil {
+			im.Features = map[string]int16{}
+		}
 	case SetClusterID:
 		if im.ClusterID != "" {
 			return "cluster id already set"

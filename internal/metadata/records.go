@@ -14,6 +14,9 @@ const (
 	// Noop changes nothing: a new controller commits one to learn that its
 	// image holds every record committed before its term.
 	Noop RecordType = "noop"
+	// SetFeatures replaces the finalized feature levels (UpdateFeatures;
+	// names and levels as internal/features defines them).
+	SetFeatures RecordType = "features"
 	// SetClusterID records the cluster id (the first one wins).
 	SetClusterID RecordType = "cluster-id"
 	// RegisterBroker adds or replaces a broker's registration; its epoch is
@@ -55,6 +58,8 @@ const (
 // Record is one metadata change. Only the fields of its Type are set.
 type Record struct {
 	Type RecordType `json:"type"`
+	// Features: SetFeatures (every finalized level, 0 included).
+	Features map[string]int16 `json:"features,omitempty"`
 
 	ClusterID string              `json:"cluster_id,omitempty"`
 	Broker    *BrokerRegistration `json:"broker,omitempty"`

@@ -97,6 +97,7 @@ func (s *Store) Apply(ents []quorum.Entry) error {
 type snapshotDoc struct {
 	Offset         uint64                       `json:"offset"`
 	ClusterID      string                       `json:"cluster_id"`
+	Features       map[string]int16             `json:"features,omitempty"`
 	Brokers        []*BrokerRegistration        `json:"brokers"`
 	Topics         []*Topic                     `json:"topics"`
 	BrokerConfigs  map[string]map[string]string `json:"broker_configs,omitempty"`
@@ -117,6 +118,8 @@ func (s *Store) Snapshot() ([]byte, error) {
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
+
+	d.Features = im.Features
 	return json.Marshal(d)
 }
 
@@ -129,6 +132,7 @@ func (s *Store) Restore(data []byte) error {
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
 	im.QuorumNodes = d.QuorumNodes
+	im.Features = d.Features
 	for _, b := range d.Brokers {
 		im.Brokers[b.ID] = b
 	}

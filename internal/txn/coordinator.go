@@ -110,6 +110,11 @@ type Options struct {
 	// NoBackground disables the periodic sweeps Start arms (tests call
 	// AbortTimedOut and ExpireIDs themselves).
 	NoBackground bool
+	// TransactionVersion returns the finalized transaction.version
+	// feature level; from 1 on, __transaction_state values are written
+	// in the flexible version 1 (with KIP-890's tagged fields), as Kafka
+	// does. Nil means 0.
+	TransactionVersion func() int16
 }
 
 // snapshot is one transactional id's state as a value: what is persisted
@@ -124,6 +129,13 @@ type snapshot struct {
 	partitions     map[TopicPartition]struct{} // never mutated once in a snapshot
 	startMs        int64
 	updateMs       int64
+	// tv2 is set when the current transaction runs under transaction
+	// version 2 (KIP-890 part 2: started by an implicit add, or ended with
+	// EndTxn v5); persisted as ClientTransactionVersion.
+	tv2 bool
+	// nextProducerID is the producer id a TV2 transaction whose epoch ran
+	// out moves to when it completes (-1: none).
+	nextProducerID int64
 }
 
 // txnMeta is one transactional id. Its fields are guarded by mu.
@@ -144,6 +156,8 @@ type txnMeta struct {
 	idle      *sync.Cond
 	// removed is set once the id has expired and left the map.
 	removed bool
+	// settled (on mu) is broadcast when a pending transition is done.
+	settled *sync.Cond
 }
 
 // Coordinator is the transaction coordinator of one broker. Create it with
@@ -157,6 +171,7 @@ type Coordinator struct {
 	now   func() time.Time
 	log   *slog.Logger
 	bg    bool
+	tv    func() int16
 
 	mu      sync.Mutex
 	txns    map[string]*txnMeta
@@ -179,6 +194,7 @@ func New(opts Options) *Coordinator {
 		now:     opts.Now,
 		log:     opts.Logger,
 		bg:      !opts.NoBackground,
+		tv:      opts.TransactionVersion,
 		txns:    make(map[string]*txnMeta),
 		byPID:   make(map[int64]*txnMeta),
 		loading: true,
@@ -391,7 +407,11 @@ func (c *Coordinator) persist(id string, s snapshot) error {
 	if c.store == nil {
 		return nil
 	}
-	return c.write(id, encodeValue(s))
+	var version int16
+	if c.tv != nil && c.tv() >= 1 {
+		version = 1
+	}
+	return c.write(id, encodeValue(s, version))
 }
 
 func (c *Coordinator) write(id string, value []byte) error {
@@ -422,6 +442,9 @@ func (c *Coordinator) transit(m *txnMeta, next snapshot) int16 {
 	err := c.persist(m.id, next)
 	m.mu.Lock()
 	m.pending = false
+	if m.settled != nil {
+		m.settled.Broadcast()
+	}
 	if err != nil {
 		return kerr.CoordinatorNotAvailable.Code
 	}

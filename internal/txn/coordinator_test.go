@@ -340,7 +340,7 @@ func TestLoadingAndClosed(t *testing.T) {
 func TestRecordFormat(t *testing.T) {
 	s := snapshot{producerID: 7, producerEpoch: 3, timeoutMs: 60000, state: Ongoing, startMs: 10, updateMs: 20,
 		partitions: map[TopicPartition]struct{}{{"b", 1}: {}, {"a", 2}: {}, {"a", 0}: {}}}
-	key, value := encodeKey("my-id"), encodeValue(s)
+	key, value := encodeKey("my-id"), encodeValue(s, 0)
 	// Kafka's layout: key = version 0, string; value = version 0, fields.
 	if key[0] != 0 || key[1] != 0 || string(key[4:]) != "my-id" {
 		t.Fatalf("key %x", key)
@@ -351,7 +351,7 @@ func TestRecordFormat(t *testing.T) {
 		t.Fatalf("round trip: %q %+v %v %v %v", id, got, del, ok, err)
 	}
 	// Empty carries a null partition list.
-	e := encodeValue(snapshot{producerID: 1, state: Empty})
+	e := encodeValue(snapshot{producerID: 1, state: Empty}, 0)
 	// version(2) pid(8) epoch(2) timeout(4) status(1) then array length -1
 	if n := int32(uint32(e[17])<<24 | uint32(e[18])<<16 | uint32(e[19])<<8 | uint32(e[20])); n != -1 {
 		t.Fatalf("empty partitions encoded as %d", n)

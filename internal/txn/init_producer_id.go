@@ -67,6 +67,7 @@ func (c *Coordinator) create(id string, timeoutMs int32) (*txnMeta, error) {
 	m := &txnMeta{id: id, snapshot: snapshot{
 		producerID: pid, prevProducerID: -1, producerEpoch: -1, lastEpoch: -1,
 		timeoutMs: timeoutMs, state: Empty, startMs: -1, updateMs: c.nowMs(),
+		nextProducerID: -1,
 	}}
 	c.txns[id] = m
 	c.byPID[pid] = m

@@ -16,23 +16,30 @@ import (
 const TransactionStateTopic = "__transaction_state"
 
 // Record versions written to __transaction_state: TransactionLogKey v0 and
-// TransactionLogValue v0, what Kafka writes while transaction.version is
-// below 1 (kafka-dump-log --transaction-log-decoder reads them).
-const (
-	keyVersion   = 0
-	valueVersion = 0
-)
+// TransactionLogValue v0 while transaction.version is below 1, v1 (flexible,
+// with KIP-890's PreviousProducerId, NextProducerId and
+// ClientTransactionVersion tagged fields) from 1 on, as Kafka writes them
+// (kafka-dump-log --transaction-log-decoder reads both).
+const keyVersion = 0
 
 func encodeKey(id string) []byte {
 	k := kmsg.TxnMetadataKey{Version: keyVersion, TransactionalID: id}
 	return k.AppendTo(nil)
 }
 
-// encodeValue is the record value of s; Empty carries a null partition
-// list, as Kafka writes it.
-func encodeValue(s snapshot) []byte {
+// encodeValue is the record value of s at version (0 or 1); Empty carries a
+// null partition list, as Kafka writes it.
+func encodeValue(s snapshot, version int16) []byte {
 	v := kmsg.NewTxnMetadataValue()
-	v.Version = valueVersion
+	v.Version = version
+	if version >= 1 {
+		v.PreviousProducerID = s.prevProducerID
+		v.NextProducerID = s.nextProducerID
+		v.ClientTransactionVersion = 0
+		if s.tv2 {
+			v.ClientTransactionVersion = 2
+		}
+	}
 	v.ProducerID = s.producerID
 	v.ProducerEpoch = s.producerEpoch
 	v.TimeoutMillis = s.timeoutMs
@@ -86,9 +93,16 @@ func decodeRecord(key, value []byte) (id string, s snapshot, del bool, ok bool, 
 		state:          st,
 		startMs:        v.StartTimestamp,
 		updateMs:       v.LastUpdateTimestamp,
+		nextProducerID: -1,
 	}
-	if v.Version >= 1 && v.PreviousProducerID >= 0 {
-		s.prevProducerID = v.PreviousProducerID
+	if v.Version >= 1 {
+		if v.PreviousProducerID >= 0 {
+			s.prevProducerID = v.PreviousProducerID
+		}
+		if v.NextProducerID >= 0 {
+			s.nextProducerID = v.NextProducerID
+		}
+		s.tv2 = v.ClientTransactionVersion >= 2
 	}
 	if st != Empty {
 		for _, t := range v.Topics {

@@ -54,7 +54,7 @@ var validPrevious = map[State][]State{
 	Empty:             {Empty, CompleteCommit, CompleteAbort},
 	Ongoing:           {Ongoing, Empty, CompleteCommit, CompleteAbort},
 	PrepareCommit:     {Ongoing},
-	PrepareAbort:      {Ongoing, PrepareEpochFence},
+	PrepareAbort:      {Ongoing, PrepareEpochFence, Empty, CompleteCommit, CompleteAbort}, // the last three: TV2's abort of an empty transaction
 	CompleteCommit:    {PrepareCommit},
 	CompleteAbort:     {PrepareAbort},
 	Dead:              {Empty, CompleteAbort, CompleteCommit},

@@ -70,6 +70,9 @@ func (c *Coordinator) ExpireIDs() {
 		}
 		m.mu.Lock()
 		m.pending = false
+		if m.settled != nil {
+			m.settled.Broadcast()
+		}
 		if err == nil {
 			m.removed = true
 			m.state = Dead

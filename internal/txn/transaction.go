@@ -73,6 +73,7 @@ func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []T
 	}
 	if m.state != Ongoing {
 		next.startMs = now
+		next.tv2 = false
 	}
 	next.updateMs = now
 	return c.transit(m, next)
@@ -309,6 +310,13 @@ func (c *Coordinator) complete(m *txnMeta, wait bool) {
 	next.state = CompleteAbort
 	if m.state == PrepareCommit {
 		next.state = CompleteCommit
+	}
+	if m.nextProducerID >= 0 {
+		// A TV2 transaction whose epoch ran out: the producer continues
+		// with the new id at epoch 0 (EndTxn v5 told it so).
+		next.prevProducerID = m.producerID
+		next.producerID, next.producerEpoch = m.nextProducerID, 0
+		next.nextProducerID = -1
 	}
 	next.partitions = nil
 	next.updateMs = c.nowMs()

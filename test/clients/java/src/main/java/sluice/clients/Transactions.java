@@ -50,6 +50,10 @@ final class Transactions {
         h.add("transactions-consume-transform-produce", "transactions.send-offsets", eos,
                 Transactions::consumeTransformProduce);
         h.add("transactions-fencing", "transactions.fencing", APIS, Transactions::fencing);
+        List<String> v2 = new ArrayList<>(APIS);
+        v2.remove("AddPartitionsToTxn");
+        v2.addAll(List.of("ApiVersions", "DescribeTransactions"));
+        h.add("transactions-v2-epoch-bump", "transactions.v2", v2, Transactions::transactionV2);
     }
 
     private static Admin admin() {
@@ -215,6 +219,41 @@ final class Transactions {
         }
         List<String> outValues = readAll(out, 1, "read_committed");
         check(outValues.equals(List.of("V0", "V1", "V2", "V3", "V4", "V5")), "output (read_committed): " + outValues);
+    }
+
+    /**
+     * Transaction version 2 (KIP-890 part 2): the broker finalizes transaction.version 2, so kafka-clients 4.x
+     * adds partitions implicitly (Produce v12) and every commit or abort (EndTxn v5) bumps the producer epoch,
+     * which DescribeTransactions shows.
+     */
+    private static void transactionV2() throws Exception {
+        String t = PREFIX + "-v2";
+        String txnId = t + "-tx";
+        try (Admin a = admin()) {
+            var features = a.describeFeatures().featureMetadata().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            var tv = features.finalizedFeatures().get("transaction.version");
+            check(tv != null && tv.maxVersionLevel() == 2, "finalized transaction.version should be 2: " + features);
+            createTopic(a, t, 2);
+        }
+        try (KafkaProducer<String, String> p = txProducer(txnId)) {
+            p.initTransactions();
+            for (int i = 0; i < 3; i++) {
+                p.beginTransaction();
+                p.send(new ProducerRecord<>(t, i % 2, "k" + i, "v" + i));
+                if (i == 1) {
+                    p.flush();
+                    p.abortTransaction();
+                } else {
+                    p.commitTransaction();
+                }
+            }
+        }
+        List<String> committed = readAll(t, 2, "read_committed");
+        check(committed.equals(List.of("v0", "v2")), "read_committed saw " + committed);
+        try (Admin a = admin()) {
+            var d = a.describeTransactions(List.of(txnId)).description(txnId).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            check(d.producerEpoch() == 3, "three EndTxn under transaction version 2 should leave epoch 3: " + d);
+        }
     }
 
     private static void fencing() throws Exception {

@@ -78,6 +78,10 @@ public final class Main {
         List<String> eos = new ArrayList<>(apis);
         eos.addAll(List.of("AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit"));
         h.add("word-count-exactly-once", "streams.exactly-once", eos, () -> wordCount(StreamsConfig.EXACTLY_ONCE_V2));
+        h.add("word-count-streams-protocol", "streams.rebalance-protocol",
+                List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
+                        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "OffsetCommit", "OffsetFetch"),
+                Main::streamsProtocol);
         boolean ok;
         try {
             ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
@@ -303,6 +307,78 @@ public final class Main {
                 two.streams().close(Duration.ofSeconds(30));
             }
         } finally {
+            deleteTree(state1);
+            deleteTree(state2);
+        }
+    }
+
+    private static int activeTasks(Instance in) {
+        return in.streams().metadataForLocalThreads().stream().mapToInt(t -> t.activeTasks().size()).sum();
+    }
+
+    /**
+     * The Streams rebalance protocol (KIP-1071, group.protocol=streams): two instances of a word count over a
+     * two-partition input share its four tasks (the broker creates the repartition and changelog topics and
+     * assigns the tasks); one instance leaves the group, its tasks move to the other, which restores their
+     * state and counts on to the right totals. The group is described through Admin (StreamsGroupDescribe).
+     */
+    private static void streamsProtocol() throws Exception {
+        String app = PREFIX + "-wordcount-kip1071";
+        String input = PREFIX + "-lines-kip1071";
+        String output = PREFIX + "-counts-kip1071";
+        admin().createTopics(List.of(new NewTopic(input, Optional.of(2), Optional.empty()),
+                new NewTopic(output, Optional.of(1), Optional.empty()))).all().get(30, TimeUnit.SECONDS);
+        List<String> first = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            first.add("alpha beta gamma " + (i % 3 == 0 ? "delta" : "epsilon") + " word" + i % 7);
+        }
+        List<String> second = List.of("alpha again", "beta beta beta", "zeta arrives");
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        Path state1 = Files.createTempDirectory("sluice-streams-k1");
+        Path state2 = Files.createTempDirectory("sluice-streams-k2");
+        Map<String, Long> latest = new ConcurrentHashMap<>();
+        Instance one = null;
+        Instance two = null;
+        try (KafkaConsumer<String, Long> out = outputReader(output, StreamsConfig.AT_LEAST_ONCE)) {
+            Properties p1 = streamsProps(app, state1, StreamsConfig.AT_LEAST_ONCE);
+            p1.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+            Properties p2 = streamsProps(app, state2, StreamsConfig.AT_LEAST_ONCE);
+            p2.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+            one = start(topology(input, output), p1);
+            two = start(topology(input, output), p2);
+            Instance a = one;
+            Instance b = two;
+            eventually("both instances own two of the four tasks", TIMEOUT_MS, () -> {
+                failIfDead(a);
+                failIfDead(b);
+                return activeTasks(a) == 2 && activeTasks(b) == 2;
+            });
+            produceLines(input, first);
+            awaitCounts(out, latest, expectedCounts(first), two);
+            var described = admin().describeStreamsGroups(List.of(app)).all().get(30, TimeUnit.SECONDS).get(app);
+            check(described.members().size() == 2, "StreamsGroupDescribe members: " + described);
+
+            // The first instance leaves the group: the second takes its tasks and counts on.
+            one.streams().close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                    org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                    .withTimeout(Duration.ofSeconds(30)));
+            one = null;
+            eventually("the remaining instance owns all four tasks", TIMEOUT_MS, () -> {
+                failIfDead(b);
+                return activeTasks(b) == 4;
+            });
+            produceLines(input, second);
+            awaitCounts(out, latest, expectedCounts(all), two);
+            check(two.restored().get() > 0, "the remaining instance restored nothing for the tasks it took over");
+            System.out.println("  tasks moved; restored " + two.restored().get() + " records");
+        } finally {
+            if (one != null) {
+                one.streams().close(Duration.ofSeconds(30));
+            }
+            if (two != null) {
+                two.streams().close(Duration.ofSeconds(30));
+            }
             deleteTree(state1);
             deleteTree(state2);
         }

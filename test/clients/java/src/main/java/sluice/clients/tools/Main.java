@@ -51,6 +51,8 @@ public final class Main {
     private static final String REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
     private static final String LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand";
     private static final String TRANSACTIONS = "org.apache.kafka.tools.TransactionsCommand";
+    private static final String FEATURES = "org.apache.kafka.tools.FeatureCommand";
+    private static final String STREAMS_GROUPS = "org.apache.kafka.tools.streams.StreamsGroupCommand";
     private static final String SHARE_GROUPS = "org.apache.kafka.tools.consumer.group.ShareGroupCommand";
     private static final String SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer";
     private static final String CLUSTER_TOOL = "org.apache.kafka.tools.ClusterTool";
@@ -122,6 +124,10 @@ public final class Main {
         h.add("kafka-transactions", "tools.transactions",
                 List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
                         "DescribeTransactions", "DescribeProducers"), Main::transactions);
+        h.add("kafka-features", "tools.features", List.of("ApiVersions", "UpdateFeatures"), Main::features);
+        h.add("kafka-streams-groups", "tools.streams-groups",
+                List.of("CreateTopics", "StreamsGroupHeartbeat", "StreamsGroupDescribe", "ListGroups", "DeleteGroups"),
+                Main::streamsGroups);
         h.add("kafka-configs-scram-sasl-ssl", "security.scram-tool",
                 List.of("SASLHandshake", "SASLAuthenticate", "AlterUserSCRAMCredentials", "DescribeUserSCRAMCredentials",
                         "DescribeClientQuotas", "CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets"),
@@ -712,6 +718,71 @@ public final class Main {
         String described = tool(1, "kafka-transactions", TRANSACTIONS, "describe", "--transactional-id",
                 PREFIX + "-no-such-txn");
         check(described.contains("could not be found"), "describe of an unknown transactional id: " + described);
+    }
+
+    // ---- kafka-features -------------------------------------------------------------------------
+
+    private static void features() throws Exception {
+        String d = tool(0, "kafka-features", FEATURES, "describe");
+        for (String f : List.of("metadata.version", "transaction.version", "group.version", "share.version")) {
+            check(d.contains("Feature: " + f), "kafka-features describe should list " + f + ": " + d);
+        }
+        check(Pattern.compile("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+"
+                + "FinalizedVersionLevel: 2").matcher(d).find(), "transaction.version 0-2, finalized 2: " + d);
+        // Upgrading to the current level succeeds; a dry-run downgrade is validated only; an unknown feature fails.
+        tool(0, "kafka-features", FEATURES, "upgrade", "--feature", "group.version=1");
+        tool(0, "kafka-features", FEATURES, "downgrade", "--feature", "transaction.version=0", "--dry-run");
+        String after = tool(0, "kafka-features", FEATURES, "describe");
+        check(Pattern.compile("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+"
+                + "FinalizedVersionLevel: 2").matcher(after).find(), "a dry run changed transaction.version: " + after);
+        String bad = tool(1, "kafka-features", FEATURES, "upgrade", "--feature", "no.such.version=1");
+        check(bad.contains("no.such.version"), "an unknown feature should be refused: " + bad);
+    }
+
+    // ---- kafka-streams-groups ---------------------------------------------------------------------
+
+    /** kafka-streams-groups on a running Kafka Streams application with group.protocol=streams (KIP-1071). */
+    private static void streamsGroups() throws Exception {
+        String in = PREFIX + "-sg-in";
+        String out = PREFIX + "-sg-out";
+        String app = PREFIX + "-sg-app";
+        createTopic(in);
+        createTopic(out);
+        org.apache.kafka.streams.StreamsBuilder b = new org.apache.kafka.streams.StreamsBuilder();
+        b.stream(in).to(out);
+        Properties p = new Properties();
+        p.put("application.id", app);
+        p.put("bootstrap.servers", BOOTSTRAP);
+        p.put("group.protocol", "streams");
+        p.put("default.key.serde", org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName());
+        p.put("default.value.serde", org.apache.kafka.common.serialization.Serdes.StringSerde.class.getName());
+        p.put("state.dir", java.nio.file.Files.createTempDirectory("sluice-tools-streams").toString());
+        org.apache.kafka.streams.KafkaStreams streams = new org.apache.kafka.streams.KafkaStreams(b.build(), p);
+        try {
+            streams.start();
+            eventually("the Streams application to reach RUNNING", TIMEOUT_MS,
+                    () -> streams.state() == org.apache.kafka.streams.KafkaStreams.State.RUNNING);
+            String list = tool(0, "kafka-streams-groups", STREAMS_GROUPS, "--list");
+            check(list.contains(app), "kafka-streams-groups --list should show " + app + ": " + list);
+            eventually("kafka-streams-groups --describe --state shows " + app + " Stable", TIMEOUT_MS, () -> {
+                try {
+                    ToolRunner.Result st = ToolRunner.run("kafka-streams-groups", STREAMS_GROUPS,
+                            withBootstrap("--describe", "--group", app, "--state"));
+                    return st.status() == 0 && st.out().contains(app) && st.out().contains("Stable");
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+            String members = tool(0, "kafka-streams-groups", STREAMS_GROUPS, "--describe", "--group", app, "--members");
+            check(members.contains(app) && members.contains("0:[0]"),
+                    "kafka-streams-groups --describe --members should show the member with task 0_0: " + members);
+        } finally {
+            streams.close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                    org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                    .withTimeout(Duration.ofSeconds(30)));
+        }
+        String del = tool(0, "kafka-streams-groups", STREAMS_GROUPS, "--delete", "--group", app);
+        check(del.toLowerCase().contains("deleted") || del.contains(app), "kafka-streams-groups --delete: " + del);
     }
 
     // ---- kafka-consumer-groups ------------------------------------------------------------------
