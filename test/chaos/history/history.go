@@ -72,6 +72,11 @@ const (
 	// FTerminate: SIGTERM a node (a clean, controlled shutdown); healed by
 	// FStart.
 	FTerminate = "terminate"
+	// FPartition: cut pairs of nodes off from each other (network
+	// namespaces); FNetem: a slow, lossy link; both healed by FHeal.
+	FPartition = "partition"
+	FNetem     = "netem"
+	FHeal      = "heal"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.
 	FStopWorkloads = "stop-workloads"
@@ -145,6 +150,10 @@ type Op struct {
 	Role   string `json:"role,omitempty"`
 	Target string `json:"target,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Network faults: the kind of partition (isolate, halves, bridge,
+	// ring) or link fault (netem), and the node pairs cut from each other.
+	Kind string   `json:"kind,omitempty"`
+	Cut  [][2]int `json:"cut,omitempty"`
 	// Metadata answers: the controller id a node named (-1: none), and the
 	// cluster id it reported (final views).
 	Controller *int32 `json:"controller,omitempty"`

@@ -12,6 +12,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -19,8 +20,27 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/test/chaos/history"
+	"github.com/sluice-broker/sluice/test/chaos/netns"
 	"github.com/sluice-broker/sluice/test/chaos/node"
 )
+
+// Whether network namespaces and netem can be made here (variables for
+// the tests).
+var (
+	namespacesAvailable = netns.Available
+	netemAvailable      = netns.NetemAvailable
+)
+
+// NeedsNamespaces tells whether a fault type runs the nodes in network
+// namespaces.
+func NeedsNamespaces(faults []string) bool {
+	for _, f := range faults {
+		if f == Partition || f == Netem {
+			return true
+		}
+	}
+	return false
+}
 
 // Fault type names.
 const (
@@ -41,11 +61,20 @@ func unavailable(f string, nodes int) string {
 		return ""
 	case Partition:
 		if nodes < 2 {
-			return fmt.Sprintf("a network partition needs at least 2 nodes (--nodes %d), and Sluice runs a single node today", nodes)
+			return fmt.Sprintf("a network partition needs at least 2 nodes (--nodes %d)", nodes)
 		}
-		return "network partitions (ip netns, veth, bridge) are not implemented in the checker yet"
+		if err := namespacesAvailable(); err != nil {
+			return "network namespaces cannot be made here: " + err.Error()
+		}
+		return ""
 	case Netem:
-		return "slow and lossy links (tc netem between network namespaces) are not implemented in the checker yet; on loopback they would slow the checker's own clients too"
+		if nodes < 2 {
+			return fmt.Sprintf("a slow link between nodes needs at least 2 nodes (--nodes %d)", nodes)
+		}
+		if err := netemAvailable(); err != nil {
+			return "slow and lossy links (tc netem in the nodes' network namespaces) cannot be made here: " + err.Error()
+		}
+		return ""
 	case Clock:
 		return "clock jumps need Sluice's injectable clock, which the sluice binary does not expose (libfaketime does not affect Go)"
 	case DiskFull:
@@ -104,6 +133,11 @@ type Step struct {
 	Node       int
 	Controller bool
 	Duration   time.Duration
+	// Network faults: the partition's kind (Isolate, Halves, Bridge,
+	// Ring) and Pick, which draws the other nodes' places (and a netem
+	// fault's delay and loss).
+	Kind string
+	Pick uint64
 }
 
 func (s Step) String() string {
@@ -111,7 +145,11 @@ func (s Step) String() string {
 	if s.Controller {
 		target = "the active controller"
 	}
-	return fmt.Sprintf("after %.1fs quiet: %s %s for %.1fs", s.Quiet.Seconds(), s.Fault, target, s.Duration.Seconds())
+	f := s.Fault
+	if s.Kind != "" {
+		f += " (" + s.Kind + ")"
+	}
+	return fmt.Sprintf("after %.1fs quiet: %s %s for %.1fs", s.Quiet.Seconds(), f, target, s.Duration.Seconds())
 }
 
 // Schedule draws the steps for a run of length total from seed. The same seed,
@@ -135,6 +173,15 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 		if nodes > 1 {
 			s.Controller = rng.IntN(3) == 0
 		}
+		// (drawn only for network faults: the other faults' schedules
+		// stay those of earlier versions)
+		switch s.Fault {
+		case Partition:
+			kinds := PartitionKinds(nodes)
+			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
+		case Netem:
+			s.Pick = rng.Uint64()
+		}
 		at += s.Quiet + s.Duration
 		if at > total {
 			return steps
@@ -147,6 +194,8 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 type Nemesis struct {
 	Rec     *history.Recorder
 	Cluster *node.Cluster
+	// Net is the nodes' network namespaces (network faults need it).
+	Net *netns.Net
 	// HealTimeout bounds waiting for a node to serve again after a heal.
 	HealTimeout time.Duration
 	Logf        func(format string, args ...any)
@@ -215,8 +264,9 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 
 func (n *Nemesis) inject(s Step, role, target string) error {
 	nd := n.Cluster.Nodes[s.Node]
-	n.recordOp(history.Op{Type: history.Invoke, F: s.Fault, Role: role, Target: target}, s.Node)
+	n.recordOp(history.Op{Type: history.Invoke, F: s.Fault, Role: role, Target: target, Kind: s.Kind}, s.Node)
 	var err error
+	kind := history.Op{Kind: s.Kind}
 	switch s.Fault {
 	case Kill:
 		err = nd.Kill(10 * time.Second)
@@ -224,6 +274,24 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Pause()
 	case Terminate:
 		err = nd.Terminate(30 * time.Second)
+	case Partition:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		cut := Grudge(s.Kind, len(n.Cluster.Nodes), s.Node+1, s.Pick)
+		for _, p := range cut {
+			kind.Cut = append(kind.Cut, [2]int{p.A, p.B})
+		}
+		err = n.Net.Cut(cut)
+	case Netem:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		d, j, l := NetemParams(s.Pick)
+		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
+		err = n.Net.Netem(s.Node+1, d, j, l)
 	default:
 		err = fmt.Errorf("fault %q cannot be injected", s.Fault)
 	}
@@ -231,15 +299,18 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 	if err != nil {
 		errText = err.Error()
 	}
-	n.recordOp(history.Op{Type: history.Info, F: s.Fault, Role: role, Target: target, Error: errText}, s.Node)
+	n.recordOp(history.Op{Type: history.Info, F: s.Fault, Role: role, Target: target, Error: errText, Kind: kind.Kind, Cut: kind.Cut}, s.Node)
 	return err
 }
 
 func (n *Nemesis) heal(s Step) error {
 	nd := n.Cluster.Nodes[s.Node]
 	f := history.FStart
-	if s.Fault == Pause {
+	switch s.Fault {
+	case Pause:
 		f = history.FResume
+	case Partition, Netem:
+		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
 	var err error
@@ -248,10 +319,22 @@ func (n *Nemesis) heal(s Step) error {
 		err = nd.Start()
 	case Pause:
 		err = nd.Resume()
+	case Partition:
+		err = n.Net.HealAll()
+	case Netem:
+		err = n.Net.ClearNetem(s.Node + 1)
 	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), n.HealTimeout)
 		err = nd.WaitHealthy(ctx)
+		if s.Fault == Partition {
+			// Every node of a partition serves again.
+			for _, o := range n.Cluster.Nodes {
+				if err == nil && o != nd {
+					err = o.WaitHealthy(ctx)
+				}
+			}
+		}
 		cancel()
 	}
 	errText := ""
@@ -265,6 +348,11 @@ func (n *Nemesis) heal(s Step) error {
 // HealAll makes sure every node is running, unpaused and healthy (after an
 // interrupted schedule).
 func (n *Nemesis) HealAll() error {
+	if n.Net != nil && len(n.Net.CutPairs()) > 0 {
+		if err := n.heal(Step{Fault: Partition}); err != nil {
+			return err
+		}
+	}
 	for i, nd := range n.Cluster.Nodes {
 		if nd.Paused() {
 			if err := n.heal(Step{Fault: Pause, Node: i}); err != nil {

@@ -10,7 +10,9 @@
 //	[--faults kill,pause] [--bin path/to/sluice] [--dir run-dir]
 //	sluice-chaos --check history.jsonl   (check an existing history)
 //
-// Everything listens on and talks to 127.0.0.1 only.
+// Everything listens on and talks to 127.0.0.1 only, or, with network
+// faults (--faults partition), to the nodes' own network namespaces joined
+// by a bridge on this machine (package netns).
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/sluice-broker/sluice/test/chaos/checker"
 	"github.com/sluice-broker/sluice/test/chaos/history"
 	"github.com/sluice-broker/sluice/test/chaos/nemesis"
+	"github.com/sluice-broker/sluice/test/chaos/netns"
 	"github.com/sluice-broker/sluice/test/chaos/node"
 	"github.com/sluice-broker/sluice/test/chaos/workload"
 )
@@ -74,7 +77,27 @@ func run() int {
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
+	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
+	reap := flag.String("netns-reap", "", "(internal) PID,NODES: wait for end of file on stdin, then remove that run's network namespaces and bridge")
 	flag.Parse()
+	if *reap != "" {
+		var pid, n int
+		if _, err := fmt.Sscanf(*reap, "%d,%d", &pid, &n); err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: --netns-reap:", err)
+			return 2
+		}
+		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		netns.Reap(os.Stdin, pid, n)
+		return 0
+	}
+	if *netnsCheck {
+		if err := netns.Available(); err != nil {
+			fmt.Println("network namespaces cannot be made here:", err)
+			return 3
+		}
+		fmt.Println("network namespaces can be made here")
+		return 0
+	}
 	workloadsSet := false
 	flag.Visit(func(f *flag.Flag) { workloadsSet = workloadsSet || f.Name == "workloads" })
 	if !workloadsSet && o.nodes > 1 {
@@ -143,16 +166,46 @@ func run() int {
 		}
 	}
 
-	// Every node we start dies with us: on return, on Ctrl-C, on errors.
-	defer node.StopAll()
+	// Every node we start dies with us: on return, on Ctrl-C, on errors;
+	// the network namespaces and the bridge too (and, should this process
+	// die without running this, the reaper removes them).
+	defer teardown()
+	defer func() {
+		if p := recover(); p != nil {
+			teardown()
+			panic(p)
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
 		logf("%v: stopping every node", s)
-		node.StopAll()
+		teardown()
 		os.Exit(130)
 	}()
+	if nemesis.NeedsNamespaces(faults) {
+		if removed := netns.CleanStale(); len(removed) > 0 {
+			logf("removed what an earlier run left behind: %s", strings.Join(removed, ", "))
+		}
+		self, err := os.Executable()
+		if err == nil {
+			err = netns.StartReaper(self, "--netns-reap", fmt.Sprintf("%d,%d", os.Getpid(), o.nodes))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: the network namespaces' reaper:", err)
+			return 2
+		}
+		nw, err := netns.Setup(o.nodes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: network namespaces:", err)
+			return 2
+		}
+		netMu.Lock()
+		network = nw
+		netMu.Unlock()
+		logf("network: bridge %s (%s); node 1 in namespace %s at %s, and so on", nw.Bridge, nw.BridgeIP(), nw.NS(1), nw.IP(1))
+	}
 
 	if o.dir == "" {
 		o.dir, err = os.MkdirTemp("", fmt.Sprintf("sluice-chaos-%d-", o.seed))
@@ -177,6 +230,20 @@ func run() int {
 		return 2
 	}
 	return code
+}
+
+var (
+	netMu   sync.Mutex
+	network *netns.Net
+)
+
+// teardown stops every node, then removes the network namespaces.
+func teardown() {
+	node.StopAll()
+	netMu.Lock()
+	nw := network
+	netMu.Unlock()
+	nw.Teardown()
 }
 
 // buildSluice builds ./cmd/sluice of the repository enclosing the working
@@ -238,7 +305,16 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		props["broker.heartbeat.interval.ms"] = "500"
 		props["controller.quorum.election.timeout.ms"] = "1000"
 	}
-	cluster, err := node.NewCluster(o.bin, o.dir, o.nodes, props)
+	netMu.Lock()
+	nw := network
+	netMu.Unlock()
+	var cluster *node.Cluster
+	var err error
+	if nw != nil {
+		cluster, err = node.NewClusterIn(o.bin, o.dir, o.nodes, props, nw)
+	} else {
+		cluster, err = node.NewCluster(o.bin, o.dir, o.nodes, props)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -308,7 +384,7 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 
-	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, HealTimeout: 60 * time.Second, Logf: logf}
+	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, Net: nw, HealTimeout: 60 * time.Second, Logf: logf}
 	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
 	defer stopFaults()
 	nemErr := nem.Run(faultCtx, schedule)
