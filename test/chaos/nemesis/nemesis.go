@@ -29,7 +29,18 @@ import (
 var (
 	namespacesAvailable = netns.Available
 	netemAvailable      = netns.NetemAvailable
+	tmpfsAvailable      = node.TmpfsAvailable
 )
+
+// NeedsTmpfs tells whether the nodes' data directories go on tmpfs mounts.
+func NeedsTmpfs(faults []string) bool {
+	for _, f := range faults {
+		if f == DiskFull {
+			return true
+		}
+	}
+	return false
+}
 
 // NeedsNamespaces tells whether a fault type runs the nodes in network
 // namespaces.
@@ -52,12 +63,16 @@ const (
 	Clock         = "clock"
 	DiskFull      = "disk-full"
 	LoseUnfsynced = "lose-unfsynced"
+	// Rolling: a rolling restart, every node in turn from the step's node:
+	// SIGTERM, start again after the step's duration, wait until /readyz
+	// answers ready (every partition it leads fully in sync), next node.
+	Rolling = "rolling-restart"
 )
 
 // why a fault type cannot be injected (empty: it can).
 func unavailable(f string, nodes int) string {
 	switch f {
-	case Kill, Pause, Terminate:
+	case Kill, Pause, Terminate, Rolling:
 		return ""
 	case Partition:
 		if nodes < 2 {
@@ -78,7 +93,10 @@ func unavailable(f string, nodes int) string {
 	case Clock:
 		return "clock jumps need Sluice's injectable clock, which the sluice binary does not expose (libfaketime does not affect Go)"
 	case DiskFull:
-		return "a full data directory (loop device or tmpfs mount) is not implemented in the checker yet"
+		if err := tmpfsAvailable(); err != nil {
+			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
+		}
+		return ""
 	case LoseUnfsynced:
 		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process yet"
 	}
@@ -86,7 +104,7 @@ func unavailable(f string, nodes int) string {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -249,6 +267,12 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 			what += " (the active controller)"
 		}
 		n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), what)
+		if s.Fault == Rolling {
+			if err := n.rolling(s, role, target); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := n.inject(s, role, target); err != nil {
 			return err
 		}
@@ -274,6 +298,8 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Pause()
 	case Terminate:
 		err = nd.Terminate(30 * time.Second)
+	case DiskFull:
+		err = nd.Fill()
 	case Partition:
 		if n.Net == nil {
 			err = errors.New("no network namespaces")
@@ -309,11 +335,12 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Pause:
 		f = history.FResume
-	case Partition, Netem:
+	case Partition, Netem, DiskFull:
 		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
 	var err error
+	note := ""
 	switch s.Fault {
 	case Kill, Terminate:
 		err = nd.Start()
@@ -323,6 +350,17 @@ func (n *Nemesis) heal(s Step) error {
 		err = n.Net.HealAll()
 	case Netem:
 		err = n.Net.ClearNetem(s.Node + 1)
+	case DiskFull:
+		err = nd.Unfill()
+		if err == nil && nd.Exited() {
+			// The broker stopped on the full disk (Apache Kafka's does when
+			// its only log directory fails): start it again.
+			note = "restarted: the node had exited on the full disk"
+			n.Logf("nemesis: node %d exited while its disk was full; restarting it", s.Node+1)
+			if err = nd.Kill(5 * time.Second); err == nil {
+				err = nd.Start()
+			}
+		}
 	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), n.HealTimeout)
@@ -341,8 +379,54 @@ func (n *Nemesis) heal(s Step) error {
 	if err != nil {
 		errText = err.Error()
 	}
-	n.record(history.Info, f, s.Node, errText)
+	n.recordOp(history.Op{Type: history.Info, F: f, Error: errText, Kind: note}, s.Node)
 	return err
+}
+
+// rolling restarts every node in turn, from s.Node: a clean shutdown
+// (SIGTERM, recorded as a rolling-restart fault of that node), s.Duration
+// down, a start, and a wait until the node serves and its /readyz says
+// ready, before the next node.
+func (n *Nemesis) rolling(s Step, role, target string) error {
+	nodes := len(n.Cluster.Nodes)
+	for k := range nodes {
+		i := (s.Node + k) % nodes
+		nd := n.Cluster.Nodes[i]
+		r, t := "", "node"
+		if k == 0 {
+			r, t = role, target
+		}
+		n.recordOp(history.Op{Type: history.Invoke, F: Rolling, Role: r, Target: t}, i)
+		err := nd.Terminate(30 * time.Second)
+		errText := ""
+		if err != nil {
+			errText = err.Error()
+		}
+		n.recordOp(history.Op{Type: history.Info, F: Rolling, Role: r, Target: t, Error: errText}, i)
+		if err != nil {
+			return err
+		}
+		time.Sleep(s.Duration)
+		n.record(history.Invoke, history.FStart, i, "")
+		err = nd.Start()
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), n.HealTimeout)
+			err = nd.WaitHealthy(ctx)
+			if err == nil {
+				err = nd.WaitReady(ctx)
+			}
+			cancel()
+		}
+		errText = ""
+		if err != nil {
+			errText = err.Error()
+		}
+		n.record(history.Info, history.FStart, i, errText)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HealAll makes sure every node is running, unpaused and healthy (after an
@@ -354,6 +438,11 @@ func (n *Nemesis) HealAll() error {
 		}
 	}
 	for i, nd := range n.Cluster.Nodes {
+		if nd.Full() {
+			if err := n.heal(Step{Fault: DiskFull, Node: i}); err != nil {
+				return err
+			}
+		}
 		if nd.Paused() {
 			if err := n.heal(Step{Fault: Pause, Node: i}); err != nil {
 				return err

@@ -98,7 +98,15 @@ func TestGrudges(t *testing.T) {
 }
 
 func TestNetworkFaultsNeedNamespaces(t *testing.T) {
-	defer func(a, b func() error) { namespacesAvailable, netemAvailable = a, b }(namespacesAvailable, netemAvailable)
+	defer func(a, b, c func() error) { namespacesAvailable, netemAvailable, tmpfsAvailable = a, b, c }(namespacesAvailable, netemAvailable, tmpfsAvailable)
+	tmpfsAvailable = func() error { return errFake("mount: permission denied") }
+	if _, err := Parse("disk-full", 1); err == nil || !contains(err.Error(), `"disk-full" cannot be injected here: a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: mount: permission denied`) {
+		t.Fatalf("disk-full without tmpfs: %v", err)
+	}
+	tmpfsAvailable = func() error { return nil }
+	if got, err := Parse("disk-full,rolling-restart", 1); err != nil || !reflect.DeepEqual(got, []string{DiskFull, Rolling}) {
+		t.Fatalf("disk-full,rolling-restart: %v %v", got, err)
+	}
 	namespacesAvailable = func() error { return nil }
 	netemAvailable = func() error { return errFake("sch_netem missing") }
 	if got, err := Parse("partition,kill", 3); err != nil || !reflect.DeepEqual(got, []string{Kill, Partition}) {

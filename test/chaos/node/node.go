@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -649,4 +651,33 @@ func (c *Cluster) Controller(ctx context.Context) int {
 		}
 	}
 	return best
+}
+
+// WaitReady polls the node's /readyz (on its metrics listener) until it
+// answers 200, or the context ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	last := ""
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Metrics+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b)))
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %d not ready: %w (last /readyz: %s)", n.ID, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

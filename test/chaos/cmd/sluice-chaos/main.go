@@ -78,16 +78,22 @@ func run() int {
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
 	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
-	reap := flag.String("netns-reap", "", "(internal) PID,NODES: wait for end of file on stdin, then remove that run's network namespaces and bridge")
+	reap := flag.String("reap", "", "(internal) PID,NODES,DIR: wait for end of file on stdin, then remove that run's network namespaces, bridge and tmpfs mounts under DIR")
 	flag.Parse()
 	if *reap != "" {
+		parts := strings.SplitN(*reap, ",", 3)
 		var pid, n int
-		if _, err := fmt.Sscanf(*reap, "%d,%d", &pid, &n); err != nil {
-			fmt.Fprintln(os.Stderr, "sluice-chaos: --netns-reap:", err)
+		_, err1 := fmt.Sscan(parts[0], &pid)
+		_, err2 := fmt.Sscan(parts[min(1, len(parts)-1)], &n)
+		if len(parts) != 3 || err1 != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: --reap PID,NODES,DIR:", *reap)
 			return 2
 		}
 		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		netns.Reap(os.Stdin, pid, n)
+		if err := node.UnmountUnder(parts[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos reaper:", err)
+		}
 		return 0
 	}
 	if *netnsCheck {
@@ -184,28 +190,6 @@ func run() int {
 		teardown()
 		os.Exit(130)
 	}()
-	if nemesis.NeedsNamespaces(faults) {
-		if removed := netns.CleanStale(); len(removed) > 0 {
-			logf("removed what an earlier run left behind: %s", strings.Join(removed, ", "))
-		}
-		self, err := os.Executable()
-		if err == nil {
-			err = netns.StartReaper(self, "--netns-reap", fmt.Sprintf("%d,%d", os.Getpid(), o.nodes))
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sluice-chaos: the network namespaces' reaper:", err)
-			return 2
-		}
-		nw, err := netns.Setup(o.nodes)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sluice-chaos: network namespaces:", err)
-			return 2
-		}
-		netMu.Lock()
-		network = nw
-		netMu.Unlock()
-		logf("network: bridge %s (%s); node 1 in namespace %s at %s, and so on", nw.Bridge, nw.BridgeIP(), nw.NS(1), nw.IP(1))
-	}
 
 	if o.dir == "" {
 		o.dir, err = os.MkdirTemp("", fmt.Sprintf("sluice-chaos-%d-", o.seed))
@@ -216,6 +200,34 @@ func run() int {
 	} else if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
 		return 2
+	}
+	if o.dir, err = filepath.Abs(o.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+		return 2
+	}
+	if nemesis.NeedsNamespaces(faults) || nemesis.NeedsTmpfs(faults) {
+		self, err := os.Executable()
+		if err == nil {
+			err = netns.StartReaper(self, "--reap", fmt.Sprintf("%d,%d,%s", os.Getpid(), o.nodes, o.dir))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: the reaper (removes namespaces and mounts if this process dies):", err)
+			return 2
+		}
+	}
+	if nemesis.NeedsNamespaces(faults) {
+		if removed := netns.CleanStale(); len(removed) > 0 {
+			logf("removed what an earlier run left behind: %s", strings.Join(removed, ", "))
+		}
+		nw, err := netns.Setup(o.nodes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: network namespaces:", err)
+			return 2
+		}
+		netMu.Lock()
+		network = nw
+		netMu.Unlock()
+		logf("network: bridge %s (%s); node 1 in namespace %s at %s, and so on", nw.Bridge, nw.BridgeIP(), nw.NS(1), nw.IP(1))
 	}
 	if o.bin == "" {
 		o.bin, err = buildSluice(o.dir)
@@ -240,6 +252,9 @@ var (
 // teardown stops every node, then removes the network namespaces.
 func teardown() {
 	node.StopAll()
+	if err := node.UnmountAll(); err != nil {
+		logf("tmpfs data directories: %v", err)
+	}
 	netMu.Lock()
 	nw := network
 	netMu.Unlock()
@@ -317,6 +332,14 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	}
 	if err != nil {
 		return 0, err
+	}
+	if nemesis.NeedsTmpfs(faults) {
+		// Each data directory on its own small file system, for disk-full.
+		for _, n := range cluster.Nodes {
+			if err := n.MountDataTmpfs("256m"); err != nil {
+				return 0, err
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	err = cluster.Start(ctx)
