@@ -5,6 +5,7 @@
 # 127.0.0.1 with faults injected on a seeded schedule.
 #
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
+#        scripts/chaos.sh --selftest-broken   (the checker against a broken broker build)
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
 # --quick without --nodes makes four short runs: one node and a 3-node
 # cluster with replication factor 1 (25 s of faults each), a 3-node
@@ -35,6 +36,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
+
+if [ "${1:-}" = "--selftest-broken" ]; then
+  # The checker against a deliberately broken broker (built with the
+  # chaosbug_ackearly tag: acks=all answered before replication) must name
+  # lost writes (test/chaos/cmd/sluice-chaos/broken_test.go, about a minute).
+  cd test/chaos
+  CHAOS_SELFTEST_BROKEN=1 exec go test -count=1 -v -timeout 600s -run '^TestBrokenBrokerIsCaught$' ./cmd/sluice-chaos
+fi
 
 echo "== chaos: build sluice and sluice-chaos"
 go build -o "$work/sluice" ./cmd/sluice
