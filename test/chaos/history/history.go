@@ -48,6 +48,14 @@ const (
 	FController    = "controller"     // Metadata asked of one node (Node): the controller it names
 	FFinalMetadata = "final-metadata" // one node's view after healing: "topic" and "config" mops
 
+	// The consumer-group workload: a member's poll ("poll" mops), a commit
+	// of offsets ("commit" mops: key, offset), and OffsetFetch observations
+	// of the group's committed offsets during the run and after healing.
+	FGroupPoll      = "group-poll"
+	FCommit         = "commit"
+	FCommitted      = "committed"
+	FFinalCommitted = "final-committed"
+
 	// Replication: the batches each node's data directory holds for each
 	// partition, read after the cluster stopped: "replica" mops.
 	FReplicaLog = "replica-log"
@@ -59,6 +67,8 @@ const (
 	MAlter  = "alter"  // key: topic; value: retention.ms set
 	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
 	MConfig = "config" // key: topic; value: retention.ms a final view holds
+	// MCommit: key: partition; offset: a committed offset of the group.
+	MCommit = "commit"
 	// MReplica: key: partition; batches: what one node's copy holds.
 	MReplica = "replica"
 )

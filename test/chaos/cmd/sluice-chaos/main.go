@@ -71,7 +71,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -163,11 +163,11 @@ func run() int {
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka", "metadata":
+		case "append", "txn", "rdkafka", "metadata", "group":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group)\n", w)
 			return 2
 		}
 	}
@@ -397,6 +397,12 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadUncommitted, seed*100+41) })
 	}
 	spawn(func() { env.Watermarks(workCtx, 250*time.Millisecond) })
+	if wl["group"] {
+		for i := range 3 {
+			spawn(func() { env.GroupMember(workCtx, i, seed*100+60+uint64(i)) })
+		}
+		spawn(func() { env.GroupOffsets(workCtx, 500*time.Millisecond) })
+	}
 	if wl["metadata"] {
 		spawn(func() { env.Metadata(workCtx, 300*time.Millisecond, seed*100+50) })
 	}
@@ -449,6 +455,11 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		if err != nil {
 			logf("final %s read: %v", iso, err)
 		}
+	}
+	if wl["group"] {
+		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+		env.FinalGroupOffsets(ctx)
+		cancel()
 	}
 	if o.rf > 1 {
 		// Every replica back in sync before the nodes stop, so that each
