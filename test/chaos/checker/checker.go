@@ -85,7 +85,7 @@ const (
 var AllTypes = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, PhantomRead,
 	NonMonotonicSend, NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead,
 	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged, ReplicaDivergence,
-	GroupOffsetBackwards, GroupMissed}
+	GroupOffsetBackwards, GroupMissed, CompactionMismatch}
 
 // Anomaly is one finding.
 type Anomaly struct {
@@ -153,6 +153,10 @@ type Result struct {
 	// The consumer-group workload: polls, and commits by outcome.
 	GroupPolls   int
 	GroupCommits map[string]int
+	// The compaction workload: keyed writes by outcome; record keys in the
+	// final read.
+	KVWrites map[string]int
+	KVKeys   int
 }
 
 type status int
@@ -200,7 +204,7 @@ func Check(ops []history.Op) Result {
 		finals:   map[string]map[string]*finalRead{},
 		reported: map[string]bool{},
 		res: Result{FaultCount: map[string]int{}, Counts: map[string]int{}, Txns: map[string]int{},
-			Creates: map[string]int{}, Alters: map[string]int{}, GroupCommits: map[string]int{}},
+			Creates: map[string]int{}, Alters: map[string]int{}, GroupCommits: map[string]int{}, KVWrites: map[string]int{}},
 		finalKeys:  map[string]bool{},
 		writesKeys: map[string]bool{},
 	}
@@ -215,6 +219,7 @@ func Check(ops []history.Op) Result {
 	c.checkMetadata()
 	c.checkReplicas()
 	c.checkGroups()
+	c.checkCompaction()
 	c.availability()
 	c.controllers()
 	c.leaders()
@@ -1004,6 +1009,10 @@ func (r Result) Summary(maxPerType int) string {
 	if r.GroupPolls > 0 {
 		fmt.Fprintf(&b, "consumer group: %d polls, %d commits acknowledged, %d unknown (a member died committing, or an error)\n",
 			r.GroupPolls, r.GroupCommits[history.OK], r.GroupCommits[history.Info])
+	}
+	if n := r.KVWrites[history.OK] + r.KVWrites[history.Info]; n > 0 {
+		fmt.Fprintf(&b, "compaction: %d keyed writes (%d acknowledged, %d unknown); latest records of %d keys read back after healing\n",
+			n, r.KVWrites[history.OK], r.KVWrites[history.Info], r.KVKeys)
 	}
 	if r.ReplicaLogs > 0 {
 		fmt.Fprintf(&b, "replicas: the data directories of %d node(s) compared below the final high watermark of %d partition(s)\n", r.ReplicaLogs, r.ReplicaKeys)

@@ -56,6 +56,12 @@ const (
 	FCommitted      = "committed"
 	FFinalCommitted = "final-committed"
 
+	// The compaction workload: keyed writes and tombstones to a compacted
+	// topic ("kv" mops), and the final read of it ("kv" mops: the latest
+	// record of each record key, a tombstone without a value).
+	FKVSend  = "kv-send"
+	FKVFinal = "final-kv"
+
 	// Replication: the batches each node's data directory holds for each
 	// partition, read after the cluster stopped: "replica" mops.
 	FReplicaLog = "replica-log"
@@ -67,6 +73,9 @@ const (
 	MAlter  = "alter"  // key: topic; value: retention.ms set
 	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
 	MConfig = "config" // key: topic; value: retention.ms a final view holds
+	// MKV: key: partition; item: the record key; value: the value
+	// written or read (absent: a tombstone); offset.
+	MKV = "kv"
 	// MCommit: key: partition; offset: a committed offset of the group.
 	MCommit = "commit"
 	// MReplica: key: partition; batches: what one node's copy holds.
@@ -120,6 +129,8 @@ type Mop struct {
 	// broker acknowledged it, its offset. Offset is absent when unknown.
 	Value  *int64 `json:"value,omitempty"`
 	Offset *int64 `json:"offset,omitempty"`
+	// KV: the record key of a keyed write or read.
+	Item string `json:"item,omitempty"`
 	// Poll: records read, in the order the client returned them, as
 	// [offset, value] pairs.
 	Records [][2]int64 `json:"records,omitempty"`

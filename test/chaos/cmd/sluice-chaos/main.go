@@ -71,7 +71,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -163,11 +163,11 @@ func run() int {
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka", "metadata", "group":
+		case "append", "txn", "rdkafka", "metadata", "group", "compact":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, compact)\n", w)
 			return 2
 		}
 	}
@@ -312,6 +312,10 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		"transaction.state.log.num.partitions":                        "4",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	}
+	if wl["compact"] {
+		// The cleaner looks for work every second (Kafka's default: 15 s).
+		props["log.cleaner.backoff.ms"] = "1000"
+	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
 		// or kill of a few seconds then exercises fencing and unfencing, not
@@ -365,6 +369,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	// until it is back, with all their data; with more, a new leader takes
 	// over from the in-sync set.
 	err = env.CreateTopics(ctx, int16(o.rf), o.minInsync)
+	if err == nil && wl["compact"] {
+		err = env.CreateCompactTopic(ctx, int16(o.rf), o.minInsync)
+	}
 	cancel()
 	if err != nil {
 		return 0, err
@@ -397,6 +404,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadUncommitted, seed*100+41) })
 	}
 	spawn(func() { env.Watermarks(workCtx, 250*time.Millisecond) })
+	if wl["compact"] {
+		spawn(func() { env.Compact(workCtx, seed*100+70) })
+	}
 	if wl["group"] {
 		for i := range 3 {
 			spawn(func() { env.GroupMember(workCtx, i, seed*100+60+uint64(i)) })
@@ -455,6 +465,13 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		if err != nil {
 			logf("final %s read: %v", iso, err)
 		}
+	}
+	if wl["compact"] {
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		if err := env.FinalCompactRead(ctx); err != nil {
+			logf("final compacted read: %v", err)
+		}
+		cancel()
 	}
 	if wl["group"] {
 		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
