@@ -9,7 +9,8 @@
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
 # --quick without --nodes makes four short runs: one node and a 3-node
 # cluster with replication factor 1 (25 s of faults each), a 3-node
-# cluster with replication factor 3 and min.insync.replicas 2 (35 s), and
+# cluster with replication factor 3 and min.insync.replicas 2 (35 s; with
+# the consumer-group and compaction workloads too), and
 # the same cluster with each node in its own network namespace under
 # network partitions and kills (30 s). That last run needs network
 # namespaces (root, iproute2): where they cannot be made it is skipped and
@@ -103,7 +104,7 @@ if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
   if [ "$time_given" = 0 ]; then short=(--time 25s) rf3=(--time 35s) part=(--time 30s); fi
   run run "$@" "${short[@]}"
   run run3 "$@" "${short[@]}" --nodes 3 --rf 1
-  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2
+  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,compact
   set +e
   why=$("$work/sluice-chaos" --netns-check)
   netns_status=$?
