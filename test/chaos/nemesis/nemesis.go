@@ -4,10 +4,12 @@
 //
 // Fault types the checker knows: kill (SIGKILL, then restart on the same data
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
-// controlled shutdown, then restart), and the ones issue #13 asks for
-// that cannot be injected yet (partition, netem, clock, disk-full,
-// lose-unfsynced). Asking for one that cannot be injected here is an error,
-// never a silent skip.
+// controlled shutdown, then restart), rolling-restart (terminate every node
+// in turn, waiting for /readyz), partition (network namespaces), netem
+// (where the kernel has it), disk-full (tmpfs data directories), and the
+// ones issue #13 asks for that cannot be injected (clock, lose-unfsynced).
+// Asking for one that cannot be injected here is an error, never a silent
+// skip.
 package nemesis
 
 import (
@@ -91,14 +93,14 @@ func unavailable(f string, nodes int) string {
 		}
 		return ""
 	case Clock:
-		return "clock jumps need Sluice's injectable clock, which the sluice binary does not expose (libfaketime does not affect Go)"
+		return "clock jumps need a process-wide injectable clock in Sluice, which it does not have (only the group coordinator takes a Clock; logs, transactions, the controller and the quorum read time.Now), and libfaketime does not affect Go"
 	case DiskFull:
 		if err := tmpfsAvailable(); err != nil {
 			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
 		}
 		return ""
 	case LoseUnfsynced:
-		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process yet"
+		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process (dropping the page cache loses nothing written); it needs an in-process mode on vfs.MemFS's crash model"
 	}
 	return "unknown fault type"
 }
