@@ -178,10 +178,20 @@ func (s Step) String() string {
 // With more than one node, a third of the steps target the active controller
 // (a single node's schedules are those of the checker's first version).
 func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quick bool) []Step {
+	return ScheduleMax(seed, faults, nodes, total, quick, 0)
+}
+
+// ScheduleMax is Schedule with faults lasting at most maxFault (0: the
+// mode's longest, 8 s or 3 s quick).
+func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, quick bool, maxFault time.Duration) []Step {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	quietMin, quietMax, durMin, durMax := 3*time.Second, 10*time.Second, 1*time.Second, 8*time.Second
 	if quick {
 		quietMin, quietMax, durMin, durMax = 2*time.Second, 4*time.Second, 500*time.Millisecond, 3*time.Second
+	}
+	if maxFault > 0 {
+		durMax = maxFault
+		durMin = min(durMin, durMax)
 	}
 	between := func(lo, hi time.Duration) time.Duration {
 		return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))

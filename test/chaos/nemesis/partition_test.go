@@ -139,3 +139,14 @@ type errFake string
 func (e errFake) Error() string { return string(e) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestScheduleMax(t *testing.T) {
+	for _, s := range ScheduleMax(9, []string{Partition, Kill}, 3, 300*time.Second, true, 2*time.Second) {
+		if s.Duration > 2*time.Second || s.Duration < 500*time.Millisecond {
+			t.Fatalf("a fault of %v with --max-fault 2s", s.Duration)
+		}
+	}
+	if !reflect.DeepEqual(ScheduleMax(9, []string{Kill}, 3, 60*time.Second, true, 0), Schedule(9, []string{Kill}, 3, 60*time.Second, true)) {
+		t.Fatal("ScheduleMax with 0 is not Schedule")
+	}
+}

@@ -53,6 +53,7 @@ type options struct {
 	check      string
 	rf         int
 	minInsync  int
+	maxFault   time.Duration
 }
 
 var start = time.Now()
@@ -77,6 +78,7 @@ func run() int {
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
+	flag.DurationVar(&o.maxFault, "max-fault", 0, "longest fault (default 8s, 3s with --quick)")
 	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
 	reap := flag.String("reap", "", "(internal) PID,NODES,DIR: wait for end of file on stdin, then remove that run's network namespaces, bridge and tmpfs mounts under DIR")
 	flag.Parse()
@@ -296,9 +298,9 @@ func exitCode(res checker.Result) int {
 }
 
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
-	schedule := nemesis.Schedule(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick)
+	schedule := nemesis.ScheduleMax(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick, o.maxFault)
 	logf("seed %d, %d node(s), %v, faults %s, workloads %s, %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, rfText(o), o.dir)
-	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault)
 	for i, s := range schedule {
 		logf("  schedule %d: %s", i+1, s)
 	}
