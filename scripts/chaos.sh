@@ -5,12 +5,18 @@
 # 127.0.0.1 with faults injected on a seeded schedule.
 #
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
+#        scripts/chaos.sh --selftest-broken   (the checker against a broken broker build)
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
-# --quick without --nodes makes three short runs: one node and a 3-node
-# cluster with replication factor 1 (30 s of faults each), then a 3-node
-# cluster with replication factor 3 and min.insync.replicas 2 (40 s). On a
-# cluster the metadata workload runs too, and the active controller is
-# faulted. --time given with --quick applies to all three.
+# --quick without --nodes makes four short runs: one node and a 3-node
+# cluster with replication factor 1 (25 s of faults each), a 3-node
+# cluster with replication factor 3 and min.insync.replicas 2 (35 s; with
+# the consumer-group and compaction workloads too), and
+# the same cluster with each node in its own network namespace under
+# network partitions and kills (30 s). That last run needs network
+# namespaces (root, iproute2): where they cannot be made it is skipped and
+# the output says so and why (the only skip). On a cluster the metadata
+# workload runs too, and the active controller is faulted. --time given
+# with --quick applies to all of them.
 # The last line is "N operations, F faults, A anomalies" (summed over the
 # runs); the exit status is 0 only when every run injected faults and found
 # no anomaly. A run's directory (node data and logs, history.jsonl,
@@ -31,6 +37,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
+
+if [ "${1:-}" = "--selftest-broken" ]; then
+  # The checker against a deliberately broken broker (built with the
+  # chaosbug_ackearly tag: acks=all answered before replication) must name
+  # lost writes (test/chaos/cmd/sluice-chaos/broken_test.go, about a minute).
+  cd test/chaos
+  CHAOS_SELFTEST_BROKEN=1 exec go test -count=1 -v -timeout 600s -run '^TestBrokenBrokerIsCaught$' ./cmd/sluice-chaos
+fi
 
 echo "== chaos: build sluice and sluice-chaos"
 go build -o "$work/sluice" ./cmd/sluice
@@ -86,11 +100,25 @@ run() {
 }
 
 if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
-  short=() rf3=()
-  if [ "$time_given" = 0 ]; then short=(--time 30s) rf3=(--time 40s); fi
+  short=() rf3=() part=()
+  if [ "$time_given" = 0 ]; then short=(--time 25s) rf3=(--time 35s) part=(--time 30s); fi
   run run "$@" "${short[@]}"
   run run3 "$@" "${short[@]}" --nodes 3 --rf 1
-  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2
+  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,compact
+  set +e
+  why=$("$work/sluice-chaos" --netns-check)
+  netns_status=$?
+  set -e
+  if [ "$netns_status" -eq 0 ]; then
+    # Faults of 2 s at most: shorter than the 3 s broker session timeout, an
+    # isolated leader keeps its leaderships. Longer partitions move them and
+    # then sometimes show a new leader's high watermark below its
+    # predecessor's (docs/reliability.md, finding 11, a broker bug not fixed
+    # yet), which would make this CI run fail now and then.
+    run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults partition,kill --max-fault 2s
+  else
+    echo "== chaos: SKIPPED the network partition run (--faults partition): $why"
+  fi
   echo "$ops operations, $faults faults, $anomalies anomalies"
 else
   run run "$@"

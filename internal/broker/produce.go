@@ -355,7 +355,7 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 		return err
 	}
 	it.p, it.syncTo = part, res.SyncOffset
-	if req.Acks == -1 && part.NeedsReplication() {
+	if req.Acks == -1 && part.NeedsReplication() && !chaosBugAckEarly {
 		// Answered once the in-sync replicas hold the records.
 		it.replicateTo, it.epoch, it.minISR = res.LastOffset+1, epoch, max(requireISR, 1)
 	}

@@ -84,7 +84,8 @@ const (
 // AllTypes lists every anomaly type, in the order summaries print them.
 var AllTypes = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, PhantomRead,
 	NonMonotonicSend, NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead,
-	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged, ReplicaDivergence}
+	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged, ReplicaDivergence,
+	GroupOffsetBackwards, GroupMissed, CompactionMismatch}
 
 // Anomaly is one finding.
 type Anomaly struct {
@@ -149,6 +150,13 @@ type Result struct {
 	// Replication: nodes whose data directories were compared, and keys
 	// compared below their final high watermark.
 	ReplicaLogs, ReplicaKeys int
+	// The consumer-group workload: polls, and commits by outcome.
+	GroupPolls   int
+	GroupCommits map[string]int
+	// The compaction workload: keyed writes by outcome; record keys in the
+	// final read.
+	KVWrites map[string]int
+	KVKeys   int
 }
 
 type status int
@@ -196,7 +204,7 @@ func Check(ops []history.Op) Result {
 		finals:   map[string]map[string]*finalRead{},
 		reported: map[string]bool{},
 		res: Result{FaultCount: map[string]int{}, Counts: map[string]int{}, Txns: map[string]int{},
-			Creates: map[string]int{}, Alters: map[string]int{}},
+			Creates: map[string]int{}, Alters: map[string]int{}, GroupCommits: map[string]int{}, KVWrites: map[string]int{}},
 		finalKeys:  map[string]bool{},
 		writesKeys: map[string]bool{},
 	}
@@ -210,6 +218,8 @@ func Check(ops []history.Op) Result {
 	c.checkFinal()
 	c.checkMetadata()
 	c.checkReplicas()
+	c.checkGroups()
+	c.checkCompaction()
 	c.availability()
 	c.controllers()
 	c.leaders()
@@ -995,6 +1005,14 @@ func (r Result) Summary(maxPerType int) string {
 			n, r.Creates[history.OK], r.Creates[history.Fail], r.Creates[history.Info],
 			r.Alters[history.OK]+r.Alters[history.Fail]+r.Alters[history.Info], r.Alters[history.OK], r.Alters[history.Fail], r.Alters[history.Info],
 			r.FinalViews, agree)
+	}
+	if r.GroupPolls > 0 {
+		fmt.Fprintf(&b, "consumer group: %d polls, %d commits acknowledged, %d unknown (a member died committing, or an error)\n",
+			r.GroupPolls, r.GroupCommits[history.OK], r.GroupCommits[history.Info])
+	}
+	if n := r.KVWrites[history.OK] + r.KVWrites[history.Info]; n > 0 {
+		fmt.Fprintf(&b, "compaction: %d keyed writes (%d acknowledged, %d unknown); latest records of %d keys read back after healing\n",
+			n, r.KVWrites[history.OK], r.KVWrites[history.Info], r.KVKeys)
 	}
 	if r.ReplicaLogs > 0 {
 		fmt.Fprintf(&b, "replicas: the data directories of %d node(s) compared below the final high watermark of %d partition(s)\n", r.ReplicaLogs, r.ReplicaKeys)

@@ -10,7 +10,7 @@ import (
 // Sabotages lists the anomalies Sabotage can plant in a real history.
 var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMonotonicSend,
 	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards, MetadataLost, MetadataDiverged,
-	ReplicaDivergence}
+	ReplicaDivergence, GroupOffsetBackwards, GroupMissed, CompactionMismatch}
 
 // needs names the operation a workload must have run for an anomaly to be
 // planted: a history without transactions (--workloads without txn) has
@@ -18,7 +18,8 @@ var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMo
 // checker; a history with transactions and none committed is.
 var needs = map[string]string{AbortedRead: history.FTxn, UncommittedRead: history.FTxn,
 	MetadataLost: history.FCreateTopic, MetadataDiverged: history.FFinalMetadata,
-	ReplicaDivergence: history.FReplicaLog}
+	ReplicaDivergence: history.FReplicaLog, GroupOffsetBackwards: history.FFinalCommitted,
+	GroupMissed: history.FFinalCommitted, CompactionMismatch: history.FKVFinal}
 
 // Sabotage returns a copy of a (clean) history with one anomaly of the given
 // type planted in it, as a broken broker would have produced it: a record
@@ -334,6 +335,101 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 			}
 		}
 		return nil, fmt.Errorf("no replica holds a batch below the high watermark")
+	case GroupOffsetBackwards:
+		// The group's final committed offset of a partition one below an
+		// offset acknowledged or observed before (the coordinator lost a
+		// commit).
+		seen := map[string]map[int64]bool{}
+		for i, op := range out {
+			if op.Type != history.OK {
+				continue
+			}
+			switch op.F {
+			case history.FCommit, history.FCommitted:
+				for _, m := range op.Value {
+					if m.Offset != nil {
+						if seen[m.Key] == nil {
+							seen[m.Key] = map[int64]bool{}
+						}
+						seen[m.Key][*m.Offset] = true
+					}
+				}
+			case history.FFinalCommitted:
+				for j, m := range op.Value {
+					if m.Offset != nil && *m.Offset > 0 && seen[m.Key][*m.Offset] {
+						c := clone(i)
+						c.Value[j].Offset = history.I64(*m.Offset - 1)
+						return out, nil
+					}
+				}
+			}
+		}
+		return nil, fmt.Errorf("no final committed offset above 0 that was seen before")
+	case GroupMissed:
+		// An acknowledged value below the final committed offset that the
+		// group consumed is taken out of every member's polls (the
+		// coordinator handed out an offset past it).
+		final := map[string]int64{}
+		for _, op := range out {
+			if op.F == history.FFinalCommitted && op.Type == history.OK {
+				for _, m := range op.Value {
+					if m.Offset != nil {
+						final[m.Key] = *m.Offset
+					}
+				}
+			}
+		}
+		acked := map[int64]bool{}
+		for _, op := range out {
+			if op.F == history.FSend && op.Type == history.OK {
+				for _, m := range op.Value {
+					if m.Value != nil && m.Offset != nil && *m.Offset < final[m.Key] {
+						acked[*m.Value] = true
+					}
+				}
+			}
+		}
+		var victim int64 = -1
+		for _, op := range out {
+			if op.F != history.FGroupPoll || op.Type != history.OK {
+				continue
+			}
+			for _, m := range op.Value {
+				for _, r := range m.Records {
+					if victim < 0 && acked[r[1]] {
+						victim = r[1]
+					}
+				}
+			}
+		}
+		if victim < 0 {
+			return nil, fmt.Errorf("no acknowledged value consumed by the group below its final committed offset")
+		}
+		for i, op := range out {
+			if op.F != history.FGroupPoll || op.Type != history.OK {
+				continue
+			}
+			c := clone(i)
+			for j := range c.Value {
+				recs := c.Value[j].Records[:0]
+				for _, r := range c.Value[j].Records {
+					if r[1] != victim {
+						recs = append(recs, r)
+					}
+				}
+				c.Value[j].Records = recs
+			}
+		}
+	case CompactionMismatch:
+		// The latest record of a key read back holds a value nobody wrote.
+		for i, op := range out {
+			if op.F == history.FKVFinal && op.Type == history.OK && len(op.Value) > 0 {
+				c := clone(i)
+				c.Value[0].Value = history.I64(1 << 50)
+				return out, nil
+			}
+		}
+		return nil, fmt.Errorf("no key in the final read of the compacted topic")
 	default:
 		return nil, fmt.Errorf("cannot plant %q (can: %v)", kind, Sabotages)
 	}

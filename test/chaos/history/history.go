@@ -48,6 +48,20 @@ const (
 	FController    = "controller"     // Metadata asked of one node (Node): the controller it names
 	FFinalMetadata = "final-metadata" // one node's view after healing: "topic" and "config" mops
 
+	// The consumer-group workload: a member's poll ("poll" mops), a commit
+	// of offsets ("commit" mops: key, offset), and OffsetFetch observations
+	// of the group's committed offsets during the run and after healing.
+	FGroupPoll      = "group-poll"
+	FCommit         = "commit"
+	FCommitted      = "committed"
+	FFinalCommitted = "final-committed"
+
+	// The compaction workload: keyed writes and tombstones to a compacted
+	// topic ("kv" mops), and the final read of it ("kv" mops: the latest
+	// record of each record key, a tombstone without a value).
+	FKVSend  = "kv-send"
+	FKVFinal = "final-kv"
+
 	// Replication: the batches each node's data directory holds for each
 	// partition, read after the cluster stopped: "replica" mops.
 	FReplicaLog = "replica-log"
@@ -59,6 +73,11 @@ const (
 	MAlter  = "alter"  // key: topic; value: retention.ms set
 	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
 	MConfig = "config" // key: topic; value: retention.ms a final view holds
+	// MKV: key: partition; item: the record key; value: the value
+	// written or read (absent: a tombstone); offset.
+	MKV = "kv"
+	// MCommit: key: partition; offset: a committed offset of the group.
+	MCommit = "commit"
 	// MReplica: key: partition; batches: what one node's copy holds.
 	MReplica = "replica"
 )
@@ -72,6 +91,11 @@ const (
 	// FTerminate: SIGTERM a node (a clean, controlled shutdown); healed by
 	// FStart.
 	FTerminate = "terminate"
+	// FPartition: cut pairs of nodes off from each other (network
+	// namespaces); FNetem: a slow, lossy link; both healed by FHeal.
+	FPartition = "partition"
+	FNetem     = "netem"
+	FHeal      = "heal"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.
 	FStopWorkloads = "stop-workloads"
@@ -105,6 +129,8 @@ type Mop struct {
 	// broker acknowledged it, its offset. Offset is absent when unknown.
 	Value  *int64 `json:"value,omitempty"`
 	Offset *int64 `json:"offset,omitempty"`
+	// KV: the record key of a keyed write or read.
+	Item string `json:"item,omitempty"`
 	// Poll: records read, in the order the client returned them, as
 	// [offset, value] pairs.
 	Records [][2]int64 `json:"records,omitempty"`
@@ -145,6 +171,10 @@ type Op struct {
 	Role   string `json:"role,omitempty"`
 	Target string `json:"target,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Network faults: the kind of partition (isolate, halves, bridge,
+	// ring) or link fault (netem), and the node pairs cut from each other.
+	Kind string   `json:"kind,omitempty"`
+	Cut  [][2]int `json:"cut,omitempty"`
 	// Metadata answers: the controller id a node named (-1: none), and the
 	// cluster id it reported (final views).
 	Controller *int32 `json:"controller,omitempty"`

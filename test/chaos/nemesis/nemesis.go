@@ -4,14 +4,17 @@
 //
 // Fault types the checker knows: kill (SIGKILL, then restart on the same data
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
-// controlled shutdown, then restart), and the ones issue #13 asks for
-// that cannot be injected yet (partition, netem, clock, disk-full,
-// lose-unfsynced). Asking for one that cannot be injected here is an error,
-// never a silent skip.
+// controlled shutdown, then restart), rolling-restart (terminate every node
+// in turn, waiting for /readyz), partition (network namespaces), netem
+// (where the kernel has it), disk-full (tmpfs data directories), and the
+// ones issue #13 asks for that cannot be injected (clock, lose-unfsynced).
+// Asking for one that cannot be injected here is an error, never a silent
+// skip.
 package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -19,8 +22,38 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/test/chaos/history"
+	"github.com/sluice-broker/sluice/test/chaos/netns"
 	"github.com/sluice-broker/sluice/test/chaos/node"
 )
+
+// Whether network namespaces and netem can be made here (variables for
+// the tests).
+var (
+	namespacesAvailable = netns.Available
+	netemAvailable      = netns.NetemAvailable
+	tmpfsAvailable      = node.TmpfsAvailable
+)
+
+// NeedsTmpfs tells whether the nodes' data directories go on tmpfs mounts.
+func NeedsTmpfs(faults []string) bool {
+	for _, f := range faults {
+		if f == DiskFull {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsNamespaces tells whether a fault type runs the nodes in network
+// namespaces.
+func NeedsNamespaces(faults []string) bool {
+	for _, f := range faults {
+		if f == Partition || f == Netem {
+			return true
+		}
+	}
+	return false
+}
 
 // Fault type names.
 const (
@@ -32,32 +65,48 @@ const (
 	Clock         = "clock"
 	DiskFull      = "disk-full"
 	LoseUnfsynced = "lose-unfsynced"
+	// Rolling: a rolling restart, every node in turn from the step's node:
+	// SIGTERM, start again after the step's duration, wait until /readyz
+	// answers ready (every partition it leads fully in sync), next node.
+	Rolling = "rolling-restart"
 )
 
 // why a fault type cannot be injected (empty: it can).
 func unavailable(f string, nodes int) string {
 	switch f {
-	case Kill, Pause, Terminate:
+	case Kill, Pause, Terminate, Rolling:
 		return ""
 	case Partition:
 		if nodes < 2 {
-			return fmt.Sprintf("a network partition needs at least 2 nodes (--nodes %d), and Sluice runs a single node today", nodes)
+			return fmt.Sprintf("a network partition needs at least 2 nodes (--nodes %d)", nodes)
 		}
-		return "network partitions (ip netns, veth, bridge) are not implemented in the checker yet"
+		if err := namespacesAvailable(); err != nil {
+			return "network namespaces cannot be made here: " + err.Error()
+		}
+		return ""
 	case Netem:
-		return "slow and lossy links (tc netem between network namespaces) are not implemented in the checker yet; on loopback they would slow the checker's own clients too"
+		if nodes < 2 {
+			return fmt.Sprintf("a slow link between nodes needs at least 2 nodes (--nodes %d)", nodes)
+		}
+		if err := netemAvailable(); err != nil {
+			return "slow and lossy links (tc netem in the nodes' network namespaces) cannot be made here: " + err.Error()
+		}
+		return ""
 	case Clock:
-		return "clock jumps need Sluice's injectable clock, which the sluice binary does not expose (libfaketime does not affect Go)"
+		return "clock jumps need a process-wide injectable clock in Sluice, which it does not have (only the group coordinator takes a Clock; logs, transactions, the controller and the quorum read time.Now), and libfaketime does not affect Go"
 	case DiskFull:
-		return "a full data directory (loop device or tmpfs mount) is not implemented in the checker yet"
+		if err := tmpfsAvailable(); err != nil {
+			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
+		}
+		return ""
 	case LoseUnfsynced:
-		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process yet"
+		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process (dropping the page cache loses nothing written); it needs an in-process mode on vfs.MemFS's crash model"
 	}
 	return "unknown fault type"
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -104,6 +153,11 @@ type Step struct {
 	Node       int
 	Controller bool
 	Duration   time.Duration
+	// Network faults: the partition's kind (Isolate, Halves, Bridge,
+	// Ring) and Pick, which draws the other nodes' places (and a netem
+	// fault's delay and loss).
+	Kind string
+	Pick uint64
 }
 
 func (s Step) String() string {
@@ -111,7 +165,11 @@ func (s Step) String() string {
 	if s.Controller {
 		target = "the active controller"
 	}
-	return fmt.Sprintf("after %.1fs quiet: %s %s for %.1fs", s.Quiet.Seconds(), s.Fault, target, s.Duration.Seconds())
+	f := s.Fault
+	if s.Kind != "" {
+		f += " (" + s.Kind + ")"
+	}
+	return fmt.Sprintf("after %.1fs quiet: %s %s for %.1fs", s.Quiet.Seconds(), f, target, s.Duration.Seconds())
 }
 
 // Schedule draws the steps for a run of length total from seed. The same seed,
@@ -120,10 +178,20 @@ func (s Step) String() string {
 // With more than one node, a third of the steps target the active controller
 // (a single node's schedules are those of the checker's first version).
 func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quick bool) []Step {
+	return ScheduleMax(seed, faults, nodes, total, quick, 0)
+}
+
+// ScheduleMax is Schedule with faults lasting at most maxFault (0: the
+// mode's longest, 8 s or 3 s quick).
+func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, quick bool, maxFault time.Duration) []Step {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	quietMin, quietMax, durMin, durMax := 3*time.Second, 10*time.Second, 1*time.Second, 8*time.Second
 	if quick {
 		quietMin, quietMax, durMin, durMax = 2*time.Second, 4*time.Second, 500*time.Millisecond, 3*time.Second
+	}
+	if maxFault > 0 {
+		durMax = maxFault
+		durMin = min(durMin, durMax)
 	}
 	between := func(lo, hi time.Duration) time.Duration {
 		return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
@@ -134,6 +202,15 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 		s := Step{Quiet: between(quietMin, quietMax), Fault: faults[rng.IntN(len(faults))], Node: rng.IntN(nodes), Duration: between(durMin, durMax)}
 		if nodes > 1 {
 			s.Controller = rng.IntN(3) == 0
+		}
+		// (drawn only for network faults: the other faults' schedules
+		// stay those of earlier versions)
+		switch s.Fault {
+		case Partition:
+			kinds := PartitionKinds(nodes)
+			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
+		case Netem:
+			s.Pick = rng.Uint64()
 		}
 		at += s.Quiet + s.Duration
 		if at > total {
@@ -147,6 +224,8 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 type Nemesis struct {
 	Rec     *history.Recorder
 	Cluster *node.Cluster
+	// Net is the nodes' network namespaces (network faults need it).
+	Net *netns.Net
 	// HealTimeout bounds waiting for a node to serve again after a heal.
 	HealTimeout time.Duration
 	Logf        func(format string, args ...any)
@@ -200,6 +279,12 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 			what += " (the active controller)"
 		}
 		n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), what)
+		if s.Fault == Rolling {
+			if err := n.rolling(s, role, target); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := n.inject(s, role, target); err != nil {
 			return err
 		}
@@ -215,8 +300,9 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 
 func (n *Nemesis) inject(s Step, role, target string) error {
 	nd := n.Cluster.Nodes[s.Node]
-	n.recordOp(history.Op{Type: history.Invoke, F: s.Fault, Role: role, Target: target}, s.Node)
+	n.recordOp(history.Op{Type: history.Invoke, F: s.Fault, Role: role, Target: target, Kind: s.Kind}, s.Node)
 	var err error
+	kind := history.Op{Kind: s.Kind}
 	switch s.Fault {
 	case Kill:
 		err = nd.Kill(10 * time.Second)
@@ -224,6 +310,26 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Pause()
 	case Terminate:
 		err = nd.Terminate(30 * time.Second)
+	case DiskFull:
+		err = nd.Fill()
+	case Partition:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		cut := Grudge(s.Kind, len(n.Cluster.Nodes), s.Node+1, s.Pick)
+		for _, p := range cut {
+			kind.Cut = append(kind.Cut, [2]int{p.A, p.B})
+		}
+		err = n.Net.Cut(cut)
+	case Netem:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		d, j, l := NetemParams(s.Pick)
+		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
+		err = n.Net.Netem(s.Node+1, d, j, l)
 	default:
 		err = fmt.Errorf("fault %q cannot be injected", s.Fault)
 	}
@@ -231,41 +337,124 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 	if err != nil {
 		errText = err.Error()
 	}
-	n.recordOp(history.Op{Type: history.Info, F: s.Fault, Role: role, Target: target, Error: errText}, s.Node)
+	n.recordOp(history.Op{Type: history.Info, F: s.Fault, Role: role, Target: target, Error: errText, Kind: kind.Kind, Cut: kind.Cut}, s.Node)
 	return err
 }
 
 func (n *Nemesis) heal(s Step) error {
 	nd := n.Cluster.Nodes[s.Node]
 	f := history.FStart
-	if s.Fault == Pause {
+	switch s.Fault {
+	case Pause:
 		f = history.FResume
+	case Partition, Netem, DiskFull:
+		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
 	var err error
+	note := ""
 	switch s.Fault {
 	case Kill, Terminate:
 		err = nd.Start()
 	case Pause:
 		err = nd.Resume()
+	case Partition:
+		err = n.Net.HealAll()
+	case Netem:
+		err = n.Net.ClearNetem(s.Node + 1)
+	case DiskFull:
+		err = nd.Unfill()
+		if err == nil && nd.Exited() {
+			// The broker stopped on the full disk (Apache Kafka's does when
+			// its only log directory fails): start it again.
+			note = "restarted: the node had exited on the full disk"
+			n.Logf("nemesis: node %d exited while its disk was full; restarting it", s.Node+1)
+			if err = nd.Kill(5 * time.Second); err == nil {
+				err = nd.Start()
+			}
+		}
 	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), n.HealTimeout)
 		err = nd.WaitHealthy(ctx)
+		if s.Fault == Partition {
+			// Every node of a partition serves again.
+			for _, o := range n.Cluster.Nodes {
+				if err == nil && o != nd {
+					err = o.WaitHealthy(ctx)
+				}
+			}
+		}
 		cancel()
 	}
 	errText := ""
 	if err != nil {
 		errText = err.Error()
 	}
-	n.record(history.Info, f, s.Node, errText)
+	n.recordOp(history.Op{Type: history.Info, F: f, Error: errText, Kind: note}, s.Node)
 	return err
+}
+
+// rolling restarts every node in turn, from s.Node: a clean shutdown
+// (SIGTERM, recorded as a rolling-restart fault of that node), s.Duration
+// down, a start, and a wait until the node serves and its /readyz says
+// ready, before the next node.
+func (n *Nemesis) rolling(s Step, role, target string) error {
+	nodes := len(n.Cluster.Nodes)
+	for k := range nodes {
+		i := (s.Node + k) % nodes
+		nd := n.Cluster.Nodes[i]
+		r, t := "", "node"
+		if k == 0 {
+			r, t = role, target
+		}
+		n.recordOp(history.Op{Type: history.Invoke, F: Rolling, Role: r, Target: t}, i)
+		err := nd.Terminate(30 * time.Second)
+		errText := ""
+		if err != nil {
+			errText = err.Error()
+		}
+		n.recordOp(history.Op{Type: history.Info, F: Rolling, Role: r, Target: t, Error: errText}, i)
+		if err != nil {
+			return err
+		}
+		time.Sleep(s.Duration)
+		n.record(history.Invoke, history.FStart, i, "")
+		err = nd.Start()
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), n.HealTimeout)
+			err = nd.WaitHealthy(ctx)
+			if err == nil {
+				err = nd.WaitReady(ctx)
+			}
+			cancel()
+		}
+		errText = ""
+		if err != nil {
+			errText = err.Error()
+		}
+		n.record(history.Info, history.FStart, i, errText)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HealAll makes sure every node is running, unpaused and healthy (after an
 // interrupted schedule).
 func (n *Nemesis) HealAll() error {
+	if n.Net != nil && len(n.Net.CutPairs()) > 0 {
+		if err := n.heal(Step{Fault: Partition}); err != nil {
+			return err
+		}
+	}
 	for i, nd := range n.Cluster.Nodes {
+		if nd.Full() {
+			if err := n.heal(Step{Fault: DiskFull, Node: i}); err != nil {
+				return err
+			}
+		}
 		if nd.Paused() {
 			if err := n.heal(Step{Fault: Pause, Node: i}); err != nil {
 				return err

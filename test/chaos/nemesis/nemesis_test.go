@@ -17,7 +17,6 @@ func TestParseRefusesWhatCannotBeInjected(t *testing.T) {
 	for list, want := range map[string]string{
 		"kill,partition": `"partition" cannot be injected here: a network partition needs at least 2 nodes`,
 		"clock":          `"clock" cannot be injected here`,
-		"disk-full":      `"disk-full" cannot be injected here`,
 		"kill,netem":     `"netem" cannot be injected here`,
 		"lose-unfsynced": `"lose-unfsynced" cannot be injected here`,
 		"kill,crash":     `"crash": unknown fault type`,

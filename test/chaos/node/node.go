@@ -11,7 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,9 @@ type Config struct {
 	// Voters is controller.quorum.voters of a cluster node ("1@host:port,…").
 	Voters string
 	Props  map[string]string // further broker configs for server.properties
+	// Netns is the network namespace the node runs in (ip netns exec);
+	// empty: the root namespace, on loopback.
+	Netns string
 }
 
 // PropertiesPath is where the node's server.properties is written.
@@ -77,6 +82,13 @@ func New(bin string, cfg Config) (*Node, error) {
 	}
 	for _, a := range addrs {
 		host, _, err := net.SplitHostPort(a)
+		if cfg.Netns != "" {
+			// In its own namespace: an address of the run's bridge subnet.
+			if err != nil || net.ParseIP(host) == nil || !namespaceNet.Contains(net.ParseIP(host)) {
+				return nil, fmt.Errorf("node %d: %q is not a host:port of %v", cfg.ID, a, namespaceNet)
+			}
+			continue
+		}
 		if err != nil || net.ParseIP(host) == nil || !net.ParseIP(host).IsLoopback() {
 			return nil, fmt.Errorf("node %d: %q is not a loopback host:port", cfg.ID, a)
 		}
@@ -131,6 +143,10 @@ func (n *Node) Start() error {
 	n.starts++
 	fmt.Fprintf(logf, "\n==== sluice-chaos: start %d of node %d at %s\n", n.starts, n.ID, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(n.bin, "--config", n.PropertiesPath(), "--metrics-listen", n.Metrics)
+	if n.Netns != "" {
+		// ip netns exec enters the namespace and execs sluice (same pid).
+		cmd = exec.Command("ip", "netns", "exec", n.Netns, n.bin, "--config", n.PropertiesPath(), "--metrics-listen", n.Metrics)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Own process group (signals reach the whole node); killed if we die.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -512,6 +528,23 @@ type Cluster struct {
 // combined broker and controller (a voter of the metadata quorum), which
 // needs a binary with cluster support (ClusterSupport).
 func NewCluster(bin, dir string, n int, props map[string]string) (*Cluster, error) {
+	return NewClusterIn(bin, dir, n, props, nil)
+}
+
+// namespaceNet holds the addresses nodes in network namespaces may have.
+var namespaceNet = &net.IPNet{IP: net.IPv4(10, 250, 0, 0), Mask: net.CIDRMask(16, 32)}
+
+// Namespaces places nodes in network namespaces: node i (1-based) runs in
+// NS(i) and has the address IP(i) (netns.Net does).
+type Namespaces interface {
+	NS(i int) string
+	IP(i int) string
+}
+
+// NewClusterIn is NewCluster with every node in its own network namespace
+// (ns non-nil): each listens on its namespace's address, the same ports on
+// every node.
+func NewClusterIn(bin, dir string, n int, props map[string]string, ns Namespaces) (*Cluster, error) {
 	if n < 1 || n > 5 {
 		return nil, fmt.Errorf("--nodes %d: between 1 and 5 nodes", n)
 	}
@@ -524,9 +557,17 @@ func NewCluster(bin, dir string, n int, props map[string]string) (*Cluster, erro
 	var as []addrs
 	var voters []string
 	var members []int
-	free, err := FreeLoopbackAddrs(3 * n)
-	if err != nil {
-		return nil, err
+	var free []string
+	var err error
+	if ns == nil {
+		free, err = FreeLoopbackAddrs(3 * n)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		for i := 1; i <= n; i++ {
+			free = append(free, ns.IP(i)+":9092", ns.IP(i)+":9100", ns.IP(i)+":9093")
+		}
 	}
 	for i := 1; i <= n; i++ {
 		a := addrs{listen: free[3*i-3], metrics: free[3*i-2], controller: free[3*i-1]}
@@ -542,6 +583,9 @@ func NewCluster(bin, dir string, n int, props map[string]string) (*Cluster, erro
 		cfg := Config{ID: i + 1, Dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1)), Listen: a.listen, Metrics: a.metrics, Props: props}
 		if n > 1 {
 			cfg.Controller, cfg.Voters = a.controller, strings.Join(voters, ",")
+		}
+		if ns != nil {
+			cfg.Netns = ns.NS(i + 1)
 		}
 		nd, err := New(bin, cfg)
 		if err != nil {
@@ -607,4 +651,33 @@ func (c *Cluster) Controller(ctx context.Context) int {
 		}
 	}
 	return best
+}
+
+// WaitReady polls the node's /readyz (on its metrics listener) until it
+// answers 200, or the context ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	last := ""
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Metrics+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(b)))
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %d not ready: %w (last /readyz: %s)", n.ID, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -10,7 +10,9 @@
 //	[--faults kill,pause] [--bin path/to/sluice] [--dir run-dir]
 //	sluice-chaos --check history.jsonl   (check an existing history)
 //
-// Everything listens on and talks to 127.0.0.1 only.
+// Everything listens on and talks to 127.0.0.1 only, or, with network
+// faults (--faults partition), to the nodes' own network namespaces joined
+// by a bridge on this machine (package netns).
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/sluice-broker/sluice/test/chaos/checker"
 	"github.com/sluice-broker/sluice/test/chaos/history"
 	"github.com/sluice-broker/sluice/test/chaos/nemesis"
+	"github.com/sluice-broker/sluice/test/chaos/netns"
 	"github.com/sluice-broker/sluice/test/chaos/node"
 	"github.com/sluice-broker/sluice/test/chaos/workload"
 )
@@ -50,6 +53,7 @@ type options struct {
 	check      string
 	rf         int
 	minInsync  int
+	maxFault   time.Duration
 }
 
 var start = time.Now()
@@ -68,13 +72,40 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
+	flag.DurationVar(&o.maxFault, "max-fault", 0, "longest fault (default 8s, 3s with --quick)")
+	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
+	reap := flag.String("reap", "", "(internal) PID,NODES,DIR: wait for end of file on stdin, then remove that run's network namespaces, bridge and tmpfs mounts under DIR")
 	flag.Parse()
+	if *reap != "" {
+		parts := strings.SplitN(*reap, ",", 3)
+		var pid, n int
+		_, err1 := fmt.Sscan(parts[0], &pid)
+		_, err2 := fmt.Sscan(parts[min(1, len(parts)-1)], &n)
+		if len(parts) != 3 || err1 != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: --reap PID,NODES,DIR:", *reap)
+			return 2
+		}
+		signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		netns.Reap(os.Stdin, pid, n)
+		if err := node.UnmountUnder(parts[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos reaper:", err)
+		}
+		return 0
+	}
+	if *netnsCheck {
+		if err := netns.Available(); err != nil {
+			fmt.Println("network namespaces cannot be made here:", err)
+			return 3
+		}
+		fmt.Println("network namespaces can be made here")
+		return 0
+	}
 	workloadsSet := false
 	flag.Visit(func(f *flag.Flag) { workloadsSet = workloadsSet || f.Name == "workloads" })
 	if !workloadsSet && o.nodes > 1 {
@@ -134,23 +165,31 @@ func run() int {
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka", "metadata":
+		case "append", "txn", "rdkafka", "metadata", "group", "compact":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, compact)\n", w)
 			return 2
 		}
 	}
 
-	// Every node we start dies with us: on return, on Ctrl-C, on errors.
-	defer node.StopAll()
+	// Every node we start dies with us: on return, on Ctrl-C, on errors;
+	// the network namespaces and the bridge too (and, should this process
+	// die without running this, the reaper removes them).
+	defer teardown()
+	defer func() {
+		if p := recover(); p != nil {
+			teardown()
+			panic(p)
+		}
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		s := <-sigs
 		logf("%v: stopping every node", s)
-		node.StopAll()
+		teardown()
 		os.Exit(130)
 	}()
 
@@ -163,6 +202,34 @@ func run() int {
 	} else if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
 		return 2
+	}
+	if o.dir, err = filepath.Abs(o.dir); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-chaos:", err)
+		return 2
+	}
+	if nemesis.NeedsNamespaces(faults) || nemesis.NeedsTmpfs(faults) {
+		self, err := os.Executable()
+		if err == nil {
+			err = netns.StartReaper(self, "--reap", fmt.Sprintf("%d,%d,%s", os.Getpid(), o.nodes, o.dir))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: the reaper (removes namespaces and mounts if this process dies):", err)
+			return 2
+		}
+	}
+	if nemesis.NeedsNamespaces(faults) {
+		if removed := netns.CleanStale(); len(removed) > 0 {
+			logf("removed what an earlier run left behind: %s", strings.Join(removed, ", "))
+		}
+		nw, err := netns.Setup(o.nodes)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sluice-chaos: network namespaces:", err)
+			return 2
+		}
+		netMu.Lock()
+		network = nw
+		netMu.Unlock()
+		logf("network: bridge %s (%s); node 1 in namespace %s at %s, and so on", nw.Bridge, nw.BridgeIP(), nw.NS(1), nw.IP(1))
 	}
 	if o.bin == "" {
 		o.bin, err = buildSluice(o.dir)
@@ -177,6 +244,23 @@ func run() int {
 		return 2
 	}
 	return code
+}
+
+var (
+	netMu   sync.Mutex
+	network *netns.Net
+)
+
+// teardown stops every node, then removes the network namespaces.
+func teardown() {
+	node.StopAll()
+	if err := node.UnmountAll(); err != nil {
+		logf("tmpfs data directories: %v", err)
+	}
+	netMu.Lock()
+	nw := network
+	netMu.Unlock()
+	nw.Teardown()
 }
 
 // buildSluice builds ./cmd/sluice of the repository enclosing the working
@@ -214,9 +298,9 @@ func exitCode(res checker.Result) int {
 }
 
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
-	schedule := nemesis.Schedule(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick)
+	schedule := nemesis.ScheduleMax(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick, o.maxFault)
 	logf("seed %d, %d node(s), %v, faults %s, workloads %s, %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, rfText(o), o.dir)
-	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault)
 	for i, s := range schedule {
 		logf("  schedule %d: %s", i+1, s)
 	}
@@ -230,6 +314,10 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		"transaction.state.log.num.partitions":                        "4",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	}
+	if wl["compact"] {
+		// The cleaner looks for work every second (Kafka's default: 15 s).
+		props["log.cleaner.backoff.ms"] = "1000"
+	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
 		// or kill of a few seconds then exercises fencing and unfencing, not
@@ -238,9 +326,26 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		props["broker.heartbeat.interval.ms"] = "500"
 		props["controller.quorum.election.timeout.ms"] = "1000"
 	}
-	cluster, err := node.NewCluster(o.bin, o.dir, o.nodes, props)
+	netMu.Lock()
+	nw := network
+	netMu.Unlock()
+	var cluster *node.Cluster
+	var err error
+	if nw != nil {
+		cluster, err = node.NewClusterIn(o.bin, o.dir, o.nodes, props, nw)
+	} else {
+		cluster, err = node.NewCluster(o.bin, o.dir, o.nodes, props)
+	}
 	if err != nil {
 		return 0, err
+	}
+	if nemesis.NeedsTmpfs(faults) {
+		// Each data directory on its own small file system, for disk-full.
+		for _, n := range cluster.Nodes {
+			if err := n.MountDataTmpfs("256m"); err != nil {
+				return 0, err
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	err = cluster.Start(ctx)
@@ -266,6 +371,9 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	// until it is back, with all their data; with more, a new leader takes
 	// over from the in-sync set.
 	err = env.CreateTopics(ctx, int16(o.rf), o.minInsync)
+	if err == nil && wl["compact"] {
+		err = env.CreateCompactTopic(ctx, int16(o.rf), o.minInsync)
+	}
 	cancel()
 	if err != nil {
 		return 0, err
@@ -298,6 +406,15 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		spawn(func() { env.Consumer(workCtx, workload.TxnTopic, history.ReadUncommitted, seed*100+41) })
 	}
 	spawn(func() { env.Watermarks(workCtx, 250*time.Millisecond) })
+	if wl["compact"] {
+		spawn(func() { env.Compact(workCtx, seed*100+70) })
+	}
+	if wl["group"] {
+		for i := range 3 {
+			spawn(func() { env.GroupMember(workCtx, i, seed*100+60+uint64(i)) })
+		}
+		spawn(func() { env.GroupOffsets(workCtx, 500*time.Millisecond) })
+	}
 	if wl["metadata"] {
 		spawn(func() { env.Metadata(workCtx, 300*time.Millisecond, seed*100+50) })
 	}
@@ -308,7 +425,7 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 
-	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, HealTimeout: 60 * time.Second, Logf: logf}
+	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, Net: nw, HealTimeout: 60 * time.Second, Logf: logf}
 	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
 	defer stopFaults()
 	nemErr := nem.Run(faultCtx, schedule)
@@ -350,6 +467,18 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		if err != nil {
 			logf("final %s read: %v", iso, err)
 		}
+	}
+	if wl["compact"] {
+		ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+		if err := env.FinalCompactRead(ctx); err != nil {
+			logf("final compacted read: %v", err)
+		}
+		cancel()
+	}
+	if wl["group"] {
+		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+		env.FinalGroupOffsets(ctx)
+		cancel()
 	}
 	if o.rf > 1 {
 		// Every replica back in sync before the nodes stop, so that each

@@ -1,0 +1,59 @@
+package checker
+
+import (
+	"testing"
+
+	"github.com/sluice-broker/sluice/test/chaos/history"
+)
+
+func (b *builder) kv(proc int, typ, item string, v *int64, off int64) {
+	m := history.Mop{F: history.MKV, Key: "c/0", Item: item, Value: v}
+	b.rec(history.Op{Process: proc, Type: history.Invoke, F: history.FKVSend, Value: []history.Mop{m}})
+	if typ == history.OK {
+		m.Offset = history.I64(off)
+	}
+	b.rec(history.Op{Process: proc, Type: typ, F: history.FKVSend, Value: []history.Mop{m}})
+}
+
+func (b *builder) kvFinal(latest ...history.Mop) {
+	b.rec(history.Op{Process: 40, Type: history.Invoke, F: history.FKVFinal})
+	b.rec(history.Op{Process: 40, Type: history.OK, F: history.FKVFinal, Value: latest})
+}
+
+func kvm(item string, v *int64, off int64) history.Mop {
+	return history.Mop{F: history.MKV, Key: "c/0", Item: item, Value: v, Offset: history.I64(off)}
+}
+
+func TestCompaction(t *testing.T) {
+	v := history.I64
+	base := func() *builder {
+		b := clean()
+		b.kv(30, history.OK, "a", v(100), 0)
+		b.kv(30, history.OK, "b", v(101), 1)
+		b.kv(30, history.OK, "a", v(102), 2)
+		b.kv(30, history.OK, "b", nil, 3) // tombstone
+		b.kv(30, history.OK, "c", v(103), 4)
+		b.kv(30, history.Info, "c", v(104), 0) // unknown: written at 5, or not
+		return b
+	}
+	for name, tc := range map[string]struct {
+		final []history.Mop
+		want  int
+	}{
+		"clean":                       {[]history.Mop{kvm("a", v(102), 2), kvm("b", nil, 3), kvm("c", v(103), 4)}, 0},
+		"tombstone removed":           {[]history.Mop{kvm("a", v(102), 2), kvm("c", v(103), 4)}, 0},
+		"unknown write landed":        {[]history.Mop{kvm("a", v(102), 2), kvm("c", v(104), 5)}, 0},
+		"older value came back":       {[]history.Mop{kvm("a", v(100), 0), kvm("c", v(103), 4)}, 1},
+		"tombstone lost, value back":  {[]history.Mop{kvm("a", v(102), 2), kvm("b", v(101), 1), kvm("c", v(103), 4)}, 1},
+		"key gone":                    {[]history.Mop{kvm("c", v(103), 4)}, 1},
+		"value nobody wrote":          {[]history.Mop{kvm("a", v(102), 2), kvm("c", v(999), 6)}, 1},
+		"another value at the offset": {[]history.Mop{kvm("a", v(103), 2), kvm("c", v(103), 4)}, 1},
+	} {
+		b := base()
+		b.kvFinal(tc.final...)
+		res := Check(b.ops)
+		if res.Counts[CompactionMismatch] != tc.want || len(res.Anomalies) != tc.want {
+			t.Errorf("%s: %v, want %d compaction-mismatch", name, res.Anomalies, tc.want)
+		}
+	}
+}
