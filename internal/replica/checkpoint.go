@@ -49,7 +49,7 @@ func (p *Partition) HighWatermarkKnown() bool {
 		return true
 	}
 	p.lv.mu.Lock()
-	start, epoch := p.lv.startOff, p.lv.epoch
+	start, epoch := p.lv.epochStart(p.log), p.lv.epoch
 	p.lv.mu.Unlock()
 	return epoch != st.LeaderEpoch || p.log.HighWatermark() >= start
 }

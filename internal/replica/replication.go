@@ -37,8 +37,9 @@ type leaderView struct {
 	epoch int32
 	since time.Time // when this broker became leader in epoch
 	// startOff is the log end when it did (the epoch's first offset), read
-	// when a follower is first considered for the in-sync set (-1 until
-	// then): becoming leader does not read the log, which after an unclean
+	// when first needed (epochStart: a follower considered for the in-sync
+	// set, or ListOffsets asking whether the high watermark is known; -1
+	// until then): becoming leader does not read the log, which after an unclean
 	// start is recovered on its first use. Read later it can only be
 	// larger, so the rule it enforces is only stricter.
 	startOff  int64
@@ -48,6 +49,15 @@ type leaderView struct {
 // resetLeaderView starts a leadership: followers unknown, each given a full
 // replica.lag.time.max.ms from now before it can be dropped from the
 // in-sync set.
+// epochStart returns startOff, reading the log end the first time it is
+// needed; lv.mu must be held.
+func (lv *leaderView) epochStart(l *log.Log) int64 {
+	if lv.startOff < 0 {
+		lv.startOff = l.LogEndOffset()
+	}
+	return lv.startOff
+}
+
 func (p *Partition) resetLeaderView(st *State, now time.Time) {
 	p.lv.mu.Lock()
 	p.lv.epoch = st.LeaderEpoch
@@ -163,10 +173,7 @@ func (p *Partition) ISRChange(now time.Time, lagMax time.Duration) ([]int32, boo
 			}
 			isr = append(isr, r)
 		default:
-			if p.lv.startOff < 0 {
-				p.lv.startOff = p.log.LogEndOffset()
-			}
-			if f != nil && f.leo >= hw && f.leo >= p.lv.startOff {
+			if f != nil && f.leo >= hw && f.leo >= p.lv.epochStart(p.log) {
 				changed = true
 				isr = append(isr, r)
 			}
