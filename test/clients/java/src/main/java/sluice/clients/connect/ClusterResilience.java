@@ -42,10 +42,23 @@ final class ClusterResilience {
     private ClusterResilience() {}
 
     static void brokerKilled() throws Exception {
+        brokerKilled(false);
+    }
+
+    /**
+     * The same with exactly.once.source.support=enabled (KIP-618) and read_committed readers: the victim is the
+     * coordinator of the source task's transactions, and the topic must hold every line exactly once.
+     */
+    static void exactlyOnceBrokerKilled() throws Exception {
+        brokerKilled(true);
+    }
+
+    private static void brokerKilled(boolean eos) throws Exception {
+        String prefix = PREFIX + (eos ? "-eos" : "");
         Path dir = Files.createTempDirectory("sluice-connect-cluster");
         Path source = dir.resolve("source.txt");
         Path sink = dir.resolve("sink.txt");
-        String topic = PREFIX + "-lines";
+        String topic = prefix + "-lines";
         List<String> want = new ArrayList<>();
         try (LocalCluster cluster = LocalCluster.start(Map.of("default.replication.factor", "3",
                 "min.insync.replicas", "2", "group.initial.rebalance.delay.ms", "0"));
@@ -57,10 +70,14 @@ final class ClusterResilience {
             String rest = "http://127.0.0.1:" + port;
             Map<String, String> p = new HashMap<>();
             p.put("bootstrap.servers", cluster.bootstrap());
-            p.put("group.id", PREFIX);
-            p.put("config.storage.topic", PREFIX + "-configs");
-            p.put("offset.storage.topic", PREFIX + "-offsets");
-            p.put("status.storage.topic", PREFIX + "-status");
+            p.put("group.id", prefix);
+            p.put("config.storage.topic", prefix + "-configs");
+            p.put("offset.storage.topic", prefix + "-offsets");
+            p.put("status.storage.topic", prefix + "-status");
+            if (eos) {
+                p.put("exactly.once.source.support", "enabled");
+                p.put("consumer.isolation.level", "read_committed");
+            }
             // No *.storage.replication.factor: Connect's default, 3.
             p.put("offset.storage.partitions", "3");
             p.put("status.storage.partitions", "1");
@@ -76,7 +93,7 @@ final class ClusterResilience {
             // The worker stops before the cluster does (try-with-resources closes the cluster first).
             Connect<?> worker = Main.startWorker(p);
             try {
-                run(cluster, admin, rest, source, sink, topic, want);
+                run(cluster, admin, rest, source, sink, prefix, topic, want, eos);
             } finally {
                 Main.stopWorker(worker);
             }
@@ -88,10 +105,10 @@ final class ClusterResilience {
     }
 
     private static void run(LocalCluster cluster, Admin admin, String rest, Path source, Path sink,
-            String topic, List<String> want) throws Exception {
+            String prefix, String topic, List<String> want, boolean eos) throws Exception {
         Main.await("the worker's REST API answers",
                 () -> String.valueOf(Main.http("GET", rest + "/", null).status()), "200"::equals);
-        for (String t : List.of(PREFIX + "-configs", PREFIX + "-offsets", PREFIX + "-status")) {
+        for (String t : List.of(prefix + "-configs", prefix + "-offsets", prefix + "-status")) {
             Main.await("Connect's internal topic " + t + " exists with 3 replicas", () -> {
                 TopicDescription d = admin.describeTopics(List.of(t)).allTopicNames().get(10, TimeUnit.SECONDS)
                         .get(t);
@@ -110,10 +127,17 @@ final class ClusterResilience {
         Main.awaitRunning(rest, "file-sink");
         awaitAll("the sink file", () -> Main.lines(sink), want);
 
-        int victim = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic)
-                .partitions().get(0).leader().id();
-        System.out.println("  killing broker " + victim + " (pid " + cluster.pid(victim) + "), the leader of "
-                + topic + "-0");
+        int victim;
+        String role;
+        if (eos) {
+            victim = transactionCoordinator(admin, prefix);
+            role = "the coordinator of the source task's transactions";
+        } else {
+            victim = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic)
+                    .partitions().get(0).leader().id();
+            role = "the leader of " + topic + "-0";
+        }
+        System.out.println("  killing broker " + victim + " (pid " + cluster.pid(victim) + "), " + role);
         append(source, want, 40, 40);
         cluster.killNode(victim);
         append(source, want, 80, 40);
@@ -125,8 +149,13 @@ final class ClusterResilience {
         awaitAll("the sink file", () -> Main.lines(sink), want);
         Main.awaitRunning(rest, "file-source");
         Main.awaitRunning(rest, "file-sink");
-        List<String> topicLines = readTopic(cluster.bootstrap(), topic);
+        List<String> topicLines = readTopic(cluster.bootstrap(), topic, eos);
         awaitAll("the topic", () -> topicLines, want);
+        if (eos) {
+            check(topicLines.equals(want), "with exactly-once source support the topic (read_committed) must hold "
+                    + "each line once, in order; it has " + topicLines.size() + " records for " + want.size()
+                    + " lines (" + duplicates(topicLines) + " duplicates)");
+        }
         System.out.println("  " + want.size() + " lines: topic " + topicLines.size() + " records ("
                 + duplicates(topicLines) + " duplicates), sink file " + Main.lines(sink).size() + " lines ("
                 + duplicates(Main.lines(sink)) + " duplicates)");
@@ -163,8 +192,27 @@ final class ClusterResilience {
         return lines.size() - new HashSet<>(lines).size();
     }
 
-    private static List<String> readTopic(String bootstrap, String topic) {
+    /** The broker DescribeTransactions names as coordinator of a transactional id starting with prefix. */
+    private static int transactionCoordinator(Admin admin, String prefix) throws Exception {
+        int[] coordinator = {-1};
+        Main.await("a transaction of " + prefix + " is listed with its coordinator", () -> {
+            for (var l : admin.listTransactions().all().get(10, TimeUnit.SECONDS)) {
+                if (l.transactionalId().startsWith(prefix)) {
+                    coordinator[0] = admin.describeTransactions(List.of(l.transactionalId())).all()
+                            .get(10, TimeUnit.SECONDS).get(l.transactionalId()).coordinatorId();
+                    return "found";
+                }
+            }
+            return "none yet";
+        }, "found"::equals);
+        return coordinator[0];
+    }
+
+    private static List<String> readTopic(String bootstrap, String topic, boolean committed) {
         Map<String, Object> p = new TreeMap<>();
+        if (committed) {
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        }
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());

@@ -59,6 +59,10 @@ public final class Main {
         // On a three-node cluster of its own, internal topics at RF 3, a broker killed mid-run (ClusterResilience).
         h.add("distributed-cluster-broker-killed", "connect.distributed-cluster", apis,
                 ClusterResilience::brokerKilled);
+        List<String> eosCluster = new ArrayList<>(eos);
+        eosCluster.addAll(List.of("ListTransactions", "DescribeTransactions"));
+        h.add("distributed-exactly-once-cluster-broker-killed", "connect.exactly-once-cluster", eosCluster,
+                ClusterResilience::exactlyOnceBrokerKilled);
         boolean ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
         System.exit(ok ? 0 : 1);
     }
