@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # franz-go's own integration tests (package pkg/kgo of github.com/twmb/franz-go, at the version in
 # go.mod) against a Sluice this script builds and starts: one node, or a local cluster of three
-# (`sluice dev cluster`, replication factor 1). Not part of scripts/test-all.sh or CI (it takes a few
-# minutes, more with --records); its results are recorded by hand in docs/cluster.md.
+# (`sluice dev cluster` at replication factor 1; with --rf 3, three nodes of its own whose
+# server.properties set default.replication.factor=3, the internal topics at 3 too). Not part of
+# scripts/test-all.sh or CI (it takes a few minutes, more with --records); its results are recorded by
+# hand in docs/cluster.md.
 #
 # The franz-go source comes from the Go module cache (`go mod download`, which keeps the *_test.go
 # files); nothing else is fetched. The copy, the test binary, the broker logs and data live in a
 # temporary directory, removed at the end unless --keep.
 #
-# Usage: scripts/kgo-integration.sh [--nodes 1|3] [--records N] [--run REGEX] [--skip REGEX]
+# Usage: scripts/kgo-integration.sh [--nodes 1|3] [--rf 1|3] [--records N] [--run REGEX] [--skip REGEX]
 #                                   [--timeout DURATION] [--base-port PORT] [--keep]
 #   --nodes      1 (default): a single node; 3: `sluice dev cluster --nodes 3`
+#   --rf         replication factor of the tests' topics (KGO_TEST_RF, default 1); 3 needs --nodes 3 and
+#                starts the three nodes itself (as dev cluster does) with default.replication.factor=3,
+#                offsets.topic.replication.factor=3 and transaction.state.log.replication.factor=3
 #   --records    KGO_TEST_RECORDS, records produced and consumed by the ETL tests (default 1000;
 #                franz-go's own default is 500000)
 #   --run        only the tests matching REGEX (go test -run)
@@ -30,6 +35,7 @@ cd "$(dirname "$0")/.."
 
 
 nodes=1
+rf=1
 records=1000
 run=""
 skip=""
@@ -39,27 +45,32 @@ keep=""
 while [ $# -gt 0 ]; do
   case $1 in
     --nodes) nodes=$2; shift 2 ;;
+    --rf) rf=$2; shift 2 ;;
     --records) records=$2; shift 2 ;;
     --run) run=$2; shift 2 ;;
     --skip) skip=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --base-port) base=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 case $nodes in 1|3) ;; *) echo "--nodes must be 1 or 3" >&2; exit 2 ;; esac
+case $rf in 1) ;; 3) [ "$nodes" = 3 ] || { echo "--rf 3 needs --nodes 3" >&2; exit 2; } ;;
+  *) echo "--rf must be 1 or 3" >&2; exit 2 ;; esac
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-kgo.XXXXXX")
 SLUICE_PID=""
+NODE_PIDS=()
 cleanup() {
-  if [ -n "$SLUICE_PID" ] && kill -0 "$SLUICE_PID" 2>/dev/null; then
-    kill -TERM "$SLUICE_PID" 2>/dev/null || true
-    # dev cluster stops its nodes (SIGTERM, SIGKILL after 30 s) before it exits
-    for _ in $(seq 400); do kill -0 "$SLUICE_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$SLUICE_PID" 2>/dev/null || true
-  fi
+  # dev cluster stops its nodes (SIGTERM, SIGKILL after 30 s) before it exits; the --rf 3 nodes are
+  # stopped here the same way, by process id.
+  for pid in $SLUICE_PID "${NODE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $SLUICE_PID "${NODE_PIDS[@]}"; do
+    for _ in $(seq 400); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
   if [ -n "$keep" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
@@ -85,6 +96,33 @@ if [ "$nodes" = 1 ]; then
     --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   SLUICE_PID=$!
   logs="$WORK/sluice.log"
+elif [ "$rf" != 1 ]; then
+  # The layout of `sluice dev cluster` (Kafka port BASE+i-1, controller BASE+100+i-1, metrics
+  # BASE+200+i-1), plus the replication factors.
+  voters=""
+  for i in 1 2 3; do voters="$voters${voters:+,}$i@127.0.0.1:$((base + 99 + i))"; done
+  for i in 1 2 3; do
+    nd=$WORK/cluster/node-$i
+    mkdir -p "$nd"
+    cat >"$nd/server.properties" <<PROPS
+node.id=$i
+process.roles=broker,controller
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$((base + i - 1)),CONTROLLER://127.0.0.1:$((base + 99 + i))
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$nd/data
+default.replication.factor=$rf
+offsets.topic.replication.factor=$rf
+transaction.state.log.replication.factor=$rf
+PROPS
+    "$WORK/sluice" --config "$nd/server.properties" --metrics-listen "127.0.0.1:$((base + 199 + i))" \
+      >"$nd/sluice.log" 2>&1 &
+    NODE_PIDS+=($!)
+  done
+  SLUICE_PID=${NODE_PIDS[0]}
+  seeds=127.0.0.1:$base,127.0.0.1:$((base + 1)),127.0.0.1:$((base + 2))
+  logs="$WORK/cluster/node-*/sluice.log"
 else
   "$WORK/sluice" dev cluster --nodes 3 --base-port "$base" --dir "$WORK/cluster" >"$WORK/dev-cluster.log" 2>&1 &
   SLUICE_PID=$!
@@ -109,13 +147,13 @@ if [ -z "$ready" ]; then
   exit 1
 fi
 
-echo "== go test github.com/twmb/franz-go/pkg/kgo (KGO_TEST_RECORDS=$records${run:+, -run $run}${skip:+, -skip $skip})"
+echo "== go test github.com/twmb/franz-go/pkg/kgo (KGO_TEST_RF=$rf, KGO_TEST_RECORDS=$records${run:+, -run $run}${skip:+, -skip $skip})"
 args=(-test.v -test.count=1 -test.timeout "$timeout")
 [ -n "$run" ] && args+=(-test.run "$run")
 [ -n "$skip" ] && args+=(-test.skip "$skip")
 status=0
 (cd "$WORK/franz-go/pkg/kgo" &&
-  KGO_SEEDS=$seeds KGO_TEST_RF=1 KGO_TEST_RECORDS=$records KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none} \
+  KGO_SEEDS=$seeds KGO_TEST_RF=$rf KGO_TEST_RECORDS=$records KGO_LOG_LEVEL=${KGO_LOG_LEVEL:-none} \
     "$WORK/kgo.test" "${args[@]}") >"$WORK/kgo.log" 2>&1 || status=$?
 
 passed=$(grep -c '^--- PASS' "$WORK/kgo.log" || true)

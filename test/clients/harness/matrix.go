@@ -92,8 +92,11 @@ var featureNames = []struct{ id, name string }{
 	{"tools.streams-groups", "kafka-streams-groups --list, --describe --state/--members, --delete on a group.protocol=streams application"},
 	{"streams.ktable-restore", "Streams word count: KTable, compacted changelog, restore after restart"},
 	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
+	{"streams.exactly-once-cluster", "Streams exactly_once_v2 on a three-node cluster, internal topics at RF 3, the transaction coordinator's broker killed (SIGKILL) mid-run: each count exactly once"},
 	{"streams.rebalance-protocol", "Streams word count with group.protocol=streams (KIP-1071): two instances share the tasks, one leaves, its tasks move"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
+	{"connect.distributed-cluster", "Connect distributed on a three-node cluster, internal topics at their default RF 3, a partition leader killed (SIGKILL) mid-run and restarted: every line reaches the topic and the sink"},
+	{"connect.exactly-once-cluster", "Connect with exactly.once.source.support=enabled on a three-node cluster, the source task's transaction coordinator killed (SIGKILL) mid-run: every line exactly once"},
 	{"connect.exactly-once", "Connect with exactly.once.source.support=enabled (transactional source tasks, read_committed sink)"},
 }
 

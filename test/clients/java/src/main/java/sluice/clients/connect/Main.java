@@ -56,11 +56,18 @@ public final class Main {
         List<String> eos = new ArrayList<>(apis);
         eos.addAll(List.of("InitProducerID", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit"));
         h.add("distributed-exactly-once-source", "connect.exactly-once", eos, () -> pipeline(true));
+        // On a three-node cluster of its own, internal topics at RF 3, a broker killed mid-run (ClusterResilience).
+        h.add("distributed-cluster-broker-killed", "connect.distributed-cluster", apis,
+                ClusterResilience::brokerKilled);
+        List<String> eosCluster = new ArrayList<>(eos);
+        eosCluster.addAll(List.of("ListTransactions", "DescribeTransactions"));
+        h.add("distributed-exactly-once-cluster-broker-killed", "connect.exactly-once-cluster", eosCluster,
+                ClusterResilience::exactlyOnceBrokerKilled);
         boolean ok = h.runAll(Harness.kafkaVersion(), Set.of(args));
         System.exit(ok ? 0 : 1);
     }
 
-    private static int freePort() throws IOException {
+    static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
@@ -97,18 +104,18 @@ public final class Main {
         return p;
     }
 
-    private static Connect<?> startWorker(Map<String, String> props) {
+    static Connect<?> startWorker(Map<String, String> props) {
         return new ConnectDistributed().startConnect(props);
     }
 
-    private static void stopWorker(Connect<?> c) {
+    static void stopWorker(Connect<?> c) {
         c.stop();
         c.awaitStop();
     }
 
-    private record Http(int status, String body) {}
+    record Http(int status, String body) {}
 
-    private static Http http(String method, String url, String json) throws Exception {
+    static Http http(String method, String url, String json) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30));
         if (json != null) {
             b.header("Content-Type", "application/json")
@@ -121,11 +128,11 @@ public final class Main {
     }
 
     /** Polls until cond holds; a failed request counts as "not yet". The last observation goes in the error. */
-    private interface Probe {
+    interface Probe {
         String observe() throws Exception;
     }
 
-    private static void await(String what, Probe probe, java.util.function.Predicate<String> done)
+    static void await(String what, Probe probe, java.util.function.Predicate<String> done)
             throws InterruptedException {
         long deadline = System.currentTimeMillis() + TIMEOUT_MS;
         String last = "";
@@ -145,7 +152,7 @@ public final class Main {
         throw new AssertionError(what + ": not true within " + TIMEOUT_MS + " ms; last seen: " + last);
     }
 
-    private static void connector(String rest, String name, Map<String, String> config) throws Exception {
+    static void connector(String rest, String name, Map<String, String> config) throws Exception {
         StringBuilder json = new StringBuilder("{\"name\":" + Harness.json(name) + ",\"config\":{");
         boolean firstEntry = true;
         for (var e : config.entrySet()) {
@@ -166,7 +173,7 @@ public final class Main {
         }, "created"::equals);
     }
 
-    private static void awaitRunning(String rest, String name) throws InterruptedException {
+    static void awaitRunning(String rest, String name) throws InterruptedException {
         await(name + " and its task RUNNING", () -> http("GET", rest + "/connectors/" + name + "/status", null).body(),
                 body -> {
                     if (body.contains("\"FAILED\"")) {
@@ -177,11 +184,11 @@ public final class Main {
                 });
     }
 
-    private static List<String> lines(Path p) throws IOException {
+    static List<String> lines(Path p) throws IOException {
         return Files.exists(p) ? Files.readAllLines(p, StandardCharsets.UTF_8) : List.of();
     }
 
-    private static void append(Path p, List<String> lines) throws IOException {
+    static void append(Path p, List<String> lines) throws IOException {
         Files.write(p, lines, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 

@@ -82,6 +82,11 @@ public final class Main {
                 List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
                         "StreamsGroupHeartbeat", "StreamsGroupDescribe", "OffsetCommit", "OffsetFetch"),
                 Main::streamsProtocol);
+        // On a three-node cluster of its own, RF 3, a broker killed mid-run (ClusterResilience).
+        List<String> cluster = new ArrayList<>(eos);
+        cluster.addAll(List.of("DescribeTransactions", "ListTransactions"));
+        h.add("word-count-exactly-once-cluster-broker-killed", "streams.exactly-once-cluster", cluster,
+                ClusterResilience::exactlyOnceBrokerKilled);
         boolean ok;
         try {
             ok = h.runAll(Harness.kafkaVersion(), Set.of(args));

@@ -19,10 +19,12 @@ import sluice.clients.Harness;
  * tools (kafka-reassign-partitions, kafka-leader-election, kafka-cluster unregister, follower fetching):
  * combined broker and controller nodes 1..3 on free loopback ports, each with its own data directory,
  * log and metrics endpoint, short session and election timeouts, rack "rack-N" and Kafka's
- * RackAwareReplicaSelector. Nodes can be stopped (SIGTERM, by process) and started again on the same
- * directory. Closing it stops every node and removes the directory.
+ * RackAwareReplicaSelector. Nodes can be stopped (SIGTERM, by process) or killed (SIGKILL, by process) and
+ * started again on the same directory. Closing it stops every node and removes the directory. Public for the
+ * Streams and Connect scenarios on a cluster (their Maven profiles compile this file too); extra
+ * server.properties lines (e.g. default.replication.factor=3) go to {@link #start(Map)}.
  */
-final class LocalCluster implements AutoCloseable {
+public final class LocalCluster implements AutoCloseable {
     static final int NODES = 3;
     final Path dir;
     private final String bin;
@@ -30,18 +32,26 @@ final class LocalCluster implements AutoCloseable {
     private final int[] controllerPorts = new int[NODES];
     private final int[] metricsPorts = new int[NODES];
     private final Process[] procs = new Process[NODES];
+    private final java.util.Map<String, String> extra;
 
-    private LocalCluster(String bin, Path dir) {
+    private LocalCluster(String bin, Path dir, java.util.Map<String, String> extra) {
         this.bin = bin;
         this.dir = dir;
+        this.extra = extra;
     }
 
     static LocalCluster start() throws Exception {
+        return start(java.util.Map.of());
+    }
+
+    /** Starts the cluster with these server.properties lines added to (or overriding) the defaults below. */
+    public static LocalCluster start(java.util.Map<String, String> extraProps) throws Exception {
         String bin = Harness.env("SLUICE_BIN", "");
         if (bin.isEmpty()) {
             throw new Harness.Skipped("not set: SLUICE_BIN (the scenario starts its own three-node cluster)");
         }
-        LocalCluster c = new LocalCluster(bin, Files.createTempDirectory("sluice-cluster"));
+        LocalCluster c = new LocalCluster(bin, Files.createTempDirectory("sluice-cluster"),
+                new java.util.TreeMap<>(extraProps));
         List<ServerSocket> held = new ArrayList<>();
         try {
             for (int i = 0; i < NODES; i++) {
@@ -74,7 +84,7 @@ final class LocalCluster implements AutoCloseable {
         return c;
     }
 
-    String bootstrap() {
+    public String bootstrap() {
         List<String> out = new ArrayList<>();
         for (int i = 0; i < NODES; i++) {
             out.add("127.0.0.1:" + kafkaPorts[i]);
@@ -98,7 +108,7 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** Starts node id (again) and waits until it is a live (registered, unfenced) broker. */
-    void startNode(int id) throws Exception {
+    public void startNode(int id) throws Exception {
         launch(id);
         awaitListening(id);
         awaitLive(id);
@@ -125,7 +135,8 @@ final class LocalCluster implements AutoCloseable {
         Files.createDirectories(nd);
         String voters = java.util.stream.IntStream.range(0, NODES)
                 .mapToObj(i -> (i + 1) + "@127.0.0.1:" + controllerPorts[i]).collect(Collectors.joining(","));
-        Files.writeString(nd.resolve("server.properties"), String.join("\n",
+        java.util.Map<String, String> props = new java.util.LinkedHashMap<>();
+        for (String line : List.of(
                 "node.id=" + id,
                 "process.roles=broker,controller",
                 "controller.quorum.voters=" + voters,
@@ -141,8 +152,14 @@ final class LocalCluster implements AutoCloseable {
                 "replica.lag.time.max.ms=5000",
                 "auto.leader.rebalance.enable=false",
                 "offsets.topic.num.partitions=3",
-                "transaction.state.log.num.partitions=3",
-                ""));
+                "transaction.state.log.num.partitions=3")) {
+            int eq = line.indexOf('=');
+            props.put(line.substring(0, eq), line.substring(eq + 1));
+        }
+        props.putAll(extra);
+        StringBuilder text = new StringBuilder();
+        props.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Files.writeString(nd.resolve("server.properties"), text.toString());
         procs[id - 1] = new ProcessBuilder(bin, "--config", nd.resolve("server.properties").toString(),
                 "--data-dir", dataDir(id).toString(), "--metrics-listen", "127.0.0.1:" + metricsPorts[id - 1])
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(nd.resolve("sluice.log").toFile()))
@@ -173,8 +190,27 @@ final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /** The process id of node id, or -1 when it is not running. */
+    public long pid(int id) {
+        Process p = procs[id - 1];
+        return p == null ? -1 : p.pid();
+    }
+
+    /** Kills node id with SIGKILL (its own process, by pid: no shutdown at all) and waits for it to end. */
+    public void killNode(int id) throws Exception {
+        Process p = procs[id - 1];
+        if (p == null) {
+            return;
+        }
+        new ProcessBuilder("kill", "-KILL", Long.toString(p.pid())).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+        if (!p.waitFor(10, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        procs[id - 1] = null;
+    }
+
     /** Stops node id (SIGTERM: a controlled shutdown) and waits for its process to end. */
-    void stopNode(int id) throws Exception {
+    public void stopNode(int id) throws Exception {
         Process p = procs[id - 1];
         if (p == null) {
             return;
@@ -186,7 +222,7 @@ final class LocalCluster implements AutoCloseable {
         procs[id - 1] = null;
     }
 
-    String log(int id) throws IOException {
+    public String log(int id) throws IOException {
         return Files.readString(dir.resolve("node-" + id).resolve("sluice.log"));
     }
 
