@@ -44,6 +44,7 @@ func (c *clusterNode) registerSecurityHandlers() {
 	handle(c.srv, "client-quotas", c.ctrl.AlterClientQuotas)
 	handle(c.srv, "alter-acls", c.ctrl.AlterACLs)
 	handle(c.srv, "delete-acls", c.ctrl.DeleteACLs)
+	handle(c.srv, "group-configs", c.ctrl.SetGroupConfigs) // cluster_group_configs.go
 }
 
 // applyACLs adds and removes bindings: through the controller on a

@@ -3,8 +3,9 @@
 // share.record.lock.duration.ms, share.session.timeout.ms and share.heartbeat.interval.ms,
 // as `kafka-configs --entity-type groups` sets and describes them. A group's value
 // overrides the broker's setting (share.auto.offset.reset and group.share.*) for that
-// group. Configs can be set for any group name, existing or not, as in Kafka. They are
-// kept in share-group-configs.json in the data directory (written atomically).
+// group. Configs can be set for any group name, existing or not, as in Kafka. A single
+// node keeps them in share-group-configs.json in the data directory (written
+// atomically); a cluster keeps them in its metadata (cluster_group_configs.go).
 //
 // Differences from Kafka: only the share-group configs are served; Kafka's consumer-group
 // configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and the Streams
@@ -120,6 +121,14 @@ func (b *Broker) alterGroupConfigs(group string, ops []config.AlterOp, validateO
 	}
 	if validateOnly {
 		return nil
+	}
+	if b.cluster != nil {
+		for n, v := range next {
+			if err := share.ValidateGroupConfig(n, v); err != nil {
+				return errorf(kerr.InvalidConfig, "%s", err.Error())
+			}
+		}
+		return b.setGroupConfigsCluster(group, next)
 	}
 	if err := b.shares.SetGroupConfigs(group, next); err != nil {
 		return errorf(kerr.InvalidConfig, "%s", err.Error())

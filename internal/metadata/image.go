@@ -124,6 +124,8 @@ type Image struct {
 	BrokerConfigs map[string]map[string]string
 	// NextProducerID is the first producer id not yet handed out.
 	NextProducerID int64
+	// GroupConfigs are the group configs by group id (image_groups.go).
+	GroupConfigs map[string]map[string]string
 	// ClientQuotas and ACLs: image_security.go.
 	ClientQuotas map[string]map[string]float64
 	ACLs         []ACL
@@ -329,6 +331,8 @@ func (b *builder) apply(offset uint64, r Record) string {
 		}
 	case SetQuorumNode:
 		return b.setQuorumNode(r)
+	case SetGroupConfigs:
+		return b.applyGroupConfigs(r)
 	case ProducerIDs:
 		if r.FirstProducerID != im.NextProducerID || r.ProducerIDCount <= 0 {
 			return fmt.Sprintf("producer id block at %d, next is %d", r.FirstProducerID, im.NextProducerID)

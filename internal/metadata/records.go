@@ -47,6 +47,10 @@ const (
 	ProducerIDs RecordType = "producer-ids"
 	// SetClientQuotas, AddACLs and RemoveACLs: image_security.go.
 	SetClientQuotas RecordType = "client-quotas"
+	// SetGroupConfigs replaces the configs of one group (Entity, the group
+	// id) with Configs, as IncrementalAlterConfigs on a GROUP resource sets
+	// them (image_groups.go).
+	SetGroupConfigs RecordType = "group-configs"
 	AddACLs         RecordType = "add-acls"
 	RemoveACLs      RecordType = "remove-acls"
 	// SetQuorumNode records where a member of the metadata quorum (voter
@@ -73,7 +77,8 @@ type Record struct {
 	// Partition and Change: ChangePartition.
 	Partition int32      `json:"partition,omitempty"`
 	Change    *Partition `json:"change,omitempty"`
-	// Entity and Configs: SetTopicConfigs (Entity unused) and SetBrokerConfigs.
+	// Entity and Configs: SetTopicConfigs (Entity unused), SetBrokerConfigs and
+	// SetGroupConfigs.
 	Entity  string            `json:"entity,omitempty"`
 	Configs map[string]string `json:"configs,omitempty"`
 	// FirstProducerID and ProducerIDCount: ProducerIDs.

@@ -107,6 +107,7 @@ type snapshotDoc struct {
 	ClientQuotas map[string]map[string]float64 `json:"client_quotas,omitempty"`
 	ACLs         []ACL                         `json:"acls,omitempty"`
 	QuorumNodes  map[int32]QuorumNode          `json:"quorum_nodes,omitempty"`
+	GroupConfigs map[string]map[string]string  `json:"group_configs,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
@@ -114,7 +115,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
 		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID,
-		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs, QuorumNodes: im.QuorumNodes}
+		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs, QuorumNodes: im.QuorumNodes, GroupConfigs: im.GroupConfigs}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -132,6 +133,7 @@ func (s *Store) Restore(data []byte) error {
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
 	im.QuorumNodes = d.QuorumNodes
+	im.GroupConfigs = d.GroupConfigs
 	im.Features = d.Features
 	for _, b := range d.Brokers {
 		im.Brokers[b.ID] = b

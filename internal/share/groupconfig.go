@@ -148,3 +148,25 @@ func (m *Manager) GroupConfig(group string) Config {
 	defer m.mu.Unlock()
 	return *m.effectiveLocked(group)
 }
+
+// ReplaceGroupConfigs installs every group's configs at once, without
+// persisting them: on a cluster node they come from the metadata image.
+// Share partitions take their group's new configuration at once.
+func (m *Manager) ReplaceGroupConfigs(all map[string]map[string]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.groupCfgs = all
+	for k, p := range m.parts {
+		eff := m.effectiveLocked(k.Group)
+		p.mu.Lock()
+		p.cfg = eff
+		p.mu.Unlock()
+	}
+}
+
+// AllGroupConfigs returns every group's configs (not to be modified).
+func (m *Manager) AllGroupConfigs() map[string]map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.groupCfgs
+}
