@@ -296,6 +296,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
+		MinInsyncReplicas: minISRDefault(b.cfg), // elr.go
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).

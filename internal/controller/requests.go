@@ -452,6 +452,9 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		// A live in-sync replica first (a clean election), else any live
 		// replica.
 		np.Leader = electFrom(im, p.Replicas, p.ISR)
+		if np.Leader == metadata.NoLeader && len(p.ISR) == 0 {
+			np.Leader = electFrom(im, p.Replicas, p.ELR) // KIP-966: an eligible leader replica is clean
+		}
 		if np.Leader == metadata.NoLeader {
 			for _, r := range p.Replicas {
 				if im.IsLive(r) {
@@ -465,6 +468,8 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		}
 		if slices.Contains(p.ISR, np.Leader) {
 			np.ISR = slices.Clone(p.ISR)
+		} else if slices.Contains(p.ELR, np.Leader) {
+			np.ISR = []int32{np.Leader}
 		} else {
 			c.cfg.Logger.Warn("controller: UNCLEAN leader election: a replica outside the in-sync set leads; records acknowledged by the old in-sync set may be lost",
 				"topic", req.Topic, "partition", req.Partition, "leader", np.Leader, "isr", p.ISR)
