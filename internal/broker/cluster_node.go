@@ -193,8 +193,9 @@ type clusterNode struct {
 
 	creating atomic.Bool // an internal topic is being created
 
-	leases txnLeases // admissions granted to other brokers' transactional appends (cluster_txn.go)
-	fetch  fetchers  // replica fetchers by leader (replica_fetcher.go)
+	leases txnLeases    // admissions granted to other brokers' transactional appends (cluster_txn.go)
+	fetch  fetchers     // replica fetchers by leader (replica_fetcher.go)
+	ib     *interBroker // the inter-broker listener's client side (interbroker.go)
 
 	cancel       context.CancelFunc
 	hbCancel     context.CancelFunc // the registration and heartbeat loop's (run)
@@ -223,6 +224,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	upgrade, err := c.planUpgrade(fsys, dir) // cluster_upgrade.go
 	if err != nil {
 		return err
+	}
+	if cc.broker {
+		if c.ib, err = newInterBroker(b, []string{cc.peerListener}); err != nil {
+			return err
+		}
 	}
 	var serverTLS, clientTLS *tls.Config
 	switch cc.peerProtocol {
@@ -290,6 +296,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		Quorum: c.node, Store: c.store, Logger: c.logger.With("component", "controller"),
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
+		MinInsyncReplicas: minISRDefault(b.cfg), // elr.go
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).

@@ -133,6 +133,8 @@ func (b *Broker) parseConnLimits() (*connLimits, error) {
 	}
 	if v := strings.TrimSpace(raw["inter.broker.listener.name"]); v != "" {
 		l.interBroker = strings.ToLower(v)
+	} else if v := strings.TrimSpace(raw["security.inter.broker.protocol"]); v != "" {
+		l.interBroker = strings.ToLower(v) // the listener of that name (interbroker.go)
 	}
 	return l, nil
 }

@@ -5,8 +5,9 @@
 // left out. A cursor naming a topic that was not requested starts at the
 // next requested topic in name order.
 //
-// Every partition is led by this node at epoch 0 with ISR = replicas =
-// [this node]; eligible leader replicas and last known ELR are empty.
+// On a single node every partition is led by this node at epoch 0 with ISR =
+// replicas = [this node]; on a cluster the metadata says, with the eligible
+// leader replicas and last known ELR the controller keeps (KIP-966, elr.go).
 
 package broker
 
@@ -101,9 +102,8 @@ func (b *Broker) handleDescribeTopicPartitions(_ context.Context, r *wire.Reques
 				rp.ErrorCode = kerr.LeaderNotAvailable.Code
 			}
 			// Nullable in the schema, but the Java admin client dereferences
-			// them: send empty lists, as Kafka does.
-			rp.EligibleLeaderReplicas = []int32{}
-			rp.LastKnownELR = []int32{}
+			// them: empty lists, as Kafka sends (elr.go).
+			rp.EligibleLeaderReplicas, rp.LastKnownELR = b.partitionELR(name, p)
 			rp.OfflineReplicas = pi.Offline
 			rt.Partitions = append(rt.Partitions, rp)
 		}

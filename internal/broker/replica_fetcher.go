@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,26 +120,18 @@ func (c *clusterNode) updateFetchers(im *metadata.Image) {
 }
 
 // leaderAddr is broker id's address on the inter-broker listener
-// (inter.broker.listener.name, else this broker's first listener).
+// (interbroker.go).
 func (c *clusterNode) leaderAddr(im *metadata.Image, id int32) string {
-	reg, ok := im.Broker(id)
-	if !ok {
+	if c.ib == nil {
 		return ""
 	}
-	name := strings.ToUpper(strings.TrimSpace(c.b.cfg.Raw["inter.broker.listener.name"]))
-	if name == "" {
-		name = c.b.listenerName(nil)
-	}
-	ep, ok := reg.Endpoint(name)
-	if !ok {
-		return ""
-	}
-	return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
+	return c.ib.addr(im, id)
 }
 
 func (c *clusterNode) startFetcher(leader int32, addr string) (*leaderFetcher, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("sluice-replica-fetcher-"+strconv.Itoa(int(c.cfg.nodeID))),
-		kgo.RequestTimeoutOverhead(5*time.Second))
+	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("sluice-replica-fetcher-" + strconv.Itoa(int(c.cfg.nodeID))),
+		kgo.RequestTimeoutOverhead(5 * time.Second)}, c.ib.opts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

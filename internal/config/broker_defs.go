@@ -59,10 +59,12 @@ var brokerDefs = []Def{
 	bdef("broker.heartbeat.interval.ms", Int, ptr("2000"), vAtLeast(Int, 10), "",
 		`How often a broker heartbeats to the active controller.`),
 	bdef("inter.broker.listener.name", String, nil, rule{}, "",
-		`Listener followers fetch from their leaders on (default: the first listener). It must be a PLAINTEXT listener for now: `+
-			`replica fetchers do not authenticate yet.`),
-	bdef("security.inter.broker.protocol", String, ptr("PLAINTEXT"), vIn("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), effectSingleNode,
-		`Security protocol used between brokers.`),
+		`Listener followers fetch from their leaders on (default: the listener named by security.inter.broker.protocol when that is set, `+
+			`else the first listener), secured as that listener is: TLS with this broker's key and trust stores for it, SASL with `+
+			`sasl.mechanism.inter.broker.protocol and the username/password of its JAAS login module. See docs/security.md.`),
+	bdef("security.inter.broker.protocol", String, ptr("PLAINTEXT"), vIn("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), "",
+		`Security protocol used between brokers: when set, the inter-broker listener is the listener of that name. `+
+			`Set this or inter.broker.listener.name, not both.`),
 	bdef("listener.security.protocol.map", String,
 		ptr("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), vProtocolMap(), "",
 		`Map of listener names to security protocols (NAME:PROTOCOL, comma-separated). Every listener named in `+
@@ -113,7 +115,7 @@ var brokerDefs = []Def{
 	bdef("request.timeout.ms", Int, ptr("30000"), vAtLeast(Int, 0), effectAccepted, `Timeout of inter-broker requests.`),
 	bdef("fetch.max.bytes", Int, ptr("57671680"), vAtLeast(Int, 1024), "", `Broker-side cap on the bytes returned by one fetch.`),
 	bdef("max.incremental.fetch.session.cache.slots", Int, ptr("1000"), vAtLeast(Int, 0), "", `Incremental fetch sessions (KIP-227) the broker keeps; the least recently used is evicted past this.`),
-	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster; with replica.selector.class, consumers in this rack (client.rack) fetch from this broker's replicas.`),
+	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster; new partitions' replicas are spread over racks; with replica.selector.class, consumers in this rack (client.rack) fetch from this broker's replicas.`),
 	bdef("replica.high.watermark.checkpoint.interval.ms", Long, ptr("5000"), vAtLeast(Long, 1), "",
 		`How often a cluster node writes its replicated partitions' high watermarks to replication-offset-checkpoint in the data directory (also at shutdown); a restarted node starts from them.`),
 	dynamic(bdef("leader.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectStaticOnly,

@@ -67,8 +67,8 @@ var securityDefs = []Def{
 			`RULE:pattern/replacement/[L|U] (the pattern must match the whole subject; the replacement may use $1, $2, ...; `+
 			`L or U lower- or upper-cases the result). The first rule that applies wins; a client no rule applies to is refused. `+
 			`Patterns are Go (RE2) regular expressions: no back-references or look-arounds.`),
-	bdef("ssl.endpoint.identification.algorithm", String, ptr("https"), rule{}, effectSingleNode,
-		`Host name verification of the broker certificate by inter-broker clients.`),
+	bdef("ssl.endpoint.identification.algorithm", String, ptr("https"), rule{}, "",
+		`Host name verification of the leader's certificate by replica fetchers on a TLS inter-broker listener: https, or empty to check the chain only.`),
 	bdef("ssl.keymanager.algorithm", String, ptr("SunX509"), rule{}, effectJava, `Key manager factory algorithm.`),
 	bdef("ssl.trustmanager.algorithm", String, ptr("PKIX"), rule{}, effectJava, `Trust manager factory algorithm.`),
 	bdef("ssl.secure.random.implementation", String, nil, rule{}, effectJava, `SecureRandom implementation.`),
@@ -88,7 +88,9 @@ var securityDefs = []Def{
 			`configured here but with AlterUserScramCredentials (kafka-configs --entity-type users).`)),
 	bdef("sasl.server.max.receive.size", Int, ptr("524288"), vAtLeast(Int, 1), "",
 		`Largest request frame accepted on a SASL listener before authentication completes.`),
-	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, effectSingleNode, `SASL mechanism between brokers.`),
+	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, "",
+		`SASL mechanism followers use on a SASL inter-broker listener: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI, the default, `+
+			`is refused at start-up when the inter-broker listener uses SASL).`),
 	bdef("sasl.server.callback.handler.class", Class, nil, rule{}, "",
 		`SASL server callback handler, given per listener and mechanism as Kafka requires `+
 			`(listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class; an unprefixed value is ignored, as in Kafka). For OAUTHBEARER: `+

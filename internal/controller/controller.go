@@ -90,6 +90,9 @@ type Config struct {
 	// node's server.properties (topic configs and dynamic broker configs
 	// override it; unclean.go).
 	UncleanLeaderElection bool
+	// MinInsyncReplicas is min.insync.replicas of this node's
+	// server.properties, for eligible leader replicas (elr.go).
+	MinInsyncReplicas int
 }
 
 // Controller is one node's controller.
@@ -174,6 +177,7 @@ func (c *Controller) step(ctx context.Context) {
 	c.fenceExpired(ctx)
 	c.rebalance(ctx)
 	c.completeReassignments(ctx)
+	c.elrElections(ctx) // elr.go
 	c.uncleanElections(ctx)
 }
 
@@ -257,6 +261,7 @@ func (c *Controller) begin() (*metadata.Image, error) {
 func (c *Controller) commit(ctx context.Context, recs ...metadata.Record) (uint64, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	recs = c.withELR(recs) // elr.go
 	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
 		var nl *quorum.NotLeaderError
 		if errors.As(err, &nl) || errors.Is(err, quorum.ErrStopped) {

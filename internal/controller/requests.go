@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -161,9 +160,8 @@ func (c *Controller) CreateTopic(ctx context.Context, req CreateTopicRequest) (T
 }
 
 // place assigns count new partitions over the live brokers: replica lists
-// given explicitly are checked, otherwise leaders go round the live brokers
-// (starting at an offset that moves with every topic) and the other
-// replicas follow the leader, as Kafka's rack-unaware assignment does.
+// given explicitly are checked, otherwise placeReplicas (placement.go)
+// chooses them, over racks when brokers have broker.rack.
 func (c *Controller) place(im *metadata.Image, count int32, rf int16, explicit [][]int32, start int) ([]metadata.Partition, error) {
 	live := im.LiveBrokers()
 	if len(explicit) > 0 {
@@ -205,18 +203,8 @@ func (c *Controller) place(im *metadata.Image, count int32, rf int16, explicit [
 	if int(rf) > c.cfg.MaxReplicationFactor || int(rf) > len(live) {
 		return nil, c.rfError(int(rf), len(live))
 	}
-	ids := make([]int32, len(live))
-	for i, b := range live {
-		ids[i] = b.ID
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	n := len(ids)
 	parts := make([]metadata.Partition, count)
-	for p := 0; p < int(count); p++ {
-		reps := make([]int32, rf)
-		for r := 0; r < int(rf); r++ {
-			reps[r] = ids[(start+p+r)%n]
-		}
+	for p, reps := range placeReplicas(live, count, rf, start) { // placement.go
 		parts[p] = metadata.Partition{Replicas: reps, ISR: slices.Clone(reps), Leader: reps[0]}
 	}
 	return parts, nil
@@ -464,6 +452,9 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		// A live in-sync replica first (a clean election), else any live
 		// replica.
 		np.Leader = electFrom(im, p.Replicas, p.ISR)
+		if np.Leader == metadata.NoLeader && len(p.ISR) == 0 {
+			np.Leader = electFrom(im, p.Replicas, p.ELR) // KIP-966: an eligible leader replica is clean
+		}
 		if np.Leader == metadata.NoLeader {
 			for _, r := range p.Replicas {
 				if im.IsLive(r) {
@@ -477,6 +468,8 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		}
 		if slices.Contains(p.ISR, np.Leader) {
 			np.ISR = slices.Clone(p.ISR)
+		} else if slices.Contains(p.ELR, np.Leader) {
+			np.ISR = []int32{np.Leader}
 		} else {
 			c.cfg.Logger.Warn("controller: UNCLEAN leader election: a replica outside the in-sync set leads; records acknowledged by the old in-sync set may be lost",
 				"topic", req.Topic, "partition", req.Partition, "leader", np.Leader, "isr", p.ISR)

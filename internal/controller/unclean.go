@@ -49,6 +49,9 @@ func uncleanLeader(im *metadata.Image, p metadata.Partition) (metadata.Partition
 			return p, false // a clean election is possible (and is the fencing path's)
 		}
 	}
+	if len(p.ISR) == 0 && slices.ContainsFunc(p.ELR, im.IsLive) {
+		return p, false // an eligible leader replica is elected (elr.go)
+	}
 	for _, r := range p.Replicas {
 		if im.IsLive(r) && !slices.Contains(p.AddingReplicas, r) {
 			np := p

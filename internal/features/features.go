@@ -26,6 +26,9 @@ const (
 	GroupVersion       = "group.version"
 	ShareVersion       = "share.version"
 	StreamsVersion     = "streams.version"
+	// EligibleLeaderReplicasVersion 1 turns on KIP-966's eligible leader
+	// replicas on a cluster (internal/controller/elr.go).
+	EligibleLeaderReplicasVersion = "eligible.leader.replicas.version"
 )
 
 // Feature is one supported feature: its version range and the level a new
@@ -56,6 +59,10 @@ var Supported = []Feature{
 	{Name: GroupVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 	{Name: ShareVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
 	{Name: StreamsVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
+	// Off by default (Kafka 4.1+ turns it on for new clusters): the
+	// leader does not yet hold its high watermark back while the in-sync
+	// set is below min.insync.replicas (docs/cluster.md).
+	{Name: EligibleLeaderReplicasVersion, Min: 0, Max: 1, Default: 0, Downgradable: true},
 }
 
 // Lookup returns the supported feature named name.

@@ -70,6 +70,10 @@ type Partition struct {
 	// target followed by the replicas being removed.
 	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// ELR and LastKnownELR are the eligible leader replicas of KIP-966
+	// (eligible.leader.replicas.version 1; internal/controller/elr.go).
+	ELR          []int32 `json:"elr,omitempty"`
+	LastKnownELR []int32 `json:"last_known_elr,omitempty"`
 }
 
 func (p Partition) clone() Partition {
@@ -77,6 +81,8 @@ func (p Partition) clone() Partition {
 	p.ISR = slices.Clone(p.ISR)
 	p.AddingReplicas = slices.Clone(p.AddingReplicas)
 	p.RemovingReplicas = slices.Clone(p.RemovingReplicas)
+	p.ELR = slices.Clone(p.ELR)
+	p.LastKnownELR = slices.Clone(p.LastKnownELR)
 	return p
 }
 
