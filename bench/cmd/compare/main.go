@@ -57,6 +57,7 @@ type options struct {
 	syncBetween  bool
 	kafkaVersion string
 	resultsName  string
+	replicated   bool // three-node clusters, RF 3 (replicated.go)
 
 	root, cacheDir, workDir, tmpDir, resultsDir string
 	running                                     map[string]*target
@@ -83,6 +84,7 @@ func main() {
 	flag.BoolVar(&o.syncBetween, "sync", true, "sync(2) between runs so every run starts without dirty pages from the last")
 	flag.StringVar(&o.resultsName, "name", "latest", "base name of the result files in bench/results/ (NAME.json, NAME.md, NAME.svg)")
 	flag.StringVar(&o.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version (Maven Central org.apache.kafka:kafka_2.13)")
+	flag.BoolVar(&o.replicated, "replicated", false, "three-node Sluice and three-node Kafka, one after the other: RF 3, min.insync.replicas=2 (writes bench/results/replicated.*; see bench/README.md)")
 	fromJSON := flag.String("from-json", "", "run nothing: re-render latest.md, the SVG (and, with --doc yes, docs/) from this result file")
 	flag.Parse()
 
@@ -127,6 +129,16 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.replicated {
+		if o.resultsName == "latest" {
+			o.resultsName = "replicated"
+		}
+		if err := runReplicated(ctx, o); err != nil {
+			logf("error: %v", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		logf("error: %v", err)
 		os.Exit(1)
@@ -359,6 +371,12 @@ func slug(s string) string {
 }
 
 func createTopic(ctx context.Context, addr, topic string, partitions int, configs map[string]*string) error {
+	return createTopicRF(ctx, addr, topic, partitions, 1, configs)
+}
+
+// createTopicRF creates topic with the given replication factor and waits
+// until every partition has a leader.
+func createTopicRF(ctx context.Context, addr, topic string, partitions, rf int, configs map[string]*string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		return err
@@ -367,7 +385,7 @@ func createTopic(ctx context.Context, addr, topic string, partitions int, config
 	adm := kadm.NewClient(cl)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := adm.CreateTopic(cctx, int32(partitions), 1, configs, topic)
+	r, err := adm.CreateTopic(cctx, int32(partitions), int16(rf), configs, topic)
 	if err == nil {
 		err = r.Err
 	}

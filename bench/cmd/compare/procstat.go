@@ -38,6 +38,30 @@ func cpuSeconds(pid int) (float64, error) {
 	return float64(u+st) / clockTicks, nil
 }
 
+// cpuTimes returns a process's user and system CPU seconds apart (all
+// threads), from the same fields as cpuSeconds.
+func cpuTimes(pid int) (user, sys float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("bad cpu times in /proc/%d/stat", pid)
+	}
+	return float64(u) / clockTicks, float64(st) / clockTicks, nil
+}
+
 // memStatus returns VmRSS and VmHWM (peak RSS) in bytes from
 // /proc/<pid>/status.
 func memStatus(pid int) (rss, hwm int64, err error) {

@@ -4,6 +4,7 @@
 // so this wraps the same embeddable broker.Server:
 //
 //	sluice-profiled --listen 127.0.0.1:PORT --data-dir DIR --pprof-listen 127.0.0.1:PORT2 [--config FILE]
+//	sluice-profiled --config node-1.properties --pprof-listen 127.0.0.1:0   # a cluster node
 //
 // It owns only this process: it configures nothing the real binary does not
 // (same defaults, same server.properties names) and must not be used outside
@@ -29,8 +30,8 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:9092", "host:port for Kafka clients")
-	dataDir := flag.String("data-dir", "data", "data directory")
+	listen := flag.String("listen", "", "host:port for Kafka clients (default: listeners from --config, else 127.0.0.1:9092)")
+	dataDir := flag.String("data-dir", "", "data directory (default: log.dirs from --config, else data)")
 	configFile := flag.String("config", "", "server.properties-style file")
 	pprofListen := flag.String("pprof-listen", "127.0.0.1:0", "host:port for /debug/pprof/")
 	flag.Parse()
@@ -51,6 +52,17 @@ func run(listen, dataDir, configFile, pprofListen string, logger *slog.Logger) e
 		}
 		if cfg, err = config.NewBroker(props); err != nil {
 			return err
+		}
+	}
+	// As cmd/sluice: the file's listeners and log.dirs apply unless a flag
+	// gives them (a replicated run starts nodes from server.properties).
+	if listen == "" && configFile == "" {
+		listen = "127.0.0.1:9092"
+	}
+	if dataDir == "" {
+		dataDir = "data"
+		if len(cfg.LogDirs) == 1 {
+			dataDir = cfg.LogDirs[0]
 		}
 	}
 	// Block and mutex profiles are off by default; sample them lightly.
