@@ -327,7 +327,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
-	c.registerSecurityHandlers() // cluster_security.go
+	c.registerSecurityHandlers()     // cluster_security.go
+	c.registerBrokerConfigHandlers() // dynamic_configs.go
 	c.registerReplicationHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)

@@ -1,0 +1,202 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// nodeRequest sends req to one node (kgo would route a broker resource by
+// its name, and "" nowhere).
+func nodeRequest(t testing.TB, cl *kgo.Client, node int32, req kmsg.Request) kmsg.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	resp, err := cl.Broker(int(node)).Request(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
+	}
+	return resp
+}
+
+// alterBroker sends IncrementalAlterConfigs for one broker resource ("" is
+// the cluster-wide default) to node 1.
+func alterBroker(tb *testBroker, name string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) kmsg.IncrementalAlterConfigsResponseResource {
+	tb.t.Helper()
+	return alterBrokerOn(tb.t, tb.client(), 1, name, ops...)
+}
+
+func alterBrokerOn(t testing.TB, cl *kgo.Client, node int32, name string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) kmsg.IncrementalAlterConfigsResponseResource {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName, r.Configs = kmsg.ConfigResourceTypeBroker, name, ops
+	req.Resources = append(req.Resources, r)
+	return nodeRequest(t, cl, node, req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+}
+
+func setOp(name, value string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op, c.Value = name, kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(value)
+	return c
+}
+
+func deleteOp(name string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Op = name, kmsg.IncrementalAlterConfigOpDelete
+	return c
+}
+
+// describeBroker returns the named configs of a broker resource, with
+// synonyms.
+func describeBroker(tb *testBroker, name string, configs ...string) map[string]kmsg.DescribeConfigsResponseResourceConfig {
+	tb.t.Helper()
+	return describeBrokerOn(tb.t, tb.client(), 1, name, configs...)
+}
+
+func describeBrokerOn(t testing.TB, cl *kgo.Client, node int32, name string, configs ...string) map[string]kmsg.DescribeConfigsResponseResourceConfig {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName, res.ConfigNames = kmsg.ConfigResourceTypeBroker, name, configs
+	req.Resources = append(req.Resources, res)
+	resp := nodeRequest(t, cl, node, req).(*kmsg.DescribeConfigsResponse)
+	if r := resp.Resources[0]; r.ErrorCode != 0 {
+		t.Fatalf("describe broker %q: error %d %v", name, r.ErrorCode, r.ErrorMessage)
+	}
+	out := map[string]kmsg.DescribeConfigsResponseResourceConfig{}
+	for _, c := range resp.Resources[0].Configs {
+		out[c.Name] = c
+	}
+	return out
+}
+
+func errCode(t *testing.T, what string, r kmsg.IncrementalAlterConfigsResponseResource, want int16) {
+	t.Helper()
+	if r.ErrorCode != want {
+		t.Fatalf("%s: error %d %v, want %d", what, r.ErrorCode, r.ErrorMessage, want)
+	}
+}
+
+// Dynamic broker configs on a single node: validation as Kafka's, the
+// precedence per-broker > cluster default > static > default with the
+// sources DescribeConfigs reports, live application to the partition logs
+// and the replication throttles, and durability across a restart.
+func TestDynamicBrokerConfigsSingleNode(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"log.retention.ms": "3600000"}})
+	c := ctx(t)
+	adm := tb.admin()
+	if _, err := adm.CreateTopic(c, 1, 1, nil, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(c, 1, 1, map[string]*string{"retention.ms": kmsg.StringPtr("5000")}, "own"); err != nil {
+		t.Fatal(err)
+	}
+	logOf := func(topic string) int64 { return tb.broker().logs.Get(topic, 0).Config().RetentionMs }
+
+	// Refusals.
+	errCode(t, "unknown name", alterBroker(tb, "1", setOp("no.such.config", "1")), kerr.InvalidConfig.Code)
+	r := alterBroker(tb, "1", setOp("log.dirs", "/x"))
+	errCode(t, "static config", r, kerr.InvalidRequest.Code)
+	if r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "Cannot update these configs dynamically: [log.dirs]") {
+		t.Fatalf("static config message: %v", r.ErrorMessage)
+	}
+	errCode(t, "bad value", alterBroker(tb, "", setOp("log.retention.ms", "abc")), kerr.InvalidConfig.Code)
+	errCode(t, "other broker", alterBroker(tb, "2", setOp("log.retention.ms", "1")), kerr.InvalidRequest.Code)
+	errCode(t, "delete of an unset config", alterBroker(tb, "1", deleteOp("leader.replication.throttled.rate")), 0)
+
+	// Cluster default beats static; per-broker beats the default.
+	errCode(t, "default", alterBroker(tb, "", setOp("log.retention.ms", "7000")), 0)
+	if got := logOf("plain"); got != 7000 {
+		t.Fatalf("plain retention after the cluster default: %d", got)
+	}
+	if got := logOf("own"); got != 5000 {
+		t.Fatalf("topic override lost to a broker default: %d", got)
+	}
+	lr := describeBroker(tb, "1", "log.retention.ms")["log.retention.ms"]
+	if lr.Value == nil || *lr.Value != "7000" || lr.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig ||
+		len(lr.ConfigSynonyms) < 2 || lr.ConfigSynonyms[1].Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Fatalf("log.retention.ms with a default: %+v", lr)
+	}
+	errCode(t, "per broker", alterBroker(tb, "1", setOp("log.retention.ms", "8000"),
+		setOp("leader.replication.throttled.rate", "1000")), 0)
+	if got := logOf("plain"); got != 8000 {
+		t.Fatalf("plain retention after the broker's own config: %d", got)
+	}
+	lr = describeBroker(tb, "1", "log.retention.ms")["log.retention.ms"]
+	if lr.Source != kmsg.ConfigSourceDynamicBrokerConfig || len(lr.ConfigSynonyms) != 4 {
+		t.Fatalf("log.retention.ms per broker: %+v", lr)
+	}
+	srcs := []kmsg.ConfigSource{kmsg.ConfigSourceDynamicBrokerConfig, kmsg.ConfigSourceDynamicDefaultBrokerConfig,
+		kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigSourceDefaultConfig}
+	for i, s := range lr.ConfigSynonyms {
+		if s.Source != srcs[i] {
+			t.Fatalf("synonym %d of log.retention.ms: %+v", i, s)
+		}
+	}
+	tr, _ := adm.DescribeTopicConfigs(c, "plain")
+	if rt := findConfig(t, tr, "plain", "retention.ms"); rt.Value == nil || *rt.Value != "8000" || rt.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Fatalf("topic retention.ms: %+v", rt)
+	}
+	if q := tb.broker().replThrottles().leader; q == nil || q.rate != 1000 {
+		t.Fatalf("leader throttle not applied: %+v", q)
+	}
+	def := describeBroker(tb, "")
+	if len(def) != 1 || def["log.retention.ms"].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("describe of the cluster default: %+v", def)
+	}
+
+	// validate_only changes nothing.
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.ValidateOnly = true
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	res.Configs = append(res.Configs, setOp("log.retention.ms", "9000"))
+	req.Resources = append(req.Resources, res)
+	if r := nodeRequest(t, tb.client(), 1, req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; r.ErrorCode != 0 || logOf("plain") != 8000 {
+		t.Fatalf("validate only: %+v, retention %d", r, logOf("plain"))
+	}
+
+	// Durable across a restart.
+	tb.restart()
+	if got := logOf("plain"); got != 8000 {
+		t.Fatalf("retention after restart: %d", got)
+	}
+	if q := tb.broker().replThrottles().leader; q == nil || q.rate != 1000 {
+		t.Fatalf("leader throttle after restart: %+v", q)
+	}
+
+	// AlterConfigs replaces the broker's whole set; deleting returns to
+	// the cluster default, then to the static value.
+	adm = tb.admin()
+	brs, err := adm.AlterBrokerConfigsState(ctx(t), []kadm.AlterConfig{{Name: "log.retention.ms", Value: kmsg.StringPtr("9000")}}, 1)
+	if err != nil || brs[0].Err != nil || logOf("plain") != 9000 || tb.broker().replThrottles().leader != nil {
+		t.Fatalf("AlterConfigs: %v %+v retention %d", err, brs, logOf("plain"))
+	}
+	errCode(t, "delete per broker", alterBroker(tb, "1", deleteOp("log.retention.ms")), 0)
+	if got := logOf("plain"); got != 7000 {
+		t.Fatalf("retention after deleting the broker's own: %d", got)
+	}
+	errCode(t, "delete default", alterBroker(tb, "", deleteOp("log.retention.ms")), 0)
+	if got := logOf("plain"); got != 3600000 {
+		t.Fatalf("retention after deleting the default: %d", got)
+	}
+	if def := describeBroker(tb, ""); len(def) != 0 {
+		t.Fatalf("cluster default after delete: %+v", def)
+	}
+	tb.restart()
+	if got := logOf("plain"); got != 3600000 {
+		t.Fatalf("retention after the last restart: %d", got)
+	}
+	if brs, err := tb.admin().AlterBrokerConfigs(ctx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "node.id", Value: kmsg.StringPtr("3")}}, 1); err != nil || !errors.Is(brs[0].Err, kerr.InvalidRequest) {
+		t.Fatalf("node.id: %v %+v", err, brs)
+	}
+}
