@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +200,74 @@ func TestDynamicBrokerConfigsSingleNode(t *testing.T) {
 	if brs, err := tb.admin().AlterBrokerConfigs(ctx(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "node.id", Value: kmsg.StringPtr("3")}}, 1); err != nil || !errors.Is(brs[0].Err, kerr.InvalidRequest) {
 		t.Fatalf("node.id: %v %+v", err, brs)
 	}
+}
+
+// rawAlterBroker sends IncrementalAlterConfigs (v1) for one broker
+// resource to addr.
+func rawAlterBroker(t *testing.T, addr, name string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) kmsg.IncrementalAlterConfigsResponseResource {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Version = 1
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName, r.Configs = kmsg.ConfigResourceTypeBroker, name, ops
+	req.Resources = append(req.Resources, r)
+	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+	resp.Version = 1
+	rawRequest(t, addr, req, resp)
+	return resp.Resources[0]
+}
+
+// On a cluster, dynamic broker configs are metadata records: the
+// cluster-wide default set through one node applies on every node, a
+// broker's own config only on that broker, and both survive a node's
+// restart (read back from the metadata log).
+func TestClusterDynamicBrokerConfigs(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	if _, err := adm.CreateTopic(ctx, 3, 3, nil, "dyn"); err != nil {
+		t.Fatal(err)
+	}
+	retention := func(i int) int64 {
+		l := tc.nodes[i].broker().logs.Get("dyn", 0)
+		if l == nil {
+			return 0
+		}
+		return l.Config().RetentionMs
+	}
+	pollUntil(t, "every node to have the partition", func() bool {
+		return retention(0) != 0 && retention(1) != 0 && retention(2) != 0
+	})
+
+	errCode(t, "cluster default through node 2", rawAlterBroker(t, tc.nodes[1].addr, "", setOp("log.retention.ms", "7000")), 0)
+	for i := range 3 {
+		pollUntil(t, fmt.Sprintf("node %d to apply the default", i+1), func() bool { return retention(i) == 7000 })
+	}
+	errCode(t, "node 3's own throttle", rawAlterBroker(t, tc.nodes[2].addr, "3",
+		setOp("follower.replication.throttled.rate", "5000"), setOp("log.retention.ms", "9000")), 0)
+	pollUntil(t, "node 3 to apply its own configs", func() bool {
+		q := tc.nodes[2].broker().replThrottles().follower
+		return q != nil && q.rate == 5000 && retention(2) == 9000
+	})
+	if q := tc.nodes[0].broker().replThrottles().follower; q != nil || retention(0) != 7000 {
+		t.Fatalf("node 1 took node 3's configs: throttle %+v retention %d", q, retention(0))
+	}
+	errCode(t, "another broker's id", rawAlterBroker(t, tc.nodes[0].addr, "3", setOp("log.retention.ms", "1")), kerr.InvalidRequest.Code)
+	errCode(t, "static config", rawAlterBroker(t, tc.nodes[0].addr, "", setOp("node.id", "4")), kerr.InvalidRequest.Code)
+
+	cl := tc.nodes[0].client()
+	lr := describeBrokerOn(t, cl, 1, "1", "log.retention.ms")["log.retention.ms"]
+	if lr.Value == nil || *lr.Value != "7000" || lr.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("node 1 log.retention.ms: %+v", lr)
+	}
+
+	tc.nodes[2].restart()
+	pollUntil(t, "node 3 to re-apply its configs after a restart", func() bool {
+		q := tc.nodes[2].broker().replThrottles().follower
+		return q != nil && q.rate == 5000 && retention(2) == 9000
+	})
+	errCode(t, "remove the default", rawAlterBroker(t, tc.nodes[0].addr, "", deleteOp("log.retention.ms")), 0)
+	pollUntil(t, "node 2 back to the default retention", func() bool { return retention(1) == 604800000 })
 }
