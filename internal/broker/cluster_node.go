@@ -357,6 +357,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	go func() { defer c.wg.Done(); c.addrLoop(ctx) }()
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.importScramFile(ctx, fsys) }() // cluster_scram.go
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
 	if cc.broker {

@@ -54,6 +54,9 @@ type dynConfigs struct {
 	eff atomic.Pointer[config.Broker]
 	// entities are the dynamic sets by entity (this node's id and "").
 	entities map[string]map[string]string
+	// scramPub is what publishScram last fed the credential store
+	// (cluster_scram.go; publish goroutine only).
+	scramPub scramPublished
 }
 
 // conf is the broker's effective configuration: server.properties with the
@@ -137,10 +140,11 @@ func (b *Broker) relogAll() {
 	}
 }
 
-// publishBrokerConfigs applies the image's dynamic configs. Runs on the
-// publish goroutine, before the topics (whose logs then get configs
-// resolved with them).
+// publishBrokerConfigs applies the image's dynamic configs and SCRAM
+// credentials (cluster_scram.go). Runs on the publish goroutine, before the
+// topics (whose logs then get configs resolved with them).
 func (b *Broker) publishBrokerConfigs(im *metadata.Image) {
+	b.publishScram(im, &b.dyn.scramPub)
 	b.dyn.mu.Lock()
 	defer b.dyn.mu.Unlock()
 	if err := b.applyDynamicLocked(im.BrokerConfigs, false); err != nil {
@@ -241,4 +245,5 @@ func resolveLogConfig(cfg *config.Broker, overrides map[string]string) error {
 // config method on the peer listener.
 func (c *clusterNode) registerBrokerConfigHandlers() {
 	handle(c.srv, "broker-configs", c.ctrl.SetBrokerConfigs)
+	handle(c.srv, "alter-scram", c.ctrl.AlterScram) // cluster_scram.go
 }
