@@ -2,12 +2,15 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -46,6 +49,14 @@ func TestClusterScramCredentialsInMetadata(t *testing.T) {
 	if string(c1.StoredKey) != string(c3.StoredKey) || c3.Iterations != 4096 {
 		t.Fatalf("node 3's credential differs: %+v vs %+v", c3, c1)
 	}
+	// Node 3 authenticates alice (the SASL/SCRAM exchange its listeners run
+	// against its credential store); a wrong password fails.
+	if err := scramLogin(tc.nodes[2].broker(), "alice", "alice-secret"); err != nil {
+		t.Fatalf("alice on node 3: %v", err)
+	}
+	if err := scramLogin(tc.nodes[2].broker(), "alice", "wrong"); err == nil {
+		t.Fatal("node 3 accepted a wrong password")
+	}
 	d, err := nodeAdmin(t, n3).DescribeUserSCRAMs(ctx, "bob")
 	if err != nil || d["bob"].Err != nil || len(d["bob"].CredInfos) != 1 || d["bob"].CredInfos[0].Iterations != 8192 {
 		t.Fatalf("describe through node 3: %v %+v", err, d)
@@ -82,7 +93,39 @@ func TestClusterScramCredentialsInMetadata(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, security.ScramCredentialsFile+".imported"))
 		return err == nil
 	})
-	if !known(2, "alice", security.ScramSHA256) {
-		t.Fatal("node 3 lost alice across its restart")
+	if err := scramLogin(tc.nodes[2].broker(), "alice", "alice-secret"); err != nil {
+		t.Fatalf("alice on node 3 after its restart: %v", err)
 	}
+	if err := scramLogin(tc.nodes[1].broker(), "carol", "carol-secret"); err != nil {
+		t.Fatalf("carol (imported from node 3's file) on node 2: %v", err)
+	}
+}
+
+// scramLogin runs a SCRAM-SHA-256 exchange of a client with user and
+// password against b's credential store, as b's SASL listeners do.
+func scramLogin(b *Broker, user, password string) error {
+	sc := &security.SASLConfig{Mechanisms: []string{security.MechScramSHA256}}
+	s, _ := sc.NewSession(security.MechScramSHA256, b.scram)
+	cs, msg, err := scram.Auth{User: user, Pass: password}.AsSha256Mechanism().Authenticate(context.Background(), "node")
+	if err != nil {
+		return err
+	}
+	for range 4 {
+		reply, done, err := s.Step(msg)
+		if err != nil {
+			return err
+		}
+		cdone, next, err := cs.Challenge(reply)
+		if err != nil {
+			return fmt.Errorf("client rejected the server: %w", err)
+		}
+		if done {
+			if !cdone {
+				return errors.New("server done before the client")
+			}
+			return nil
+		}
+		msg = next
+	}
+	return errors.New("exchange did not finish")
 }
