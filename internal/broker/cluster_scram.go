@@ -29,6 +29,8 @@ import (
 // release, which kept credentials per node) imports it once: the
 // credentials the metadata does not have yet (user and mechanism) are
 // committed, then the file is renamed to scram-credentials.json.imported.
+// A single node upgraded in place commits them with its topics, before it
+// serves (importSingleNode).
 
 // storeScram makes credential changes durable: through the controller on
 // a cluster node, in the credential file on a single node.
@@ -83,6 +85,21 @@ func (b *Broker) publishScram(im *metadata.Image, last *scramPublished) {
 	last.done, last.m = true, p
 }
 
+// scramImportRecords are the records adding the credentials of users (a
+// credential file's) that im does not have yet, by user and mechanism.
+func scramImportRecords(im *metadata.Image, users map[string]map[string]security.ScramCredential) []metadata.Record {
+	var recs []metadata.Record
+	for _, u := range slices.Sorted(maps.Keys(users)) {
+		for _, mech := range slices.Sorted(maps.Keys(users[u])) {
+			if _, ok := im.Scram[u][mech]; !ok {
+				recs = append(recs, metadata.Record{Type: metadata.SetScramCredential, User: u, Mechanism: mech,
+					Scram: toMetadataScram(users[u][mech])})
+			}
+		}
+	}
+	return recs
+}
+
 // importScramFile imports the node's credential file once (see above),
 // retrying until it is done or ctx ends.
 func (c *clusterNode) importScramFile(ctx context.Context, fsys vfs.FS) {
@@ -98,14 +115,9 @@ func (c *clusterNode) importScramFile(ctx context.Context, fsys vfs.FS) {
 		return
 	}
 	for {
-		im := c.store.Image()
 		var req controller.AlterScramRequest
-		for _, u := range slices.Sorted(maps.Keys(users)) {
-			for _, mech := range slices.Sorted(maps.Keys(users[u])) {
-				if _, ok := im.Scram[u][mech]; !ok {
-					req.Changes = append(req.Changes, controller.ScramChange{User: u, Mechanism: mech, Credential: toMetadataScram(users[u][mech])})
-				}
-			}
+		for _, r := range scramImportRecords(c.store.Image(), users) {
+			req.Changes = append(req.Changes, controller.ScramChange{User: r.User, Mechanism: r.Mechanism, Credential: r.Scram})
 		}
 		if len(req.Changes) == 0 {
 			if err := fsys.Rename(path, path+".imported"); err != nil {
