@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -57,6 +59,9 @@ type dynConfigs struct {
 	// scramPub is what publishScram last fed the credential store
 	// (cluster_scram.go; publish goroutine only).
 	scramPub scramPublished
+	// conns are the listeners' connection limits (connection_limits.go;
+	// nil until the listeners are set up).
+	conns atomic.Pointer[connLimits]
 }
 
 // conf is the broker's effective configuration: server.properties with the
@@ -115,6 +120,9 @@ func (b *Broker) applyDynamicLocked(entities map[string]map[string]string, relog
 	b.dyn.entities = map[string]map[string]string{self: maps.Clone(entities[self]), "": maps.Clone(entities[""])}
 	b.dyn.eff.Store(eff)
 	b.replQuotas.reset()
+	if l := b.dyn.conns.Load(); l != nil {
+		l.setLimits(intConfig(eff, "max.connections"), intConfig(eff, "max.connections.per.ip"))
+	}
 	b.logger.Info("dynamic broker configs applied", "broker", entities[self], "cluster_default", entities[""])
 	if relog {
 		b.relogAll()
@@ -246,4 +254,14 @@ func resolveLogConfig(cfg *config.Broker, overrides map[string]string) error {
 func (c *clusterNode) registerBrokerConfigHandlers() {
 	handle(c.srv, "broker-configs", c.ctrl.SetBrokerConfigs)
 	handle(c.srv, "alter-scram", c.ctrl.AlterScram) // cluster_scram.go
+}
+
+// intConfig is an Int broker config's effective value (validated).
+func intConfig(c *config.Broker, name string) int {
+	v, _ := c.Value(name)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return math.MaxInt32
+	}
+	return n
 }

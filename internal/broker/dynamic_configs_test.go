@@ -155,6 +155,18 @@ func TestDynamicBrokerConfigsSingleNode(t *testing.T) {
 		t.Fatalf("describe of the cluster default: %+v", def)
 	}
 
+	// max.connections.per.ip applies to the next connection.
+	// (One client, connected before: its connection stays.)
+	held := tb.client()
+	errCode(t, "per ip", alterBrokerOn(t, held, 1, "", setOp("max.connections.per.ip", "0")), 0)
+	if tb.raw().apiVersionsOK(2 * time.Second) {
+		t.Fatal("a connection was served with max.connections.per.ip=0")
+	}
+	errCode(t, "per ip removed", alterBrokerOn(t, held, 1, "", deleteOp("max.connections.per.ip")), 0)
+	if !tb.raw().apiVersionsOK(5 * time.Second) {
+		t.Fatal("no connection served after max.connections.per.ip was removed")
+	}
+
 	// validate_only changes nothing.
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	req.ValidateOnly = true

@@ -23,8 +23,9 @@
 //
 // Differences from Kafka: only the dynamic configs Sluice applies live are
 // accepted (the broker-level topic defaults, the replication throttle rates,
-// unclean.leader.election.enable; docs/configuration.md marks them); other
-// configs Kafka can change at runtime are refused like static ones.
+// unclean.leader.election.enable, max.connections, max.connections.per.ip;
+// docs/configuration.md marks them); other configs Kafka can change at
+// runtime are refused like static ones.
 
 package broker
 

@@ -94,12 +94,12 @@ var brokerDefs = []Def{
 	dynamic(bdef("background.threads", Int, ptr("10"), vAtLeast(Int, 1), effectAccepted, `Background task threads.`)),
 	bdef("queued.max.requests", Int, ptr("500"), vAtLeast(Int, 1), effectAccepted, `Queued requests before network threads stop reading.`),
 	bdef("queued.max.request.bytes", Long, ptr("-1"), rule{}, effectAccepted, `Queued request bytes before reading stops; -1 is unlimited.`),
-	bdef("max.connections", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
+	dynamic(bdef("max.connections", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
 		`Maximum connections to the broker; at the limit a listener stops accepting until one closes (the inter-broker `+
-			`listener excepted). listener.name.<listener>.max.connections limits one listener. Read at start-up (Kafka `+
-			`can change it dynamically).`),
-	bdef("max.connections.per.ip", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
-		`Maximum connections from one IP address; one more is closed at once. Read at start-up.`),
+			`listener excepted). listener.name.<listener>.max.connections limits one listener. Also dynamic (broker-wide `+
+			`value only): a change applies to new connections.`)),
+	dynamic(bdef("max.connections.per.ip", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
+		`Maximum connections from one IP address; one more is closed at once. Also dynamic: a change applies to new connections.`)),
 	bdef("max.connections.per.ip.overrides", String, ptr(""), rule{}, "",
 		`Per-IP or per-host limits replacing max.connections.per.ip: host:count or ip:count, comma-separated. Read at start-up.`),
 	bdef("max.connection.creation.rate", Int, ptr(maxInt32), vAtLeast(Int, 0), "",

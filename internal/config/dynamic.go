@@ -15,10 +15,11 @@ import (
 //
 // Sluice accepts a dynamic value only for the configs it applies live
 // (LiveDynamic): the broker-level defaults of topic configs (re-resolved
-// for every topic without its own override), the replication throttle rates
-// and unclean.leader.election.enable. Other configs Kafka marks dynamic are
-// refused like static ones, so that no accepted change is silently
-// ignored until a restart.
+// for every topic without its own override), the replication throttle rates,
+// unclean.leader.election.enable, max.connections and
+// max.connections.per.ip. Other configs Kafka marks dynamic are refused
+// like static ones, so that no accepted change is silently ignored until a
+// restart.
 
 // liveExtra are the dynamic configs, other than the topic-config defaults,
 // that Sluice applies without a restart.
@@ -26,6 +27,8 @@ var liveExtra = map[string]bool{
 	"leader.replication.throttled.rate":   true,
 	"follower.replication.throttled.rate": true,
 	"unclean.leader.election.enable":      true,
+	"max.connections":                     true,
+	"max.connections.per.ip":              true,
 }
 
 // LiveDynamic reports whether name can be set dynamically on Sluice: Kafka

@@ -29,7 +29,7 @@ func Markdown() []byte {
 	w("  or `--entity-default` for every broker). Sluice accepts the configs marked *yes* in the \"Dynamic in Sluice\"\n")
 	w("  column: the configs Kafka can change at runtime that Sluice applies at once (the broker-level defaults of\n")
 	w("  topic configs, re-applied to every topic without its own override; the replication throttle rates;\n")
-	w("  `unclean.leader.election.enable`). Other names get `INVALID_REQUEST` (42) \"Cannot update these configs\n")
+	w("  `unclean.leader.election.enable`; `max.connections` and `max.connections.per.ip`). Other names get `INVALID_REQUEST` (42) \"Cannot update these configs\n")
 	w("  dynamically\", as Kafka answers for a static config; unknown names and bad values `INVALID_CONFIG` (40).\n")
 	w("  A single node keeps them in `broker-configs.json` in its data directory; a cluster keeps them in its\n")
 	w("  metadata, so every node applies them. A broker config's effective value is, in order: its dynamic value\n")
