@@ -117,13 +117,16 @@ func (b *Broker) applyDynamicLocked(entities map[string]map[string]string, relog
 	if err != nil {
 		return err
 	}
+	first := b.dyn.entities == nil
 	b.dyn.entities = map[string]map[string]string{self: maps.Clone(entities[self]), "": maps.Clone(entities[""])}
 	b.dyn.eff.Store(eff)
 	b.replQuotas.reset()
 	if l := b.dyn.conns.Load(); l != nil {
 		l.setLimits(intConfig(eff, "max.connections"), intConfig(eff, "max.connections.per.ip"))
 	}
-	b.logger.Info("dynamic broker configs applied", "broker", entities[self], "cluster_default", entities[""])
+	if !first || len(entities[self])+len(entities[""]) > 0 {
+		b.logger.Info("dynamic broker configs applied", "broker", entities[self], "cluster_default", entities[""])
+	}
 	if relog {
 		b.relogAll()
 	}
