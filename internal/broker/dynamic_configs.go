@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -183,6 +184,20 @@ func (b *Broker) alterBrokerConfigs(name string, validateOnly bool, next func(cu
 	if err := b.checkBrokerResource(name); err != nil {
 		return err
 	}
+	// On a cluster node another node may change the same entity at the
+	// same time: the controller refuses a change computed from a stale set
+	// (INVALID_UPDATE_VERSION) and it is computed again from the newer one.
+	for attempt := 0; ; attempt++ {
+		err := b.alterBrokerConfigsOnce(name, validateOnly, next)
+		var be *Error
+		if attempt >= 40 || !errors.As(err, &be) || be.Code != kerr.InvalidUpdateVersion.Code {
+			return err
+		}
+		time.Sleep(25 * time.Millisecond) // until this node has published the newer set
+	}
+}
+
+func (b *Broker) alterBrokerConfigsOnce(name string, validateOnly bool, next func(current map[string]string) (map[string]string, error)) error {
 	entity := name
 	cur := b.currentDynamic(entity)
 	set, err := next(cur)
@@ -214,7 +229,8 @@ func (b *Broker) alterBrokerConfigs(name string, validateOnly bool, next func(cu
 		return nil
 	}
 	if b.cluster != nil {
-		req := controller.BrokerConfigsRequest{Entities: map[string]map[string]string{entity: set}}
+		req := controller.BrokerConfigsRequest{Entities: map[string]map[string]string{entity: set},
+			Base: map[string]map[string]string{entity: cur}}
 		if set == nil {
 			req.Entities[entity] = map[string]string{}
 		}

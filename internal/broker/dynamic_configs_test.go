@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,4 +283,37 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	})
 	errCode(t, "remove the default", rawAlterBroker(t, tc.nodes[0].addr, "", deleteOp("log.retention.ms")), 0)
 	pollUntil(t, "node 2 back to the default retention", func() bool { return retention(1) == 604800000 })
+
+	// Two nodes change the cluster default at the same time: neither
+	// change is lost (the controller refuses one computed from a stale set,
+	// and its node computes it again).
+	var wg sync.WaitGroup
+	codes := make([]int16, 2)
+	for i, op := range []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+		setOp("log.retention.bytes", "123456789"), setOp("log.segment.bytes", "2097152")} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			req.Version = 1
+			r := kmsg.NewIncrementalAlterConfigsRequestResource()
+			r.ResourceType, r.Configs = kmsg.ConfigResourceTypeBroker, append(r.Configs, op)
+			req.Resources = append(req.Resources, r)
+			resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+			resp.Version = 1
+			rc := dialRaw(t, tc.nodes[i].addr)
+			defer rc.nc.Close()
+			rc.send(req, 1)
+			rc.recv(resp)
+			codes[i] = resp.Resources[0].ErrorCode
+		}()
+	}
+	wg.Wait()
+	if codes[0] != 0 || codes[1] != 0 {
+		t.Fatalf("concurrent changes of the cluster default: %v", codes)
+	}
+	pollUntil(t, "node 1 to describe both changes", func() bool {
+		d := describeBrokerOn(t, cl, 1, "")
+		return len(d) == 2
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/sluice-broker/sluice/internal/metadata"
 )
 
@@ -13,6 +15,11 @@ import (
 // that received the request. An empty set removes the entity's configs.
 type BrokerConfigsRequest struct {
 	Entities map[string]map[string]string `json:"entities"`
+	// Base, when set, holds the sets the change was computed from (by
+	// entity): if an entity's current set differs (another change came
+	// first), nothing is recorded and the answer is INVALID_UPDATE_VERSION,
+	// so that the broker computes the change again.
+	Base map[string]map[string]string `json:"base,omitempty"`
 }
 
 // SetBrokerConfigs records each entity's new dynamic config set, all in one
@@ -23,6 +30,11 @@ func (c *Controller) SetBrokerConfigs(ctx context.Context, req BrokerConfigsRequ
 		return OffsetResponse{}, err
 	}
 	defer c.mu.Unlock()
+	for ent, base := range req.Base {
+		if !maps.Equal(im.BrokerConfigs[ent], base) {
+			return OffsetResponse{}, errorf(kerr.InvalidUpdateVersion, "the dynamic configs of %q changed meanwhile", ent)
+		}
+	}
 	var recs []metadata.Record
 	for _, ent := range slices.Sorted(maps.Keys(req.Entities)) {
 		next := req.Entities[ent]
