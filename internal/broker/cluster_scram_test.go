@@ -20,12 +20,11 @@ import (
 // through one node (kadm sends it to the controller) is known to every node's credential store (which SASL
 // SCRAM authenticates against), described by every node, kept across a
 // restart, and deleted everywhere through any node. A node's credential
-// file from before is imported once into the metadata.
-func TestClusterScramCredentialsInMetadata(t *testing.T) {
-	tc := startTestCluster(t, 3, nil)
+// file from before is imported once into the metadata. Restarts node 3,
+// then runs afterRestart (TestClusterDynamicConfigsAndScram).
+func checkClusterScram(t *testing.T, tc *testCluster, afterRestart func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	waitCluster(t, tc.admin(), "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	n1, n2, n3 := tc.nodes[0].addr, tc.nodes[1].addr, tc.nodes[2].addr
 	known := func(i int, user string, m security.ScramMechanism) bool {
 		_, ok := tc.nodes[i].broker().scram.Lookup(user, m)
@@ -99,6 +98,7 @@ func TestClusterScramCredentialsInMetadata(t *testing.T) {
 	if err := scramLogin(tc.nodes[1].broker(), "carol", "carol-secret"); err != nil {
 		t.Fatalf("carol (imported from node 3's file) on node 2: %v", err)
 	}
+	afterRestart()
 }
 
 // scramLogin runs a SCRAM-SHA-256 exchange of a client with user and

@@ -230,16 +230,25 @@ func rawAlterBroker(t *testing.T, addr, name string, ops ...kmsg.IncrementalAlte
 	return resp.Resources[0]
 }
 
+// TestClusterDynamicConfigsAndScram checks dynamic broker configs and SCRAM
+// credentials in the cluster metadata on one three-node cluster (one
+// start, one restart of node 3, to keep the test short).
+func TestClusterDynamicConfigsAndScram(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	waitCluster(t, tc.admin(), "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	afterRestart := checkClusterDynamicConfigs(t, tc)
+	checkClusterScram(t, tc, afterRestart) // cluster_scram_test.go; restarts node 3
+}
+
 // On a cluster, dynamic broker configs are metadata records: the
 // cluster-wide default set through one node applies on every node, a
 // broker's own config only on that broker, and both survive a node's
-// restart (read back from the metadata log).
-func TestClusterDynamicBrokerConfigs(t *testing.T) {
-	tc := startTestCluster(t, 3, nil)
+// restart (read back from the metadata log). Returns the checks to run
+// once node 3 has restarted.
+func checkClusterDynamicConfigs(t *testing.T, tc *testCluster) (afterRestart func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := tc.admin()
-	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	if _, err := adm.CreateTopic(ctx, 3, 3, nil, "dyn"); err != nil {
 		t.Fatal(err)
 	}
@@ -276,44 +285,45 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 		t.Fatalf("node 1 log.retention.ms: %+v", lr)
 	}
 
-	tc.nodes[2].restart()
-	pollUntil(t, "node 3 to re-apply its configs after a restart", func() bool {
-		q := tc.nodes[2].broker().replThrottles().follower
-		return q != nil && q.rate == 5000 && retention(2) == 9000
-	})
-	errCode(t, "remove the default", rawAlterBroker(t, tc.nodes[0].addr, "", deleteOp("log.retention.ms")), 0)
-	pollUntil(t, "node 2 back to the default retention", func() bool { return retention(1) == 604800000 })
+	return func() {
+		pollUntil(t, "node 3 to re-apply its configs after a restart", func() bool {
+			q := tc.nodes[2].broker().replThrottles().follower
+			return q != nil && q.rate == 5000 && retention(2) == 9000
+		})
+		errCode(t, "remove the default", rawAlterBroker(t, tc.nodes[0].addr, "", deleteOp("log.retention.ms")), 0)
+		pollUntil(t, "node 2 back to the default retention", func() bool { return retention(1) == 604800000 })
 
-	// Two nodes change the cluster default at the same time: neither
-	// change is lost (the controller refuses one computed from a stale set,
-	// and its node computes it again).
-	var wg sync.WaitGroup
-	codes := make([]int16, 2)
-	for i, op := range []kmsg.IncrementalAlterConfigsRequestResourceConfig{
-		setOp("log.retention.bytes", "123456789"), setOp("log.segment.bytes", "2097152")} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-			req.Version = 1
-			r := kmsg.NewIncrementalAlterConfigsRequestResource()
-			r.ResourceType, r.Configs = kmsg.ConfigResourceTypeBroker, append(r.Configs, op)
-			req.Resources = append(req.Resources, r)
-			resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
-			resp.Version = 1
-			rc := dialRaw(t, tc.nodes[i].addr)
-			defer rc.nc.Close()
-			rc.send(req, 1)
-			rc.recv(resp)
-			codes[i] = resp.Resources[0].ErrorCode
-		}()
+		// Two nodes change the cluster default at the same time: neither
+		// change is lost (the controller refuses one computed from a stale set,
+		// and its node computes it again).
+		var wg sync.WaitGroup
+		codes := make([]int16, 2)
+		for i, op := range []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+			setOp("log.retention.bytes", "123456789"), setOp("log.segment.bytes", "2097152")} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+				req.Version = 1
+				r := kmsg.NewIncrementalAlterConfigsRequestResource()
+				r.ResourceType, r.Configs = kmsg.ConfigResourceTypeBroker, append(r.Configs, op)
+				req.Resources = append(req.Resources, r)
+				resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+				resp.Version = 1
+				rc := dialRaw(t, tc.nodes[i].addr)
+				defer rc.nc.Close()
+				rc.send(req, 1)
+				rc.recv(resp)
+				codes[i] = resp.Resources[0].ErrorCode
+			}()
+		}
+		wg.Wait()
+		if codes[0] != 0 || codes[1] != 0 {
+			t.Fatalf("concurrent changes of the cluster default: %v", codes)
+		}
+		pollUntil(t, "node 1 to describe both changes", func() bool {
+			d := describeBrokerOn(t, cl, 1, "")
+			return len(d) == 2
+		})
 	}
-	wg.Wait()
-	if codes[0] != 0 || codes[1] != 0 {
-		t.Fatalf("concurrent changes of the cluster default: %v", codes)
-	}
-	pollUntil(t, "node 1 to describe both changes", func() bool {
-		d := describeBrokerOn(t, cl, 1, "")
-		return len(d) == 2
-	})
 }
