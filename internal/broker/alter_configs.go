@@ -9,8 +9,10 @@
 // value or a config listed twice INVALID_REQUEST; a bad name or value
 // INVALID_CONFIG naming it.
 //
-// Differences from Kafka: broker resources cannot be altered (no dynamic
-// broker configuration; INVALID_REQUEST).
+// BROKER resources (this broker's id, or "" for the cluster-wide default):
+// the given configs become the entity's complete set of dynamic broker
+// configs, validated and applied as by IncrementalAlterConfigs
+// (dynamic_configs.go).
 
 package broker
 
@@ -58,6 +60,10 @@ func (b *Broker) alterOne(rr *kmsg.AlterConfigsRequestResource, validateOnly boo
 			return errorf(kerr.InvalidRequest, "Null value not supported for : %s", c.Name)
 		}
 		overrides[c.Name] = *c.Value
+	}
+	if int8(rr.ResourceType) == resourceBroker {
+		return b.alterBrokerConfigs(rr.ResourceName, validateOnly, // dynamic_configs.go
+			func(map[string]string) (map[string]string, error) { return overrides, nil })
 	}
 	return b.alterTopicConfigs(int8(rr.ResourceType), rr.ResourceName, validateOnly,
 		func(map[string]string) (map[string]string, error) { return overrides, nil })
@@ -121,11 +127,11 @@ func (b *Broker) alterableTopic(typ int8, name string) (*topics.Topic, error) {
 	switch typ {
 	case resourceTopic:
 		return b.lookupTopic(name)
-	case resourceBroker, resourceBrokerLogger:
+	case resourceBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return nil, err
 		}
-		return nil, errorf(kerr.InvalidRequest, "Sluice has no dynamic broker configuration: set broker configs in the --config file and restart.")
+		return nil, errorf(kerr.InvalidRequest, "Sluice has no per-logger levels to change.")
 	default:
 		return nil, errorf(kerr.InvalidRequest, "Unsupported resource type %d.", typ)
 	}

@@ -6,7 +6,9 @@
 // password; the broker keeps the salt, iterations, stored key and server
 // key (RFC 5802) in the data directory's SCRAM credential file, replaced
 // atomically and fsynced before the answer, so credentials survive a
-// restart. Kafka's checks, per user (results in request order; Kafka's
+// restart. On a cluster node they are cluster metadata records instead,
+// committed through the active controller before the answer and applied
+// by every node (cluster_scram.go). Kafka's checks, per user (results in request order; Kafka's
 // order is unspecified):
 //   - empty name → UNACCEPTABLE_CREDENTIAL (93) (so is a name that is not
 //     valid UTF-8, which Kafka would have decoded with replacement
@@ -118,11 +120,15 @@ func (b *Broker) handleAlterUserSCRAMCredentials(_ context.Context, r *wire.Requ
 			changes = append(changes, *res.change)
 		}
 	}
-	if err := b.scram.Apply(changes); err != nil {
+	if err := b.storeScram(changes); err != nil { // cluster_scram.go
 		b.logger.Error("AlterUserScramCredentials: could not store the credentials", "err", err)
+		code, msg := kerr.UnknownServerError.Code, "The credentials could not be stored: "+err.Error()
+		if be, ok := err.(*Error); ok && be.Code != 0 { // a cluster node's controller answer
+			code, msg = be.Code, be.Msg
+		}
 		for _, user := range order {
 			if res := results[user]; res.change != nil && res.code == 0 {
-				res.code, res.msg = kerr.UnknownServerError.Code, "The credentials could not be stored: "+err.Error()
+				res.code, res.msg = code, msg
 			}
 		}
 	}

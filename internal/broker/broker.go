@@ -34,6 +34,7 @@ type Broker struct {
 	// through it only.
 	replicas   *replica.Manager
 	replQuotas replicationQuotas // replication throttles (replication_throttle.go)
+	dyn        dynConfigs        // dynamic broker configs (dynamic_configs.go)
 	topics     *topics.Registry  // topic names, ids, partition counts, config overrides
 	metrics    *metrics.Metrics  // Prometheus collectors
 	logger     *slog.Logger      // the broker's logger; add request context with .With
@@ -132,7 +133,8 @@ func (b *Broker) topicSetting(t *topics.Topic, name string) string {
 	if v, ok := t.Configs[name]; ok {
 		return v
 	}
-	return b.cfg.Raw[name]
+	v, _ := b.conf().Explicit(name)
+	return v
 }
 
 // topicByID returns the topic with the given id (Fetch v13+, Metadata v10+).

@@ -38,7 +38,7 @@ func (b *Broker) compactionConfig(topic string) compact.TopicConfig {
 	if !ok {
 		return compact.DefaultTopicConfig()
 	}
-	tc, err := b.cfg.Topic(t.Configs)
+	tc, err := b.conf().Topic(t.Configs)
 	if err != nil {
 		return compact.DefaultTopicConfig()
 	}

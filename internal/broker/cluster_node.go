@@ -334,7 +334,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
-	c.registerSecurityHandlers() // cluster_security.go
+	c.registerSecurityHandlers()     // cluster_security.go
+	c.registerBrokerConfigHandlers() // dynamic_configs.go
 	c.registerReplicationHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
@@ -363,6 +364,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	go func() { defer c.wg.Done(); c.addrLoop(ctx) }()
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.importScramFile(ctx, fsys) }() // cluster_scram.go
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
 	if cc.broker {

@@ -20,8 +20,9 @@ import (
 // takes no adminMu (admin handlers hold it while they wait for publish):
 // on a cluster node only publish changes the registry and the logs.
 func (b *Broker) publish(im *metadata.Image) {
-	b.publishACLs(im)         // cluster_security.go
-	b.publishGroupConfigs(im) // cluster_group_configs.go
+	b.publishACLs(im)          // cluster_security.go
+	b.publishGroupConfigs(im)  // cluster_group_configs.go
+	b.publishBrokerConfigs(im) // dynamic_configs.go
 	self := b.self()
 	for _, t := range b.topics.List() {
 		it, ok := im.Topics[t.Name]

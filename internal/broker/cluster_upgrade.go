@@ -108,6 +108,7 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 		recs = append(recs, metadata.Record{Type: metadata.CreateTopic, Topic: mt})
 		names = append(names, t.Name)
 	}
+	recs = append(recs, scramImportRecords(im, c.b.scram.Snapshot())...) // cluster_scram.go
 	if len(recs) > 0 {
 		if err := c.node.Propose(ctx, metadata.Batch{Records: recs}.Encode()); err != nil {
 			return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)

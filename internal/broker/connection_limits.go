@@ -15,8 +15,9 @@
 //     default), set with AlterClientQuotas: a connection above it is closed
 //     after its throttle time.
 //
-// Limits are read at start-up; changing them needs a restart (Kafka can
-// change them dynamically).
+// Limits are read at start-up; max.connections and max.connections.per.ip
+// can also be changed dynamically (dynamic_configs.go: setLimits), the
+// others need a restart (Kafka can change them dynamically).
 
 package broker
 
@@ -63,7 +64,7 @@ func (b *Broker) parseConnLimits() (*connLimits, error) {
 		listenerMax: map[string]int{}, overrides: map[string]int{}, listenerRates: map[string]float64{},
 		changed: make(chan struct{}), perListener: map[string]int{}, byIP: map[string]int{}, rates: map[string]*quota.Rate{}}
 	num := func(name string) (int, bool, error) {
-		v, ok := raw[name]
+		v, ok := b.conf().Explicit(name) // max.connections(.per.ip) may be dynamic (dynamic_configs.go)
 		if !ok {
 			return 0, false, nil
 		}
@@ -136,6 +137,9 @@ func (b *Broker) parseConnLimits() (*connLimits, error) {
 	} else if v := strings.TrimSpace(raw["security.inter.broker.protocol"]); v != "" {
 		l.interBroker = strings.ToLower(v) // the listener of that name (interbroker.go)
 	}
+	b.dyn.conns.Store(l)
+	// A dynamic change published meanwhile (cluster node) is not missed.
+	l.setLimits(intConfig(b.conf(), "max.connections"), intConfig(b.conf(), "max.connections.per.ip"))
 	return l, nil
 }
 
@@ -246,4 +250,18 @@ func (l *connLimits) release(lname, ip string) {
 	close(l.changed)
 	l.changed = make(chan struct{})
 	l.mu.Unlock()
+}
+
+// setLimits applies new max.connections and max.connections.per.ip values
+// (dynamic broker configs) to connections accepted from now on; listeners
+// waiting for a free slot look again.
+func (l *connLimits) setLimits(maxTotal, perIP int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.maxTotal == maxTotal && l.perIP == perIP {
+		return
+	}
+	l.maxTotal, l.perIP = maxTotal, perIP
+	close(l.changed)
+	l.changed = make(chan struct{})
 }

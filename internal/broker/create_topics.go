@@ -77,7 +77,7 @@ func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kms
 		if req.Version >= 5 && !b.allowedQuiet(r, authz.OpDescribeConfigs, authz.ResourceTopic, t.Name) {
 			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
 		} else if req.Version >= 5 {
-			for _, v := range b.cfg.ResolveTopic(t.Configs) {
+			for _, v := range b.conf().ResolveTopic(t.Configs) {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				c.Name = v.Name
 				if !v.Null && !v.Def.Sensitive {

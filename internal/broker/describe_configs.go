@@ -6,8 +6,10 @@
 // the entries; null means all.
 //
 // Resources: TOPIC (unknown → UNKNOWN_TOPIC_OR_PARTITION, illegal name →
-// INVALID_TOPIC_EXCEPTION); BROKER named "" (cluster-wide dynamic defaults:
-// always empty, Sluice has no dynamic broker configs) or this node's id (any
+// INVALID_TOPIC_EXCEPTION); BROKER named "" (the cluster-wide dynamic
+// defaults set, each DYNAMIC_DEFAULT_BROKER_CONFIG) or this node's id (every
+// broker config; source DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+// STATIC_BROKER_CONFIG or DEFAULT_CONFIG, synonyms in Kafka's order; any
 // other name → INVALID_REQUEST, as Kafka); BROKER_LOGGER → an empty list
 // (Sluice has no per-logger levels); GROUP → the share-group configs
 // (share_group_configs.go); anything else INVALID_REQUEST.
@@ -76,15 +78,15 @@ func (b *Broker) describeResource(typ int8, name string) ([]config.Value, error)
 		if err != nil {
 			return nil, err
 		}
-		return b.cfg.ResolveTopic(t.Configs), nil
+		return b.conf().ResolveTopic(t.Configs), nil
 	case resourceBroker:
 		if err := b.checkBrokerResource(name); err != nil {
 			return nil, err
 		}
 		if name == "" {
-			return nil, nil
+			return b.conf().DescribeClusterDefaults(), nil // dynamic_configs.go
 		}
-		return b.withMetricsAddr(b.cfg.DescribeBroker()), nil // health.go
+		return b.withMetricsAddr(b.conf().DescribeBroker()), nil // health.go
 	case resourceBrokerLogger:
 		if err := b.checkBrokerResource(name); err != nil {
 			return nil, err

@@ -13,10 +13,19 @@
 // listed twice, an unknown operation or a resource listed twice
 // INVALID_REQUEST.
 //
-// Differences from Kafka: broker resources cannot be altered — Sluice has no
-// dynamic broker configuration (INVALID_REQUEST telling to use --config);
-// a request that only DELETEs broker configs succeeds, as there is no dynamic
-// value to remove.
+// BROKER resources (this broker's id, or "" for the cluster-wide default)
+// hold the dynamic broker configs (dynamic_configs.go): each resource's new
+// set is validated as a whole — an unknown name INVALID_CONFIG, a config
+// that cannot change at runtime INVALID_REQUEST "Cannot update these configs
+// dynamically", a bad value INVALID_CONFIG — then stored (a single node's
+// data directory; the cluster metadata through the controller) and applied
+// without a restart. Deleting a config that has no dynamic value succeeds.
+//
+// Differences from Kafka: only the dynamic configs Sluice applies live are
+// accepted (the broker-level topic defaults, the replication throttle rates,
+// unclean.leader.election.enable, max.connections, max.connections.per.ip;
+// docs/configuration.md marks them); other configs Kafka can change at
+// runtime are refused like static ones.
 
 package broker
 
@@ -71,11 +80,14 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 	if int8(rr.ResourceType) == resourceGroup {
 		return b.alterGroupConfigs(rr.ResourceName, ops, validateOnly) // share_group_configs.go
 	}
-	if int8(rr.ResourceType) == resourceBroker && onlyDeletes(ops) {
-		// No broker config has a dynamic value, so deleting one changes
-		// nothing and succeeds, as in Kafka (kafka-reassign-partitions
-		// --verify clears throttles this way).
-		return b.checkBrokerResource(rr.ResourceName)
+	if int8(rr.ResourceType) == resourceBroker {
+		return b.alterBrokerConfigs(rr.ResourceName, validateOnly, func(current map[string]string) (map[string]string, error) { // dynamic_configs.go
+			next, err := b.conf().ApplyIncrementalBroker(current, ops)
+			if err != nil {
+				return nil, asInvalidConfig(err)
+			}
+			return next, nil
+		})
 	}
 	return b.alterTopicConfigs(int8(rr.ResourceType), rr.ResourceName, validateOnly,
 		func(current map[string]string) (map[string]string, error) {
@@ -85,13 +97,4 @@ func (b *Broker) incrementalAlterOne(rr *kmsg.IncrementalAlterConfigsRequestReso
 			}
 			return next, nil
 		})
-}
-
-func onlyDeletes(ops []config.AlterOp) bool {
-	for _, op := range ops {
-		if op.Op != config.OpDelete {
-			return false
-		}
-	}
-	return true
 }

@@ -9,7 +9,12 @@ import (
 // logConfig resolves a topic's overrides (on top of the broker config) into
 // the typed per-partition log.Config. A resolution error is INVALID_CONFIG.
 func (b *Broker) logConfig(overrides map[string]string) (log.Config, error) {
-	t, err := b.cfg.Topic(overrides)
+	return logConfigOf(b.conf(), overrides)
+}
+
+// logConfigOf resolves overrides on top of the broker configuration bc.
+func logConfigOf(bc *config.Broker, overrides map[string]string) (log.Config, error) {
+	t, err := bc.Topic(overrides)
 	if err != nil {
 		return log.Config{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/log"
@@ -22,9 +23,9 @@ import (
 // records, the follower does not ask for them), and a fetch takes no more
 // than the quota holds (at least one batch); other partitions are not held
 // back. The followers' positions are still recorded, so high watermarks keep
-// moving for what they have. The rates are static (server.properties):
-// Sluice has no dynamic broker configs, so kafka-reassign-partitions
-// --throttle, which sets them dynamically, is refused.
+// moving for what they have. The rates are read from server.properties and
+// can be set dynamically (per broker or as the cluster-wide default, as
+// kafka-reassign-partitions --throttle does); a change applies at once.
 
 // replicationQuota is a byte budget refilled at rate per second, holding at
 // most one second's worth (rate <= 0: unlimited).
@@ -99,27 +100,44 @@ func throttledReplica(list string, partition, broker int32) bool {
 	return false
 }
 
-// replicationQuotas are the broker's two throttles, read once from
-// server.properties.
+// replicationQuotas are the broker's two throttles, built from the
+// effective configuration (server.properties and the dynamic broker
+// configs, dynamic_configs.go) and rebuilt after a dynamic change.
 type replicationQuotas struct {
-	once             sync.Once
+	cur atomic.Pointer[replicationQuotaPair]
+}
+
+type replicationQuotaPair struct {
 	leader, follower *replicationQuota
 }
 
-func (b *Broker) replThrottles() *replicationQuotas {
+// reset drops the throttles; the next use rebuilds them from the
+// configuration in effect.
+func (q *replicationQuotas) reset() { q.cur.Store(nil) }
+
+func (b *Broker) replThrottles() *replicationQuotaPair {
 	q := &b.replQuotas
-	q.once.Do(func() {
-		rate := func(name string) int64 {
-			n, err := strconv.ParseInt(strings.TrimSpace(b.cfg.Raw[name]), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return n
+	if p := q.cur.Load(); p != nil {
+		return p
+	}
+	cfg := b.conf()
+	rate := func(name string) int64 {
+		v, _ := cfg.Explicit(name)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0
 		}
-		q.leader = newReplicationQuota(rate("leader.replication.throttled.rate"))
-		q.follower = newReplicationQuota(rate("follower.replication.throttled.rate"))
-	})
-	return q
+		return n
+	}
+	p := &replicationQuotaPair{leader: newReplicationQuota(rate("leader.replication.throttled.rate")),
+		follower: newReplicationQuota(rate("follower.replication.throttled.rate"))}
+	if q.cur.CompareAndSwap(nil, p) {
+		return p
+	}
+	if cur := q.cur.Load(); cur != nil {
+		return cur
+	}
+	return p
 }
 
 // leaderThrottled reports whether this leader's answer to a follower for

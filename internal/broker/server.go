@@ -156,6 +156,9 @@ func (s *Server) Start() (err error) {
 	if err = b.openQuotas(); err != nil { // client_quotas.go
 		return err
 	}
+	if err = b.openDynamicConfigs(); err != nil { // dynamic_configs.go
+		return err
+	}
 	if b.topics, err = topics.Open(o.FS, dataDir, b.nodeID); err != nil {
 		return err
 	}

@@ -83,6 +83,10 @@ type Broker struct {
 
 	// Raw holds the explicitly set properties (Kafka names, validated values).
 	Raw map[string]string
+	// DynamicBroker and DynamicDefault hold the dynamic configs of this
+	// broker and the cluster-wide dynamic defaults (dynamic.go); both take
+	// precedence over Raw, this broker's first.
+	DynamicBroker, DynamicDefault map[string]string
 }
 
 // DefaultBroker returns the configuration with every Kafka default applied.
@@ -132,6 +136,9 @@ func NewBroker(props map[string]string) (*Broker, error) {
 // value returns the effective raw value of a broker config: the explicitly
 // set one, else the default. ok is false when neither exists (Kafka null).
 func (b *Broker) value(name string) (v string, ok bool) {
+	if v, ok := b.dynamicValue(name); ok {
+		return v, true
+	}
 	if v, ok := b.Raw[name]; ok {
 		return v, true
 	}

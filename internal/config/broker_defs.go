@@ -4,7 +4,6 @@ package config
 const (
 	effectAccepted     = "accepted, no effect"
 	effectSingleNode   = "accepted, no effect (single node)"
-	effectStaticOnly   = "honoured from server.properties; setting it dynamically (kafka-reassign-partitions --throttle) is refused"
 	effectOneReplica   = "accepted; internal topics always get one replica (single node)"
 	effectHousekeeping = "accepted; Sluice rolls and flushes in one housekeeping pass every second (retention: log.retention.check.interval.ms)"
 )
@@ -97,12 +96,12 @@ var brokerDefs = []Def{
 	dynamic(bdef("background.threads", Int, ptr("10"), vAtLeast(Int, 1), effectAccepted, `Background task threads.`)),
 	bdef("queued.max.requests", Int, ptr("500"), vAtLeast(Int, 1), effectAccepted, `Queued requests before network threads stop reading.`),
 	bdef("queued.max.request.bytes", Long, ptr("-1"), rule{}, effectAccepted, `Queued request bytes before reading stops; -1 is unlimited.`),
-	bdef("max.connections", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
+	dynamic(bdef("max.connections", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
 		`Maximum connections to the broker; at the limit a listener stops accepting until one closes (the inter-broker `+
-			`listener excepted). listener.name.<listener>.max.connections limits one listener. Read at start-up (Kafka `+
-			`can change it dynamically).`),
-	bdef("max.connections.per.ip", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
-		`Maximum connections from one IP address; one more is closed at once. Read at start-up.`),
+			`listener excepted). listener.name.<listener>.max.connections limits one listener. Also dynamic (broker-wide `+
+			`value only): a change applies to new connections.`)),
+	dynamic(bdef("max.connections.per.ip", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
+		`Maximum connections from one IP address; one more is closed at once. Also dynamic: a change applies to new connections.`)),
 	bdef("max.connections.per.ip.overrides", String, ptr(""), rule{}, "",
 		`Per-IP or per-host limits replacing max.connections.per.ip: host:count or ip:count, comma-separated. Read at start-up.`),
 	bdef("max.connection.creation.rate", Int, ptr(maxInt32), vAtLeast(Int, 0), "",
@@ -118,10 +117,10 @@ var brokerDefs = []Def{
 	bdef("broker.rack", String, nil, rule{}, "", `Rack of this broker, reported in Metadata and DescribeCluster; new partitions' replicas are spread over racks; with replica.selector.class, consumers in this rack (client.rack) fetch from this broker's replicas.`),
 	bdef("replica.high.watermark.checkpoint.interval.ms", Long, ptr("5000"), vAtLeast(Long, 1), "",
 		`How often a cluster node writes its replicated partitions' high watermarks to replication-offset-checkpoint in the data directory (also at shutdown); a restarted node starts from them.`),
-	dynamic(bdef("leader.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectStaticOnly,
-		`Replication throttle of a cluster node as a leader (bytes/s): what it sends to followers of the partitions its topics list in leader.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate.`)),
-	dynamic(bdef("follower.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectStaticOnly,
-		`Replication throttle of a cluster node as a follower (bytes/s): what it fetches for the partitions its topics list in follower.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate.`)),
+	dynamic(bdef("leader.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), "",
+		`Replication throttle of a cluster node as a leader (bytes/s): what it sends to followers of the partitions its topics list in leader.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate. kafka-reassign-partitions --throttle sets it dynamically on the brokers of a move and --verify removes it.`)),
+	dynamic(bdef("follower.replication.throttled.rate", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), "",
+		`Replication throttle of a cluster node as a follower (bytes/s): what it fetches for the partitions its topics list in follower.replication.throttled.replicas (partition:thisBroker, or *) stays under this rate. kafka-reassign-partitions --throttle sets it dynamically on the brokers of a move and --verify removes it.`)),
 	dynamic(bdef("replica.alter.log.dirs.io.max.bytes.per.second", Long, ptr("9223372036854775807"), vAtLeast(Long, 0), effectAccepted,
 		`Throttle of moves between log directories (kafka-reassign-partitions clears it); Sluice has one data directory.`)),
 	bdef("replica.selector.class", String, nil, vIn("", "org.apache.kafka.common.replica.RackAwareReplicaSelector"), "",

@@ -23,10 +23,22 @@ func Markdown() []byte {
 	w("- **Topic configs** are per-topic overrides set with CreateTopics, AlterConfigs or IncrementalAlterConfigs\n")
 	w("  (for example `kafka-configs.sh --alter --entity-type topics --add-config retention.ms=3600000`).\n")
 	w("  An unknown name or invalid value is rejected with `INVALID_CONFIG` (40); a null value in CreateTopics too.\n")
+	w("- **Dynamic broker configs** are set at runtime, without a restart, for one broker or as the cluster-wide\n")
+	w("  default, with IncrementalAlterConfigs or AlterConfigs on a BROKER resource (for example\n")
+	w("  `kafka-configs.sh --alter --entity-type brokers --entity-name 1 --add-config leader.replication.throttled.rate=1048576`,\n")
+	w("  or `--entity-default` for every broker). Sluice accepts the configs marked *yes* in the \"Dynamic in Sluice\"\n")
+	w("  column: the configs Kafka can change at runtime that Sluice applies at once (the broker-level defaults of\n")
+	w("  topic configs, re-applied to every topic without its own override; the replication throttle rates;\n")
+	w("  `unclean.leader.election.enable`; `max.connections` and `max.connections.per.ip`). Other names get `INVALID_REQUEST` (42) \"Cannot update these configs\n")
+	w("  dynamically\", as Kafka answers for a static config; unknown names and bad values `INVALID_CONFIG` (40).\n")
+	w("  A single node keeps them in `broker-configs.json` in its data directory; a cluster keeps them in its\n")
+	w("  metadata, so every node applies them. A broker config's effective value is, in order: its dynamic value\n")
+	w("  for this broker, the cluster-wide dynamic default, the properties file, the default.\n")
 	w("- A topic config's effective value is, in order: the topic override; else the first of its broker\n")
-	w("  synonyms set in the properties file (`*.hours` and `*.minutes` converted to milliseconds); else the default.\n")
-	w("  DescribeConfigs reports the source (`DYNAMIC_TOPIC_CONFIG`, `STATIC_BROKER_CONFIG`, `DEFAULT_CONFIG`)\n")
-	w("  and the full synonym chain.\n")
+	w("  synonyms set dynamically for this broker, then as a cluster-wide dynamic default, then in the properties\n")
+	w("  file (`*.hours` and `*.minutes` converted to milliseconds); else the default. DescribeConfigs reports the\n")
+	w("  source (`DYNAMIC_TOPIC_CONFIG`, `DYNAMIC_BROKER_CONFIG`, `DYNAMIC_DEFAULT_BROKER_CONFIG`,\n")
+	w("  `STATIC_BROKER_CONFIG`, `DEFAULT_CONFIG`) and the full synonym chain, as Kafka does.\n")
 	w("- The `ssl.*`, `sasl.*` and `connections.max.reauth.ms` broker configs may be given for one listener with\n")
 	w("  Kafka's prefix `listener.name.<listener name in lower case>.` (for example\n")
 	w("  `listener.name.sasl_ssl.ssl.keystore.location`); the prefixed value wins for that listener. JAAS configs take\n")
@@ -50,18 +62,22 @@ func Markdown() []byte {
 	}
 
 	w("## Broker configs\n\n")
-	w("| Name | Type | Default | Dynamic in Kafka | Sluice |\n| --- | --- | --- | --- | --- |\n")
+	w("| Name | Type | Default | Dynamic in Kafka | Dynamic in Sluice | Sluice |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, d := range brokerDefs {
-		dyn := "no"
+		dyn, live := "no", "no"
 		if !d.ReadOnly {
 			dyn = "yes"
 		}
-		w("| [`%s`](#%s) | %s | %s | %s | %s |\n", d.Name, anchor(d.Name), d.Type, mdCode(describeDefault(d.Default)),
-			dyn, effectCell(d.Effect))
+		if LiveDynamic(d.Name) {
+			live = "yes"
+		}
+		w("| [`%s`](#%s) | %s | %s | %s | %s | %s |\n", d.Name, anchor(d.Name), d.Type, mdCode(describeDefault(d.Default)),
+			dyn, live, effectCell(d.Effect))
 	}
 	w("\n")
-	w("Sluice does not yet change broker configs at runtime; \"Dynamic in Kafka\" is what DescribeConfigs reports as\n")
-	w("`read_only=false`.\n\n")
+	w("\"Dynamic in Kafka\" is what DescribeConfigs reports as `read_only=false`; \"Dynamic in Sluice\" marks the configs\n")
+	w("IncrementalAlterConfigs and AlterConfigs accept for a broker or the cluster-wide default (applied without a\n")
+	w("restart).\n\n")
 	for _, d := range brokerDefs {
 		writeDef(&b, d, false)
 	}
@@ -84,6 +100,9 @@ func writeDef(b *bytes.Buffer, d Def, topic bool) {
 	}
 	if d.Sensitive {
 		fmt.Fprintf(b, "- Sensitive: its value is never returned by DescribeConfigs\n")
+	}
+	if !topic && LiveDynamic(d.Name) {
+		fmt.Fprintf(b, "- Dynamic: per broker and cluster-wide (`kafka-configs --entity-type brokers`), applied without a restart\n")
 	}
 	if d.Effect != "" {
 		fmt.Fprintf(b, "- Sluice: %s\n", d.Effect)

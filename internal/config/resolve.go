@@ -8,10 +8,11 @@ import (
 // Config sources as DescribeConfigs reports them; equal to the
 // kmsg.ConfigSource constants of the same names.
 const (
-	SourceDynamicTopic  int8 = 1 // DYNAMIC_TOPIC_CONFIG: a topic override
-	SourceDynamicBroker int8 = 2 // DYNAMIC_BROKER_CONFIG (unused: no dynamic broker configs yet)
-	SourceStaticBroker  int8 = 4 // STATIC_BROKER_CONFIG: set in the broker's properties
-	SourceDefault       int8 = 5 // DEFAULT_CONFIG: Kafka's (or Sluice's) default
+	SourceDynamicTopic   int8 = 1 // DYNAMIC_TOPIC_CONFIG: a topic override
+	SourceDynamicBroker  int8 = 2 // DYNAMIC_BROKER_CONFIG: set for this broker at runtime
+	SourceDynamicDefault int8 = 3 // DYNAMIC_DEFAULT_BROKER_CONFIG: cluster-wide default set at runtime
+	SourceStaticBroker   int8 = 4 // STATIC_BROKER_CONFIG: set in the broker's properties
+	SourceDefault        int8 = 5 // DEFAULT_CONFIG: Kafka's (or Sluice's) default
 )
 
 // Value is one resolved config entry as DescribeConfigs reports it.
@@ -29,16 +30,24 @@ type Synonym struct {
 	Source      int8 // kmsg.ConfigSource
 }
 
-// brokerSynonymEntries lists, for each broker name in chain, its static value
-// (if set) then its default (if any), in Kafka's order.
+// brokerSynonymEntries lists the values of the broker names in chain, in
+// Kafka's order: by source first (this broker's dynamic configs, the
+// cluster-wide dynamic defaults, the static properties, the defaults), then
+// in chain order within a source.
 func (b *Broker) brokerSynonymEntries(chain []string) []Synonym {
 	var out []Synonym
-	for _, n := range chain {
-		i := brokerIndex[n]
-		if v, ok := b.Raw[n]; ok {
-			out = append(out, Synonym{Name: n, Value: v, Source: SourceStaticBroker})
+	for _, src := range []struct {
+		m   map[string]string
+		src int8
+	}{{b.DynamicBroker, SourceDynamicBroker}, {b.DynamicDefault, SourceDynamicDefault}, {b.Raw, SourceStaticBroker}} {
+		for _, n := range chain {
+			if v, ok := src.m[n]; ok {
+				out = append(out, Synonym{Name: n, Value: v, Source: src.src})
+			}
 		}
-		if d := brokerDefs[i].Default; d != nil {
+	}
+	for _, n := range chain {
+		if d := brokerDefs[brokerIndex[n]].Default; d != nil {
 			out = append(out, Synonym{Name: n, Value: *d, Source: SourceDefault})
 		}
 	}
@@ -74,7 +83,8 @@ func convertSynonym(name, v string) string {
 }
 
 // resolveTopicDef resolves one topic config. Precedence: topic override >
-// first broker synonym set in the properties > default.
+// first broker synonym set dynamically for this broker > first set as a
+// cluster-wide dynamic default > first set in the properties > default.
 func (b *Broker) resolveTopicDef(d Def, overrides map[string]string) Value {
 	val := Value{Name: d.Name, Def: cloneDef(d)}
 	if v, ok := overrides[d.Name]; ok {
@@ -85,9 +95,9 @@ func (b *Broker) resolveTopicDef(d Def, overrides map[string]string) Value {
 		val.Synonyms = append(val.Synonyms, b.brokerSynonymEntries(d.Synonyms)...)
 	}
 	if val.Source == 0 {
-		for _, s := range d.Synonyms {
-			if v, ok := b.Raw[s]; ok {
-				val.Value, val.Source = convertSynonym(s, v), SourceStaticBroker
+		for _, s := range val.Synonyms {
+			if s.Source != SourceDefault && s.Source != SourceDynamicTopic {
+				val.Value, val.Source = convertSynonym(s.Name, s.Value), s.Source
 				break
 			}
 		}
@@ -149,7 +159,9 @@ func (b *Broker) describeBrokerDef(d Def) Value {
 		chain = []string{d.Name}
 	}
 	val.Synonyms = b.brokerSynonymEntries(chain)
-	if v, ok := b.Raw[d.Name]; ok {
+	if v, ok := b.dynamicValue(d.Name); ok {
+		val.Value = v
+	} else if v, ok := b.Raw[d.Name]; ok {
 		val.Value = v
 	} else if d.Default != nil {
 		val.Value = *d.Default

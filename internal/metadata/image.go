@@ -135,6 +135,9 @@ type Image struct {
 	// ClientQuotas and ACLs: image_security.go.
 	ClientQuotas map[string]map[string]float64
 	ACLs         []ACL
+	// Scram holds the SCRAM credentials by user and mechanism name
+	// (image_scram.go). May be nil.
+	Scram map[string]map[string]ScramCredential
 	// QuorumNodes are the metadata quorum's members' peer addresses by
 	// node id (SetQuorumNode; image_quorum.go). May be nil.
 	QuorumNodes map[int32]QuorumNode

@@ -68,7 +68,7 @@ func (b *builder) applySecurity(r Record) (why string, ok bool) {
 		slices.SortFunc(next, compareACLs)
 		im.ACLs = next
 	default:
-		return "", false
+		return b.applyScram(r) // image_scram.go
 	}
 	return "", true
 }

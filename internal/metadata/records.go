@@ -53,6 +53,8 @@ const (
 	SetGroupConfigs RecordType = "group-configs"
 	AddACLs         RecordType = "add-acls"
 	RemoveACLs      RecordType = "remove-acls"
+	// SetScramCredential: image_scram.go.
+	SetScramCredential RecordType = "scram-credential"
 	// SetQuorumNode records where a member of the metadata quorum (voter
 	// or observer, BrokerID) listens for peer traffic (Address) and
 	// whether it has the controller role (Controller).
@@ -88,6 +90,10 @@ type Record struct {
 	QuotaEntity string             `json:"quota_entity,omitempty"`
 	Quotas      map[string]float64 `json:"quotas,omitempty"`
 	ACLs        []ACL              `json:"acls,omitempty"`
+	// User, Mechanism and Scram: SetScramCredential (Scram nil deletes).
+	User      string           `json:"user,omitempty"`
+	Mechanism string           `json:"mechanism,omitempty"`
+	Scram     *ScramCredential `json:"scram,omitempty"`
 	// Address and Controller: SetQuorumNode.
 	Address    string `json:"address,omitempty"`
 	Controller bool   `json:"controller,omitempty"`

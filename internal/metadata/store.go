@@ -104,10 +104,11 @@ type snapshotDoc struct {
 	NextProducerID int64                        `json:"next_producer_id"`
 
 	// image_security.go
-	ClientQuotas map[string]map[string]float64 `json:"client_quotas,omitempty"`
-	ACLs         []ACL                         `json:"acls,omitempty"`
-	QuorumNodes  map[int32]QuorumNode          `json:"quorum_nodes,omitempty"`
-	GroupConfigs map[string]map[string]string  `json:"group_configs,omitempty"`
+	ClientQuotas map[string]map[string]float64         `json:"client_quotas,omitempty"`
+	ACLs         []ACL                                 `json:"acls,omitempty"`
+	QuorumNodes  map[int32]QuorumNode                  `json:"quorum_nodes,omitempty"`
+	Scram        map[string]map[string]ScramCredential `json:"scram,omitempty"` // image_scram.go
+	GroupConfigs map[string]map[string]string          `json:"group_configs,omitempty"`
 }
 
 // Snapshot implements quorum.StateMachine.
@@ -115,7 +116,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 	im := s.Image()
 	d := snapshotDoc{Offset: im.Offset, ClusterID: im.ClusterID, Topics: im.SortedTopics(),
 		BrokerConfigs: im.BrokerConfigs, NextProducerID: im.NextProducerID,
-		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs, QuorumNodes: im.QuorumNodes, GroupConfigs: im.GroupConfigs}
+		ClientQuotas: im.ClientQuotas, ACLs: im.ACLs, QuorumNodes: im.QuorumNodes, GroupConfigs: im.GroupConfigs, Scram: im.Scram}
 	for _, b := range im.Brokers {
 		d.Brokers = append(d.Brokers, b)
 	}
@@ -145,7 +146,7 @@ func (s *Store) Restore(data []byte) error {
 	if d.BrokerConfigs != nil {
 		im.BrokerConfigs = d.BrokerConfigs
 	}
-	im.ClientQuotas, im.ACLs = d.ClientQuotas, d.ACLs
+	im.ClientQuotas, im.ACLs, im.Scram = d.ClientQuotas, d.ACLs, d.Scram
 	s.publish(im)
 	return nil
 }

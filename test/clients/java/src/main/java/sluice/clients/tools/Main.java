@@ -114,6 +114,9 @@ public final class Main {
         h.add("kafka-reassign-partitions-cluster", "tools.reassign-partitions-cluster",
                 List.of("CreateTopics", "Produce", "Fetch", "Metadata", "AlterPartitionAssignments",
                         "ListPartitionReassignments", "IncrementalAlterConfigs"), Main::reassignOnCluster);
+        h.add("kafka-configs-brokers-reassign-throttle-cluster", "tools.broker-configs-throttle-cluster",
+                List.of("CreateTopics", "Produce", "DescribeConfigs", "IncrementalAlterConfigs",
+                        "AlterPartitionAssignments", "ListPartitionReassignments"), Main::brokerConfigsOnCluster);
         h.add("kafka-leader-election-cluster", "tools.leader-election-cluster",
                 List.of("CreateTopics", "Produce", "Metadata", "ElectLeaders"), Main::leaderElectionOnCluster);
         h.add("consumer-client-rack-follower-fetch", "cluster.follower-fetching",
@@ -184,6 +187,10 @@ public final class Main {
 
     private static void contains(ToolRunner.Result r, String want) {
         check(r.out().contains(want), "want \"" + want + "\" in the output of " + r);
+    }
+
+    private static void contains(String out, String want) {
+        check(out.contains(want), "want \"" + want + "\" in " + out);
     }
 
     private static String topicConfig(String topic, String name) throws Exception {
@@ -592,6 +599,81 @@ public final class Main {
         check(got.size() == 100 && got.get(0).equals("m0") && got.get(99).equals("m99"),
                 "consumed after the move: " + got.size() + " records "
                         + (got.isEmpty() ? "" : got.get(0) + ".." + got.get(got.size() - 1)));
+    }
+
+    /**
+     * Dynamic broker configs on the cluster: kafka-configs sets a broker's own config and a cluster-wide
+     * default (each described with its dynamic source by the broker it concerns), then
+     * kafka-reassign-partitions --execute --throttle sets the replication throttle rates on the brokers of the
+     * move and the throttled replicas on the topic, and --verify removes both once the move is done.
+     */
+    private static void brokerConfigsOnCluster() throws Exception {
+        String t = PREFIX + "-throttled";
+        contains(clusterConfigs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--add-config",
+                "log.retention.ms=86400000"), "Completed updating config for broker 1.");
+        contains(clusterConfigs("--entity-type", "brokers", "--entity-name", "1", "--describe"),
+                "log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=86400000");
+        contains(clusterConfigs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
+                "log.retention.ms=172800000"), "Completed updating default config for brokers in the cluster.");
+        contains(clusterConfigs("--entity-type", "brokers", "--entity-default", "--describe"),
+                "log.retention.ms=172800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=172800000");
+        eventually("broker 2 describes the cluster default", 30_000, () -> {
+            try {
+                return clusterConfigs("--entity-type", "brokers", "--entity-name", "2", "--describe", "--all")
+                        .contains("log.retention.ms=172800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        ToolRunner.Result stat = onCluster("kafka-configs", CONFIGS, "--entity-type", "brokers", "--entity-name", "1",
+                "--alter", "--add-config", "log.dirs=/elsewhere");
+        check(stat.status() != 0 && (stat.out() + stat.err()).contains("Cannot update these configs dynamically"),
+                "a static config should be refused: " + stat);
+        clusterConfigs("--entity-type", "brokers", "--entity-name", "1", "--alter", "--delete-config", "log.retention.ms");
+        clusterConfigs("--entity-type", "brokers", "--entity-default", "--alter", "--delete-config", "log.retention.ms");
+
+        contains(onCluster("kafka-topics", TOPICS, "--create", "--topic", t, "--replica-assignment", "1:2").ok(),
+                "Created topic " + t + ".");
+        ToolRunner.runWithInput("kafka-console-producer", PRODUCER, "a\nb\nc\n", "--bootstrap-server",
+                cluster().bootstrap(), "--topic", t).ok();
+        File plan = planFile(t, 2, 3);
+        ToolRunner.Result ex = onCluster("kafka-reassign-partitions", REASSIGN, "--reassignment-json-file",
+                plan.getPath(), "--execute", "--throttle", "50000000").ok();
+        contains(ex, "The inter-broker throttle limit was set to 50000000 B/s");
+        String during = clusterConfigs("--entity-type", "brokers", "--entity-name", "3", "--describe");
+        String topicDuring = clusterConfigs("--entity-type", "topics", "--entity-name", t, "--describe");
+        String[] last = {""};
+        try {
+            eventually("--verify reports " + t + "-0 completed", 60_000, () -> {
+                try {
+                    ToolRunner.Result v = onCluster("kafka-reassign-partitions", REASSIGN, "--reassignment-json-file",
+                            plan.getPath(), "--verify");
+                    last[0] = v.toString();
+                    return v.status() == 0 && v.out().contains("Reassignment of partition " + t + "-0 is completed.");
+                } catch (Exception e) {
+                    last[0] = e.toString();
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last --verify: " + last[0], e);
+        }
+        // Checked after --verify so that a failure above still clears the throttles.
+        check(during.contains("follower.replication.throttled.rate=50000000")
+                && during.contains("leader.replication.throttled.rate=50000000"), "broker 3 during the move: " + during);
+        check(topicDuring.contains("leader.replication.throttled.replicas=")
+                && topicDuring.contains("follower.replication.throttled.replicas="), "topic during the move: " + topicDuring);
+        String after = clusterConfigs("--entity-type", "brokers", "--entity-name", "3", "--describe");
+        check(!after.contains("replication.throttled.rate"), "broker 3 after --verify: " + after);
+        String topicAfter = clusterConfigs("--entity-type", "topics", "--entity-name", t, "--describe");
+        check(!topicAfter.contains("throttled.replicas"), "topic after --verify: " + topicAfter);
+    }
+
+    /** kafka-configs against the cluster; checks it succeeded and returns stdout and stderr. */
+    private static String clusterConfigs(String... args) throws Exception {
+        ToolRunner.Result r = onCluster("kafka-configs", CONFIGS, args);
+        check(r.status() == 0, "kafka-configs " + String.join(" ", args) + ": " + r);
+        return r.out() + r.err();
     }
 
     /**
