@@ -56,6 +56,9 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 			c.ErrorCode, c.ErrorMessage = code, msg
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
+		case req.CoordinatorType == 2 && !validShareCoordinatorKey(key): // share_coordinator.go
+			c.ErrorCode = kerr.InvalidRequest.Code
+			c.ErrorMessage = kmsg.StringPtr("Invalid share coordinator key (want group:topicId:partition).")
 		default:
 			if denied := b.coordinatorKeyDenied(r, req.CoordinatorType, key); denied != 0 { // authorize_groups.go
 				c.ErrorCode = denied

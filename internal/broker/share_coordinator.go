@@ -552,22 +552,35 @@ func (b *Broker) serveShareStateWith(req kmsg.Request, code int16) kmsg.Response
 	return nil
 }
 
-// shareCoordinatorPartition parses a share coordinator key "group:topicId:partition"
-// (FindCoordinator key type 2) and returns its __share_group_state partition.
-func (b *Broker) shareCoordinatorPartition(key string) (int32, bool) {
+// validShareCoordinatorKey reports whether key is "group:topicId:partition".
+func validShareCoordinatorKey(key string) bool {
+	_, ok := parseShareCoordinatorKey(key)
+	return ok
+}
+
+func parseShareCoordinatorKey(key string) (share.Key, bool) {
 	i := strings.LastIndexByte(key, ':')
 	if i <= 0 {
-		return 0, false
+		return share.Key{}, false
 	}
 	j := strings.LastIndexByte(key[:i], ':')
 	if j <= 0 {
-		return 0, false
+		return share.Key{}, false
 	}
 	p, err := strconv.ParseInt(key[i+1:], 10, 32)
 	id, err2 := base64.RawURLEncoding.DecodeString(key[j+1 : i])
 	if err != nil || err2 != nil || len(id) != 16 || p < 0 {
+		return share.Key{}, false
+	}
+	return share.Key{Group: key[:j], TopicID: [16]byte(id), Partition: int32(p)}, true
+}
+
+// shareCoordinatorPartition parses a share coordinator key "group:topicId:partition"
+// (FindCoordinator key type 2) and returns its __share_group_state partition.
+func (b *Broker) shareCoordinatorPartition(key string) (int32, bool) {
+	k, ok := parseShareCoordinatorKey(key)
+	if !ok {
 		return 0, false
 	}
-	k := share.Key{Group: key[:j], TopicID: [16]byte(id), Partition: int32(p)}
 	return k.StatePartition(b.internalTopicPartitions(ShareStateTopic, b.cfg.ShareStateTopicNumPartitions)), true
 }

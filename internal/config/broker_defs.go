@@ -310,6 +310,8 @@ var brokerDefs = []Def{
 		`Replication factor of the share-group state topic.`),
 	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectSingleNode,
 		`min.insync.replicas of the share-group state topic.`),
+	bdef("share.coordinator.snapshot.update.records.per.snapshot", Int, ptr("500"), vAtLeast(Int, 0), "",
+		`The share coordinator writes a share partition's whole state (a ShareSnapshot record) every this many writes; the writes between are ShareUpdate records.`),
 
 	// --- Sluice's own (Apache Kafka configures its logging with log4j) -------
 	bdef("sluice.metrics.listen", String, ptr("127.0.0.1:9095"), rule{}, "",
