@@ -308,8 +308,8 @@ var brokerDefs = []Def{
 	bdef("share.coordinator.state.topic.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __share_group_state.`),
 	bdef("share.coordinator.state.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica,
 		`Replication factor of the share-group state topic.`),
-	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectSingleNode,
-		`min.insync.replicas of the share-group state topic.`),
+	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), "",
+		`min.insync.replicas of the share-group state topic on a cluster (capped to its replication factor).`),
 	bdef("share.coordinator.snapshot.update.records.per.snapshot", Int, ptr("500"), vAtLeast(Int, 0), "",
 		`The share coordinator writes a share partition's whole state (a ShareSnapshot record) every this many writes; the writes between are ShareUpdate records.`),
 
