@@ -1,6 +1,8 @@
 package share
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -107,5 +109,23 @@ func TestUpdateValueRoundTrip(t *testing.T) {
 	}
 	if _, err := decodeUpdateValue(encodeUpdateValue(u)[:20]); err == nil {
 		t.Fatal("truncated update decoded")
+	}
+}
+
+// With SLUICE_SHARE_RECORDS_DIR set, the test writes an update and a snapshot
+// value there, for a check against Kafka's decoders.
+func TestShareRecordsDump(t *testing.T) {
+	dir := os.Getenv("SLUICE_SHARE_RECORDS_DIR")
+	if dir == "" {
+		t.Skip("SLUICE_SHARE_RECORDS_DIR not set")
+	}
+	s := Snapshot{SnapshotEpoch: 3, StateEpoch: 1, LeaderEpoch: 7, StartOffset: 42, DeliveryCompleteCount: 5,
+		Batches: []StateBatch{{42, 50, StateAcknowledged, 1}, {51, 51, StateAvailable, 3}}}
+	k := Key{Group: "g", TopicID: [16]byte{1, 2}, Partition: 3}
+	for name, b := range map[string][]byte{"update": encodeUpdateValue(s), "snapshot": EncodeSnapshotValue(s),
+		"update-key": encodeUpdateKey(k), "snapshot-key": EncodeKey(k)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
