@@ -205,7 +205,7 @@ func (b *Broker) readShareState(k share.Key) (share.Snapshot, bool, error) {
 	t := kmsg.NewReadShareGroupStateRequestTopic()
 	t.TopicID = k.TopicID
 	p := kmsg.NewReadShareGroupStateRequestTopicPartition()
-	p.Partition, p.LeaderEpoch = k.Partition, -1
+	p.Partition, p.LeaderEpoch = k.Partition, b.shareLeaderEpoch(k)
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 	raw, err := b.shareStateCall(k, req)
@@ -228,6 +228,19 @@ func (b *Broker) readShareState(k share.Key) (share.Snapshot, bool, error) {
 		s.Batches = append(s.Batches, share.StateBatch{First: sb.FirstOffset, Last: sb.LastOffset, State: sb.DeliveryState, DeliveryCount: sb.DeliveryCount})
 	}
 	return s, true, nil
+}
+
+// shareLeaderEpoch is the leader epoch of k's topic partition here (-1: unknown),
+// sent with the state writes so that the coordinator fences a replaced leader.
+func (b *Broker) shareLeaderEpoch(k share.Key) int32 {
+	t, ok := b.topicByID(k.TopicID)
+	if !ok {
+		return -1
+	}
+	if part := b.replicas.Get(t.Name, k.Partition); part != nil {
+		return part.LeaderEpoch()
+	}
+	return -1
 }
 
 // shareStateStore is share.Store over the share coordinator: a snapshot value is
@@ -261,7 +274,7 @@ func (s shareStateStore) Write(k share.Key, value []byte) error {
 	t := kmsg.NewWriteShareGroupStateRequestTopic()
 	t.TopicID = k.TopicID
 	p := kmsg.NewWriteShareGroupStateRequestTopicPartition()
-	p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = k.Partition, snap.StateEpoch, snap.LeaderEpoch, snap.StartOffset
+	p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = k.Partition, snap.StateEpoch, s.b.shareLeaderEpoch(k), snap.StartOffset
 	p.DeliveryCompleteCount = snap.DeliveryCompleteCount
 	for _, sb := range snap.Batches {
 		p.StateBatches = append(p.StateBatches, kmsg.WriteShareGroupStateRequestTopicPartitionStateBatch{

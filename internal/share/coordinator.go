@@ -133,7 +133,9 @@ func (c *Coordinator) Read(k Key) (s Snapshot, found bool, code int16) {
 
 // Write records new state for k: the start offset and the state batches
 // of s (batches it does not cover keep their state; those below the start
-// offset are dropped), with s's state and leader epochs when set.
+// offset are dropped), with s's state and leader epochs when set. A write
+// with a leader epoch below the one recorded is FENCED_LEADER_EPOCH: it comes
+// from a share-partition leader that has been replaced.
 func (c *Coordinator) Write(k Key, s Snapshot) int16 {
 	return c.write(k, s, false)
 }
@@ -155,6 +157,10 @@ func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {
 	p := k.StatePartition(c.partitions())
 	old := c.states[k]
 	c.mu.Unlock()
+	if old != nil && !replace && s.LeaderEpoch >= 0 && old.snap.LeaderEpoch > s.LeaderEpoch {
+		// A write from a share-partition leader that has been replaced.
+		return kerr.FencedLeaderEpoch.Code
+	}
 	now := c.nowMs()
 	per := c.PerSnapshot
 	if per <= 0 {

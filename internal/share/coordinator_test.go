@@ -1,6 +1,7 @@
 package share
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -67,6 +68,10 @@ func TestCoordinatorUpdatesAndSnapshots(t *testing.T) {
 	}
 	if !reflect.DeepEqual(types, []int16{0, 1, 1, 0}) {
 		t.Fatalf("record types %v", types)
+	}
+	// a write from an older leader is fenced
+	if code := c.Write(k, Snapshot{StartOffset: 2, LeaderEpoch: 1, DeliveryCompleteCount: -1}); code != kerr.FencedLeaderEpoch.Code {
+		t.Fatalf("write with an old leader epoch: %d", code)
 	}
 	// a new coordinator replaying the partition has the same state
 	c2 := newCoord()
