@@ -243,6 +243,35 @@ func (b *Broker) shareLeaderEpoch(k share.Key) int32 {
 	return -1
 }
 
+// shareStateSummary returns the start offset of share partition k and its lag (the
+// records from the start offset to part's high watermark not yet acknowledged or
+// archived) from the share coordinator's ReadShareGroupStateSummary; -1, -1 when
+// unknown.
+func (b *Broker) shareStateSummary(k share.Key, part *replica.Partition) (start, lag int64) {
+	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+	req.Version, req.GroupID = 1, k.Group
+	t := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+	t.TopicID = k.TopicID
+	p := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
+	p.Partition, p.LeaderEpoch = k.Partition, -1
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	raw, err := b.shareStateCall(k, req)
+	if err != nil {
+		return -1, -1
+	}
+	resp := raw.(*kmsg.ReadShareGroupStateSummaryResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		return -1, -1
+	}
+	rp := resp.Topics[0].Partitions[0]
+	lag = -1
+	if part != nil && rp.DeliveryCompleteCount >= 0 {
+		lag = max(0, part.HighWatermark()-rp.StartOffset-int64(rp.DeliveryCompleteCount))
+	}
+	return rp.StartOffset, lag
+}
+
 // shareStateStore is share.Store over the share coordinator: a snapshot value is
 // sent as WriteShareGroupState, a nil value as DeleteShareGroupState.
 type shareStateStore struct{ b *Broker }

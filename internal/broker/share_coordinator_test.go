@@ -310,4 +310,17 @@ func TestClusterShareStateFailover(t *testing.T) {
 	if want := map[int64]int16{2: 2, 3: 2}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("new leader %d acquired %v, want %v", next, got, want)
 	}
+	// Every surviving broker reads the same state from the coordinator, locally
+	// or over the peer transport: start offset 2, and 4 and 5 done, so a lag of 2
+	// (against the leader's high watermark; a follower's may lag behind).
+	for i, n := range tc.nodes {
+		if n.srv == nil {
+			continue
+		}
+		b := n.broker()
+		start, lag := b.shareStateSummary(share.Key{Group: "sg", TopicID: id}, tc.nodes[next-1].broker().replicas.Get("q", 0))
+		if start != 2 || lag != 2 {
+			t.Fatalf("node %d: share-state summary start %d lag %d, want 2 and 2", i+1, start, lag)
+		}
+	}
 }
