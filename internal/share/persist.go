@@ -37,17 +37,17 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 }
 
 // Restore installs a snapshot held by the local share coordinator (replay
-// at start-up on a single node).
+// at start-up on a single node); a share partition already in memory, whose
+// state is newer (records acquired since), is kept.
 func (m *Manager) Restore(s Snapshot) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := s.Key
-	p, ok := m.parts[k]
-	if !ok {
-		p = newPartition(k, 0, m.effectiveLocked(k.Group))
+	if _, ok := m.parts[k]; !ok {
+		p := newPartition(k, 0, m.effectiveLocked(k.Group))
+		p.restore(s)
 		m.parts[k] = p
 	}
-	p.restore(s)
 	if m.groups[k.Group] == nil { // membership is not persisted: the group comes back empty
 		m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
 	}
