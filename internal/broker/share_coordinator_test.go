@@ -324,3 +324,37 @@ func TestClusterShareStateFailover(t *testing.T) {
 		}
 	}
 }
+
+// The share-state RPCs and FindCoordinator's share key type need ClusterAction.
+func TestAuthzShareStateRPCs(t *testing.T) {
+	ab := startAuthzBroker(t, map[string]string{"share.coordinator.state.topic.num.partitions": "1"})
+	ctx := dpCtx(t, 30*time.Second)
+	adm := kadm.NewClient(ab.as("admin"))
+	if _, err := adm.CreateTopics(ctx, 1, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := ab.broker().topics.Get("events")
+	read := func(cl *kgo.Client) int16 {
+		req := kmsg.NewPtrReadShareGroupStateRequest()
+		req.GroupID = "sg"
+		rt := kmsg.NewReadShareGroupStateRequestTopic()
+		rt.TopicID = [16]byte(events.ID)
+		rt.Partitions = append(rt.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
+		req.Topics = append(req.Topics, rt)
+		return send[*kmsg.ReadShareGroupStateResponse](t, cl, req).Topics[0].Partitions[0].ErrorCode
+	}
+	find := func(cl *kgo.Client) int16 {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version, req.CoordinatorType = 6, 2
+		req.CoordinatorKeys = []string{share.Key{Group: "sg", TopicID: [16]byte(events.ID)}.CoordinatorKey()}
+		return send[*kmsg.FindCoordinatorResponse](t, cl, req).Coordinators[0].ErrorCode
+	}
+	alice := ab.as("alice")
+	wantCode(t, "ReadShareGroupState without ClusterAction", read(alice), kerr.ClusterAuthorizationFailed)
+	wantCode(t, "FindCoordinator (share) without ClusterAction", find(alice), kerr.ClusterAuthorizationFailed)
+	admin := ab.as("admin")
+	// before the state topic exists there is no coordinator; FindCoordinator creates it
+	wantCode(t, "ReadShareGroupState as admin, no state topic", read(admin), kerr.NotCoordinator)
+	wantCode(t, "FindCoordinator (share) as admin", find(admin), nil)
+	wantCode(t, "ReadShareGroupState as admin", read(admin), kerr.UnknownTopicOrPartition) // no state yet
+}
