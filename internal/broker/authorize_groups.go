@@ -411,6 +411,8 @@ func (b *Broker) coordinatorKeyDenied(r *wire.Request, keyType int8, key string)
 		return kerr.GroupAuthorizationFailed.Code
 	case keyType == 1 && !b.allowed(r, authz.OpDescribe, authz.ResourceTransactionalID, key):
 		return kerr.TransactionalIDAuthorizationFailed.Code
+	case keyType == 2 && !b.allowedCluster(r, authz.OpClusterAction):
+		return kerr.ClusterAuthorizationFailed.Code
 	}
 	return 0
 }

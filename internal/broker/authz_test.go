@@ -662,6 +662,8 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
 		kmsg.DeleteShareGroupOffsets, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UnregisterBroker,
 		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe,
+		kmsg.InitializeShareGroupState, kmsg.ReadShareGroupState, kmsg.WriteShareGroupState, // share_coordinator.go
+		kmsg.DeleteShareGroupState, kmsg.ReadShareGroupStateSummary,
 	} {
 		reviewed[k] = true
 	}

@@ -77,6 +77,8 @@ type Broker struct {
 
 	// shares holds share groups and share-partition state (share_groups.go).
 	shares *share.Manager
+	// shareCoord is the share coordinator (share_coordinator.go).
+	shareCoord *share.Coordinator
 
 	// txns is the transaction coordinator (txn_coord_start.go).
 	txns *txn.Coordinator

@@ -136,6 +136,8 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 			n = b.internalTopicPartitions(name, b.cfg.OffsetsTopicNumPartitions)
 		case txn.TransactionStateTopic:
 			n = b.internalTopicPartitions(name, b.cfg.TransactionStateLogNumPartitions)
+		case ShareStateTopic:
+			n = b.internalTopicPartitions(name, b.cfg.ShareStateTopicNumPartitions)
 		default:
 			return
 		}
@@ -152,6 +154,9 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 			rf = b.cfg.TxnStateReplicationFactor
 		}
 		rf = min(rf, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers))))
+		if name == ShareStateTopic {
+			rf = b.shareStateTopicSettings(overrides, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers)))) // share_coordinator.go
+		}
 		if live := len(c.store.Image().LiveBrokers()); live < int(rf) {
 			c.logger.Info("internal topic waits for enough live brokers", "topic", name, "replication_factor", rf, "live", live)
 			return

@@ -1,6 +1,8 @@
 // FindCoordinator (key 10), v0–v6: the coordinator of a group (key type 0) is the leader
 // of its __consumer_offsets partition, that of a transactional id (key type 1) the leader
-// of its __transaction_state partition; v4+ answers each of the batched coordinator keys.
+// of its __transaction_state partition, that of a share partition (key type 2, v6+,
+// "group:topicId:partition") the leader of its __share_group_state partition; v4+ answers
+// each of the batched coordinator keys.
 // A partition without a live leader is COORDINATOR_NOT_AVAILABLE; an unknown key type
 // INVALID_REQUEST. On a single node __consumer_offsets is created at start-up, so there
 // is no COORDINATOR_NOT_AVAILABLE window for groups; __transaction_state is created by the
@@ -23,7 +25,7 @@ func init() { register(kmsg.FindCoordinator, (*Broker).handleFindCoordinator) }
 func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *kmsg.FindCoordinatorRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	code, msg := int16(0), (*string)(nil)
-	if req.CoordinatorType != 0 && req.CoordinatorType != 1 {
+	if req.CoordinatorType < 0 || req.CoordinatorType > 2 || (req.CoordinatorType == 2 && req.Version < 6) {
 		code = kerr.InvalidRequest.Code
 		msg = kmsg.StringPtr("Unknown coordinator type.")
 	}
@@ -54,6 +56,9 @@ func (b *Broker) handleFindCoordinator(_ context.Context, r *wire.Request, req *
 			c.ErrorCode, c.ErrorMessage = code, msg
 		case req.CoordinatorType == 0 && key == "":
 			c.ErrorCode = kerr.InvalidGroupID.Code
+		case req.CoordinatorType == 2 && !validShareCoordinatorKey(key): // share_coordinator.go
+			c.ErrorCode = kerr.InvalidRequest.Code
+			c.ErrorMessage = kmsg.StringPtr("Invalid share coordinator key (want group:topicId:partition).")
 		default:
 			if denied := b.coordinatorKeyDenied(r, req.CoordinatorType, key); denied != 0 { // authorize_groups.go
 				c.ErrorCode = denied
@@ -79,6 +84,19 @@ func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clus
 		topic, p = group.OffsetsTopic, group.PartitionFor(key, b.groups.Partitions())
 	case 1:
 		topic, p = txn.TransactionStateTopic, txn.PartitionFor(key, b.txns.Config().NumPartitions)
+	case 2: // share_coordinator.go
+		var ok bool
+		if topic, p, ok = ShareStateTopic, 0, false; b.shareCoord != nil {
+			p, ok = b.shareCoordinatorPartition(key)
+		}
+		if !ok {
+			return clusterBroker{}, false
+		}
+		if b.image() == nil {
+			if _, err := b.ensureShareStateTopic(); err != nil {
+				return clusterBroker{}, false
+			}
+		}
 	default:
 		return clusterBroker{}, false
 	}

@@ -88,6 +88,11 @@ var apiTable = []apiSpec{
 	{key: 79, min: 1, max: 2},                   // ShareAcknowledge
 	{key: 80, min: 0, max: 1},                   // AddRaftVoter (cluster nodes; raft_voters.go)
 	{key: 81, min: 0, max: 0},                   // RemoveRaftVoter
+	{key: 83, min: 0, max: 0},                   // InitializeShareGroupState (share coordinator; share_coordinator.go)
+	{key: 84, min: 0, max: 0},                   // ReadShareGroupState
+	{key: 85, min: 0, max: 1},                   // WriteShareGroupState
+	{key: 86, min: 0, max: 0},                   // DeleteShareGroupState
+	{key: 87, min: 0, max: 1},                   // ReadShareGroupStateSummary
 	{key: 88, min: 0, max: 0},                   // StreamsGroupHeartbeat (KIP-1071; v0 as Kafka 4.2)
 	{key: 89, min: 0, max: 0, concurrent: true}, // StreamsGroupDescribe
 	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets

@@ -66,6 +66,11 @@ func (b *Broker) resolveShareTarget(r *wire.Request, group string, id [16]byte, 
 		t.topic = top.Name
 		if t.part = b.replicas.Get(top.Name, p); t.part == nil || t.part.Role() != replica.Leader {
 			t.code = kerr.NotLeaderForPartition.Code
+		} else if err := b.shares.Prepare(t.key, b.shareInitStart(t.part)); err != nil {
+			// The share coordinator cannot give the partition's state yet
+			// (share_coordinator.go): the client retries after a metadata refresh.
+			b.logger.Info("share: reading share-partition state", "group", group, "topic", top.Name, "partition", p, "err", err)
+			t.code = kerr.NotLeaderForPartition.Code
 		}
 	}
 	return t

@@ -59,11 +59,16 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			if part != nil {
 				rp.LeaderEpoch = part.LeaderEpoch()
 			}
-			if sp := b.shares.Lookup(share.Key{Group: rg.GroupID, TopicID: id, Partition: p}); sp != nil {
+			k := share.Key{Group: rg.GroupID, TopicID: id, Partition: p}
+			if sp := b.shares.Lookup(k); sp != nil {
 				rp.StartOffset, _ = sp.Offsets()
 				if part != nil {
 					rp.Lag = sp.Lag(part.HighWatermark())
 				}
+			} else if b.image() != nil {
+				// On a cluster the partition's leader may be another broker: ask
+				// the share coordinator (share_coordinator.go).
+				rp.StartOffset, rp.Lag = b.shareStateSummary(k, part)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

@@ -5,11 +5,11 @@
 // timed out. The handlers (share_group_heartbeat.go, share_group_describe.go,
 // share_fetch.go, share_acknowledge.go) are thin over it.
 //
-// This broker owns the state of the share partitions it leads and writes it itself to
-// __share_group_state (a compacted internal topic created at the first write, with
-// share.coordinator.state.topic.num.partitions partitions); there is no separate share
-// coordinator and no Initialize/Read/Write/DeleteShareGroupState RPC. On a cluster
-// node the state is kept in memory only.
+// This broker keeps the state of the share partitions it leads in memory, reads it from
+// the share coordinator (share_coordinator.go) when it starts to lead one, and writes
+// every change to it; the coordinator persists it in __share_group_state (a compacted
+// internal topic created at the first use, with share.coordinator.state.topic.*
+// settings).
 package broker
 
 import (
@@ -18,8 +18,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-broker/sluice/internal/batch"
-	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/share"
 )
 
@@ -42,9 +40,9 @@ func (b *Broker) startShareGroups() error {
 		Topics:     shareTopics{b},
 		OtherGroup: b.isNonShareGroup,
 	}
-	single := b.cluster == nil && b.clusterCfg == nil
-	if single {
-		opts.Store = shareStateStore{b}
+	opts.Store = shareStateStore{b} // share_coordinator.go
+	opts.Read = b.readShareState
+	if single := b.cluster == nil && b.clusterCfg == nil; single {
 		if _, ok := b.topics.Get(ShareStateTopic); ok {
 			if _, err := b.ensureShareStateTopic(); err != nil {
 				return err
@@ -56,8 +54,8 @@ func (b *Broker) startShareGroups() error {
 	if err := b.loadGroupConfigs(); err != nil {
 		return fmt.Errorf("reading %s: %w", groupConfigsFileName, err)
 	}
-	if single {
-		b.replicas.Listen(internalPartitionListener(ShareStateTopic, b.loadShareState, func(int32) {}))
+	if err := b.startShareCoordinator(); err != nil {
+		return err
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -90,33 +88,6 @@ func (b *Broker) isNonShareGroup(id string) bool {
 		}
 	}
 	return false
-}
-
-// loadShareState replays partition p of __share_group_state into the manager.
-func (b *Broker) loadShareState(p int32) error {
-	return replayLog(b.replicas.Get(ShareStateTopic, p), func(buf []byte) error {
-		for len(buf) > 0 {
-			h, err := batch.ParseHeader(buf)
-			if err != nil || h.TotalSize() > len(buf) {
-				return nil
-			}
-			one := buf[:h.TotalSize()]
-			buf = buf[h.TotalSize():]
-			if h.IsControl() {
-				continue
-			}
-			recs, err := batch.Records(one, 0)
-			if err != nil {
-				return fmt.Errorf("%s-%d: %w", ShareStateTopic, p, err)
-			}
-			for _, r := range recs {
-				if err := b.shares.Load(r.Key, r.Value); err != nil {
-					b.logger.Warn("share: skipping bad state record", "partition", p, "offset", h.BaseOffset, "err", err)
-				}
-			}
-		}
-		return nil
-	})
 }
 
 // ensureShareStateTopic creates __share_group_state (compacted) when missing, opens
@@ -154,27 +125,6 @@ func (b *Broker) ensureShareStateTopic() (int32, error) {
 		return 0, fmt.Errorf("sluice: creating %s: %w", ShareStateTopic, err)
 	}
 	return n, nil
-}
-
-// shareStateStore writes snapshots to __share_group_state, one record per
-// share partition (its key), in the partition its coordinator key hashes to.
-type shareStateStore struct{ b *Broker }
-
-func (s shareStateStore) Write(k share.Key, value []byte) error {
-	n, err := s.b.ensureShareStateTopic()
-	if err != nil {
-		return err
-	}
-	p := k.StatePartition(n)
-	part := s.b.replicas.Get(ShareStateTopic, p)
-	if part == nil {
-		return fmt.Errorf("%s-%d does not exist", ShareStateTopic, p)
-	}
-	rec := batch.NewBatch(0, time.Now().UnixMilli(), batch.KV{Key: share.EncodeKey(k), Value: value})
-	if _, err := part.AppendAsLeader(rec, log.AppendOptions{Coordinator: true}, 0); err != nil {
-		return err
-	}
-	return nil
 }
 
 // shareTopics is share.Topics over the topic registry.

@@ -307,10 +307,12 @@ var brokerDefs = []Def{
 	bdef("share.coordinator.state.topic.num.partitions", Int, ptr("50"), vAtLeast(Int, 1), "",
 		`Partitions of __share_group_state (created at the first share-group use; an existing topic keeps its count).`),
 	bdef("share.coordinator.state.topic.segment.bytes", Int, ptr("104857600"), vAtLeast(Int, 1), "", `Segment size of __share_group_state.`),
-	bdef("share.coordinator.state.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), effectOneReplica,
-		`Replication factor of the share-group state topic.`),
-	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), effectSingleNode,
-		`min.insync.replicas of the share-group state topic.`),
+	bdef("share.coordinator.state.topic.replication.factor", Short, ptr("3"), vAtLeast(Short, 1), "",
+		`Replication factor of __share_group_state on a cluster (capped to the number of brokers; a single node gives it one replica).`),
+	bdef("share.coordinator.state.topic.min.isr", Short, ptr("2"), vAtLeast(Short, 1), "",
+		`min.insync.replicas of the share-group state topic on a cluster (capped to its replication factor).`),
+	bdef("share.coordinator.snapshot.update.records.per.snapshot", Int, ptr("500"), vAtLeast(Int, 0), "",
+		`The share coordinator writes a share partition's whole state (a ShareSnapshot record) every this many writes; the writes between are ShareUpdate records.`),
 
 	// --- Sluice's own (Apache Kafka configures its logging with log4j) -------
 	bdef("sluice.metrics.listen", String, ptr("127.0.0.1:9095"), rule{}, "",

@@ -65,6 +65,9 @@ type group struct {
 	// the next one must compare everything.
 	cgRecords map[string][]byte
 	cgDirty   bool
+	// streamsLoad collects a streams group's records during a replay
+	// (streams_persist.go).
+	streamsLoad *streamsReplay
 }
 
 type member struct {

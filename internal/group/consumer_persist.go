@@ -32,6 +32,13 @@ var consumerTombstoneOrder = map[int16]int{
 	keyTypeConsumerGroupTargetMetadata:    3,
 	keyTypeConsumerGroupPartitionMetadata: 4,
 	keyTypeConsumerGroupMetadata:          5,
+	// streams groups (streams_persist.go), in the same order
+	keyTypeStreamsGroupCurrentMember:  0,
+	keyTypeStreamsGroupTargetMember:   1,
+	keyTypeStreamsGroupMemberMetadata: 2,
+	keyTypeStreamsGroupTargetMetadata: 3,
+	keyTypeStreamsGroupTopology:       4,
+	keyTypeStreamsGroupMetadata:       5,
 }
 
 // consumerRecords encodes the records g's consumer group should have in the log: all
@@ -139,13 +146,18 @@ func forgetConsumerRecords(g *group) {
 // and only's. A group that is no longer a consumer group gets all its consumer-group
 // records tombstoned.
 func (c *Coordinator) persistConsumer(g *group, only *consumerMember) {
-	if c.store == nil || g.isStreams() { // streams groups are not persisted (streams_group.go)
+	if c.store == nil {
 		return
 	}
-	if g.cgDirty || g.consumer == nil {
+	if g.cgDirty || g.consumer == nil || g.isStreams() {
 		only = nil
 	}
-	want := consumerRecords(g, only)
+	var want []record
+	if g.isStreams() {
+		want = streamsRecords(g) // streams_persist.go
+	} else {
+		want = consumerRecords(g, only)
+	}
 	var recs []record
 	for _, r := range want {
 		if old, ok := g.cgRecords[string(r.key)]; !ok || !bytes.Equal(old, r.value) {

@@ -9,8 +9,8 @@ import (
 
 // replayPartition rebuilds groups and offsets from one __consumer_offsets partition.
 // Later records win; tombstones delete. Offset commits (key versions 0, 1), classic
-// group metadata (2) and KIP-848 consumer-group records (3..8) are understood; other
-// records (share and streams groups) are skipped; offset commits in transactional
+// group metadata (2), KIP-848 consumer-group records (3..8) and streams-group records
+// (17, 19..23) are understood; other records (share groups) are skipped; offset commits in transactional
 // batches stay pending until their producer's marker, in log order (txn_offsets.go); a malformed batch
 // stops the replay of that partition with a log line rather than failing the start-up.
 func (c *Coordinator) replayPartition(p int32) error {
@@ -44,7 +44,10 @@ func (c *Coordinator) replayPartition(p int32) error {
 		for _, m := range g.members {
 			c.scheduleSession(g, m)
 		}
-		if g.consumer != nil {
+		if g.streamsLoad != nil {
+			c.finishStreamsLoad(g) // streams_persist.go
+		}
+		if g.consumer != nil && !g.isStreams() {
 			c.finishConsumerLoad(g)
 		}
 	}
@@ -58,6 +61,8 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 	switch v := binary.BigEndian.Uint16(key); {
 	case v >= uint16(keyTypeConsumerGroupMetadata) && v <= uint16(keyTypeConsumerGroupCurrentMember):
 		c.replayConsumerRecord(key, value)
+	case isStreamsKeyType(int16(v)):
+		c.replayStreamsRecord(key, value)
 	case v == 0 || v == 1:
 		var k kmsg.OffsetCommitKey
 		if k.ReadFrom(key) != nil {

@@ -21,9 +21,9 @@ import (
 // tags. Standby replicas of stateful tasks (group.streams.num.standby.replicas)
 // go to members of other processes than the task's active owner; they need
 // no hand-over, so a member gets its standby tasks at once (except a task it
-// still owns as active). Streams groups are kept in memory only: after a
-// coordinator restart or move, members rejoin (UNKNOWN_MEMBER_ID) and their
-// committed offsets, which are ordinary __consumer_offsets records, remain.
+// still owns as active). Streams groups are written to __consumer_offsets in
+// Kafka's records (streams_persist.go), so that a coordinator restart or move
+// keeps their epochs, topology and assignments.
 
 // Status codes of StreamsGroupHeartbeat.
 const (
@@ -288,6 +288,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if req.EndpointInformationEpoch != st.endpointEpoch {
 		r.PartitionsByUserEndpoint = c.streamsEndpoints(cg)
 	}
+	c.persistConsumer(g, nil) // writes what changed (streams_persist.go)
 	return 0, ""
 }
 
@@ -552,6 +553,7 @@ func (c *Coordinator) streamsLeave(g *group, req *kmsg.StreamsGroupHeartbeatRequ
 		}
 		m.epoch = epochStaticLeave
 		c.scheduleStreamsSession(g, m)
+		c.persistConsumer(g, nil)
 		return 0, ""
 	}
 	c.removeStreamsMember(g, m, "left the group")

@@ -78,6 +78,10 @@ type Options struct {
 	// consumer) has the id; such ids cannot be share groups.
 	OtherGroup func(id string) bool
 	Now        func() time.Time // time.Now if nil
+	// Read fetches the persisted state of a share partition this broker
+	// starts to lead (the share coordinator's ReadShareGroupState); nil:
+	// the state is only what Load replayed.
+	Read func(k Key) (s Snapshot, found bool, err error)
 }
 
 // Manager is the share-group coordinator and the share-partition state of
@@ -90,6 +94,7 @@ type Manager struct {
 	store      Store
 	otherGroup func(string) bool
 	now        func() time.Time
+	read       func(Key) (Snapshot, bool, error)
 
 	mu       sync.Mutex
 	groups   map[string]*Group
@@ -111,6 +116,7 @@ func New(o Options) *Manager {
 		cfgStore:   o.ConfigStore,
 		otherGroup: o.OtherGroup,
 		now:        o.Now,
+		read:       o.Read,
 		groups:     map[string]*Group{},
 		parts:      map[Key]*Partition{},
 		sessions:   map[sessionKey]*session{},

@@ -1,0 +1,136 @@
+package share
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// memLog is a state partition in memory.
+type memLog struct{ recs [][2][]byte }
+
+func (l *memLog) replay(apply func(key, value []byte) error) error {
+	for _, r := range l.recs {
+		if err := apply(r[0], r[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestCoordinatorUpdatesAndSnapshots(t *testing.T) {
+	log := &memLog{}
+	newCoord := func() *Coordinator {
+		c := &Coordinator{
+			Append: func(p int32, key, value []byte) error {
+				log.recs = append(log.recs, [2][]byte{key, value})
+				return nil
+			},
+			Partitions:  func() int32 { return 1 },
+			PerSnapshot: 3,
+		}
+		if err := c.LoadPartition(0, log.replay); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := newCoord()
+	k := Key{Group: "g", TopicID: [16]byte{1}, Partition: 2}
+	if _, found, code := c.Read(k); found || code != 0 {
+		t.Fatalf("read of unknown state: found %v code %d", found, code)
+	}
+	writes := []Snapshot{
+		{StartOffset: 0, LeaderEpoch: 1, DeliveryCompleteCount: -1, Batches: []StateBatch{{0, 9, StateAvailable, 1}}},
+		{StartOffset: 0, LeaderEpoch: 1, DeliveryCompleteCount: 2, Batches: []StateBatch{{0, 1, StateAcknowledged, 1}, {5, 5, StateArchived, 1}}},
+		{StartOffset: 2, LeaderEpoch: 1, DeliveryCompleteCount: 1, Batches: []StateBatch{{2, 3, StateAvailable, 2}}},
+		{StartOffset: 2, LeaderEpoch: 2, DeliveryCompleteCount: 1, Batches: []StateBatch{{9, 12, StateAcknowledged, 1}}},
+	}
+	for _, w := range writes {
+		if code := c.Write(k, w); code != 0 {
+			t.Fatalf("write: %d", code)
+		}
+	}
+	want := []StateBatch{{2, 3, StateAvailable, 2}, {4, 4, StateAvailable, 1}, {5, 5, StateArchived, 1}, {6, 8, StateAvailable, 1}, {9, 12, StateAcknowledged, 1}}
+	s, found, _ := c.Read(k)
+	if !found || s.StartOffset != 2 || s.LeaderEpoch != 2 || !reflect.DeepEqual(s.Batches, want) {
+		t.Fatalf("state %+v", s)
+	}
+	// snapshot, update, update, snapshot: a snapshot every third write
+	var types []int16
+	for _, r := range log.recs {
+		_, typ, err := decodeAnyKey(r[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, typ)
+	}
+	if !reflect.DeepEqual(types, []int16{0, 1, 1, 0}) {
+		t.Fatalf("record types %v", types)
+	}
+	// a write from an older leader is fenced
+	if code := c.Write(k, Snapshot{StartOffset: 2, LeaderEpoch: 1, DeliveryCompleteCount: -1}); code != kerr.FencedLeaderEpoch.Code {
+		t.Fatalf("write with an old leader epoch: %d", code)
+	}
+	// a new coordinator replaying the partition has the same state
+	c2 := newCoord()
+	s2, found, _ := c2.Read(k)
+	if !found || s2.StartOffset != 2 || !reflect.DeepEqual(s2.Batches, want) || s2.SnapshotEpoch != s.SnapshotEpoch {
+		t.Fatalf("replayed state %+v, want %+v", s2, s)
+	}
+	// updates after the last snapshot are replayed on top of it
+	if code := c2.Write(k, Snapshot{StartOffset: 4, LeaderEpoch: 2, DeliveryCompleteCount: -1, Batches: []StateBatch{{4, 4, StateAcknowledged, 1}}}); code != 0 {
+		t.Fatal(code)
+	}
+	c3 := newCoord()
+	s3, _, _ := c3.Read(k)
+	if s3.StartOffset != 4 || s3.Batches[0] != (StateBatch{4, 4, StateAcknowledged, 1}) || len(s3.Batches) != 4 {
+		t.Fatalf("after update %+v", s3)
+	}
+	// delete, then nothing is found, also after a replay
+	if code := c3.Delete(k); code != 0 {
+		t.Fatal(code)
+	}
+	if _, found, _ := newCoord().Read(k); found {
+		t.Fatal("state found after delete")
+	}
+	// a partition not led here is NOT_COORDINATOR
+	c3.UnloadPartition(0)
+	if _, _, code := c3.Read(k); code == 0 {
+		t.Fatal("read of an unloaded partition succeeded")
+	}
+	if code := c3.Write(k, writes[0]); code == 0 {
+		t.Fatal("write to an unloaded partition succeeded")
+	}
+}
+
+func TestUpdateValueRoundTrip(t *testing.T) {
+	u := Snapshot{SnapshotEpoch: 3, LeaderEpoch: 7, StartOffset: 42, DeliveryCompleteCount: 5,
+		Batches: []StateBatch{{42, 50, StateAcknowledged, 1}, {51, 51, StateAvailable, 3}}}
+	got, err := decodeUpdateValue(encodeUpdateValue(u))
+	if err != nil || !reflect.DeepEqual(got, u) {
+		t.Fatalf("round trip %+v %v", got, err)
+	}
+	if _, err := decodeUpdateValue(encodeUpdateValue(u)[:20]); err == nil {
+		t.Fatal("truncated update decoded")
+	}
+}
+
+// With SLUICE_SHARE_RECORDS_DIR set, the test writes an update and a snapshot
+// value there, for a check against Kafka's decoders.
+func TestShareRecordsDump(t *testing.T) {
+	dir := os.Getenv("SLUICE_SHARE_RECORDS_DIR")
+	if dir == "" {
+		t.Skip("SLUICE_SHARE_RECORDS_DIR not set")
+	}
+	s := Snapshot{SnapshotEpoch: 3, StateEpoch: 1, LeaderEpoch: 7, StartOffset: 42, DeliveryCompleteCount: 5,
+		Batches: []StateBatch{{42, 50, StateAcknowledged, 1}, {51, 51, StateAvailable, 3}}}
+	k := Key{Group: "g", TopicID: [16]byte{1, 2}, Partition: 3}
+	for name, b := range map[string][]byte{"update": encodeUpdateValue(s), "snapshot": EncodeSnapshotValue(s),
+		"update-key": encodeUpdateKey(k), "snapshot-key": EncodeKey(k)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

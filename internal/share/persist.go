@@ -1,0 +1,68 @@
+package share
+
+// Prepare makes sure share partition k is in memory before it is used: a
+// share partition this broker does not hold yet is read from the share
+// coordinator (Options.Read) and, if the coordinator has no state for it,
+// starts at initStart (share.auto.offset.reset). An error (the coordinator
+// cannot be reached) leaves k unknown, so that the next request tries again.
+func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
+	m.mu.Lock()
+	_, ok := m.parts[k]
+	m.mu.Unlock()
+	if ok || m.read == nil {
+		return nil
+	}
+	s, found, err := m.read(k)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.parts[k]; ok {
+		return nil
+	}
+	eff := m.effectiveLocked(k.Group)
+	var p *Partition
+	if found {
+		p = newPartition(k, 0, eff)
+		p.restore(s)
+	} else {
+		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
+	}
+	m.parts[k] = p
+	if m.groups[k.Group] == nil {
+		m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
+	}
+	return nil
+}
+
+// Restore installs a snapshot held by the local share coordinator (replay
+// at start-up on a single node); a share partition already in memory, whose
+// state is newer (records acquired since), is kept.
+func (m *Manager) Restore(s Snapshot) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := s.Key
+	if _, ok := m.parts[k]; !ok {
+		p := newPartition(k, 0, m.effectiveLocked(k.Group))
+		p.restore(s)
+		m.parts[k] = p
+	}
+	if m.groups[k.Group] == nil { // membership is not persisted: the group comes back empty
+		m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
+	}
+}
+
+// Forget drops the in-memory state of every share partition of a topic
+// partition this broker no longer leads; its new leader reads the persisted
+// state from the share coordinator, and so does this broker if it leads the
+// partition again.
+func (m *Manager) Forget(topicID [16]byte, partition int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.parts {
+		if k.TopicID == topicID && k.Partition == partition {
+			delete(m.parts, k)
+		}
+	}
+}
