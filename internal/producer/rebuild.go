@@ -55,6 +55,8 @@ func (s *State) RebuildTruncated(fsys vfs.FS, l *log.Log) error {
 	defer s.mu.Unlock()
 	s.producers, s.ongoing = ns.producers, ns.ongoing
 	s.end, s.snapEnd = ns.end, ns.snapEnd
+	s.decided = ns.decided
+	s.nDecided.Store(int64(len(s.decided)))
 	s.recomputeLocked()
 	return nil
 }
