@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -25,8 +27,17 @@ var markerReplicationTimeout = coordinatorWriteTimeout
 func appendMarkerReplicated(part *replica.Partition, m batch.Marker, minISR int) error {
 	epoch := part.LeaderEpoch()
 	res, err := part.AppendAsLeader(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true}, minISR)
-	if err != nil || !part.NeedsReplication() {
+	if err != nil {
 		return err
+	}
+	if !part.NeedsReplication() {
+		// The in-sync set is this leader alone, or the leadership moved
+		// right after the append: then the marker may be truncated by the
+		// next leader, so it is not written.
+		if code := part.CheckLeader(epoch); code != 0 {
+			return &Error{Code: kerr.NotLeaderForPartition.Code, Msg: "leadership of " + part.String() + " moved before the transaction marker was replicated"}
+		}
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), markerReplicationTimeout)
 	defer cancel()
