@@ -261,6 +261,10 @@ func (p *Partition) ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
 	return r.Bytes()
 }
 
+// testHookAppended, when set by a test, runs in AppendReplicated between
+// the append and the replication check.
+var testHookAppended func()
+
 // AppendReplicated appends a coordinator's records as leader and, when
 // other replicas are in the in-sync set, waits (up to timeout) until they
 // hold them, as Kafka's coordinators write with acks=all.
@@ -269,6 +273,9 @@ func (p *Partition) AppendReplicated(records []byte, opts log.AppendOptions, tim
 	res, err := p.AppendAsLeader(records, opts, 0)
 	if err != nil {
 		return res, err
+	}
+	if testHookAppended != nil {
+		testHookAppended()
 	}
 	if !p.NeedsReplication() {
 		// The in-sync set is this leader alone, or the leadership moved
