@@ -46,11 +46,13 @@ func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 		t.Fatalf("marker acknowledged with high watermark %d below the log end %d", hw, leo)
 	}
 
-	// Without any follower, the marker is appended but not acknowledged:
-	// the coordinator must keep the transaction undecided and retry.
+	// With the followers no longer fetching (still in the in-sync set:
+	// replica.lag.time.max.ms is long), the marker is appended but not
+	// acknowledged: the coordinator must keep the transaction undecided
+	// and write it again.
 	for _, n := range tc.nodes {
 		if n != leader {
-			n.stop()
+			n.broker().cluster.stopFetchers()
 		}
 	}
 	leo := part.LogEndOffset()
@@ -58,5 +60,12 @@ func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 	if err == nil {
 		t.Fatalf("marker at offset %d acknowledged while no follower holds it (high watermark %d)", leo, part.HighWatermark())
 	}
+	if got := part.LogEndOffset(); got != leo+1 {
+		t.Fatalf("log end %d after the marker, want %d (appended, then waited for)", got, leo+1)
+	}
+	if lso, hw := part.LastStableOffset(), part.HighWatermark(); lso > hw || hw > leo {
+		t.Fatalf("last stable offset %d, high watermark %d: past the unreplicated marker at %d", lso, hw, leo)
+	}
 	t.Logf("unreplicated marker refused as expected: %v", err)
+
 }
