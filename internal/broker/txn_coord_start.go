@@ -171,11 +171,11 @@ func (t txnMarkers) WriteMarker(tp txn.TopicPartition, m batch.Marker) error {
 		}
 		err = t.b.groups.WriteTxnMarker(tp.Partition, m)
 	} else {
-		part, _, code := t.b.partition(tp.Topic, tp.Partition)
+		part, topic, code := t.b.partition(tp.Topic, tp.Partition)
 		if code != 0 {
 			return fmt.Errorf("%s-%d: %w", tp.Topic, tp.Partition, txn.ErrPartitionGone)
 		}
-		_, err = part.AppendAsLeader(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true}, 0)
+		err = appendMarkerReplicated(part, m, int(t.b.minInsyncReplicas(topic)))
 	}
 	if err == nil {
 		return nil

@@ -181,6 +181,16 @@ type TxnGuard interface {
 	FirstUnstableOffset() int64
 }
 
+// UndecidedTxnGuard is optionally implemented by a TxnGuard that also
+// remembers the transactions whose marker is written but maybe not
+// replicated (internal/producer's does).
+type UndecidedTxnGuard interface {
+	// FirstUndecidedOffset is the first offset of the earliest transaction
+	// that is ongoing or whose marker is at or above hw, -1 if none. Readers
+	// call it without the append lock.
+	FirstUndecidedOffset(hw int64) int64
+}
+
 type noopGuard struct{}
 
 func (noopGuard) Check(batch.Header) (bool, int64, int64, error) { return false, 0, 0, nil }

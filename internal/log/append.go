@@ -400,6 +400,9 @@ func (l *Log) publishLocked(seg *segment, records []byte, markers []batch.Marker
 	}
 	l.leo.Store(next)
 	applyDeferred()
+	if len(markers) > 0 && l.hwFollowsEnd.Load() {
+		l.forgetDecided(next) // the high watermark is the end
+	}
 	return txnErr
 }
 

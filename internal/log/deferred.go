@@ -63,6 +63,11 @@ func (v LoadView) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
 	return v.l.readBytes(offset, maxBytes)
 }
 
+// ReadBytesToEnd is Log.ReadBytesToEnd.
+func (v LoadView) ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
+	return v.l.readBytesToEnd(offset, maxBytes)
+}
+
 // RestoreAbortedTxn is Log.RestoreAbortedTxn.
 func (v LoadView) RestoreAbortedTxn(t AbortedTxn) error { return v.l.restoreAbortedTxn(t) }
 

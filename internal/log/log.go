@@ -137,7 +137,19 @@ func (l *Log) SetHighWatermark(offset int64) {
 	}
 	l.mu.Unlock()
 	if moved {
+		l.forgetDecided(offset)
 		l.notify()
+	}
+}
+
+// forgetDecided lets an UndecidedTxnGuard forget the transactions whose
+// marker is now below the high watermark hw (else, on a replica whose last
+// stable offset nobody asks for, they would pile up).
+func (l *Log) forgetDecided(hw int64) {
+	if g := l.txnGuard.Load(); g != nil {
+		if ug, ok := (*g).(UndecidedTxnGuard); ok {
+			ug.FirstUndecidedOffset(hw)
+		}
 	}
 }
 

@@ -149,6 +149,25 @@ func (l *Log) ReadBytes(offset int64, maxBytes int) ([]byte, error) {
 	return l.readBytes(offset, maxBytes)
 }
 
+// ReadBytesToEnd is ReadBytes up to the log end offset rather than the
+// high watermark: what rebuilding the producer state reads (its
+// transaction markers), which must see the whole log whatever the high
+// watermark (unknown for a while after a replica restarts).
+func (l *Log) ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return nil, err
+	}
+	return l.readBytesToEnd(offset, maxBytes)
+}
+
+func (l *Log) readBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
+	r, err := l.read(offset, maxBytes, true, readToEnd)
+	if err != nil {
+		return nil, err
+	}
+	return r.Bytes()
+}
+
 func (l *Log) readBytes(offset int64, maxBytes int) ([]byte, error) {
 	r, err := l.read(offset, maxBytes, true, readToHighWatermark)
 	if err != nil {

@@ -281,17 +281,20 @@ func (l *Log) restoreAbortedTxn(t AbortedTxn) error {
 }
 
 // LastStableOffset is the offset below which every transaction is
-// decided: the first offset of the earliest ongoing transaction (but not
-// below the log start offset, as Kafka), or the high watermark when none is
-// ongoing (or no TxnGuard is installed). read_committed fetches return data
-// only below it. It takes no lock.
+// decided for readers: the first offset of the earliest ongoing
+// transaction, or of the earliest one whose marker is not yet below the
+// high watermark when the TxnGuard is an UndecidedTxnGuard (Kafka's
+// unreplicated transactions: a marker only the leader holds may be
+// truncated by the next leader), but not below the log start offset, as
+// Kafka; the high watermark when there is none (or no TxnGuard is
+// installed). read_committed fetches return data only below it. It never
+// exceeds the high watermark. It takes no lock of the log.
 //
 // Ordering: Append tells the producer state about a transaction's first
 // batch before it publishes the new end, and about a marker after. The
-// high watermark is loaded before the first unstable offset (so a batch
-// counted in it is seen as unstable) and loaded again after (so a
-// transaction seen ended has its marker below the high watermark used);
-// when it moved in between, the read is repeated.
+// high watermark is loaded before the first undecided offset (so a batch
+// counted in it is seen as unstable) and loaded again after; when it moved
+// in between, the read is repeated.
 func (l *Log) LastStableOffset() int64 {
 	_ = l.ensureLoaded() // its producer state is rebuilt by the load
 	return l.lastStableOffset()
@@ -302,9 +305,15 @@ func (l *Log) lastStableOffset() int64 {
 	if g == nil {
 		return l.HighWatermark()
 	}
+	ug, _ := (*g).(UndecidedTxnGuard)
 	for i := 0; ; i++ {
 		hw := l.HighWatermark()
-		fu := (*g).FirstUnstableOffset()
+		var fu int64
+		if ug != nil {
+			fu = ug.FirstUndecidedOffset(hw)
+		} else {
+			fu = (*g).FirstUnstableOffset()
+		}
 		if l.HighWatermark() != hw && i < 100 {
 			continue
 		}

@@ -82,6 +82,9 @@ func (g *Guard) MarkerAppended(m batch.Marker, offset int64) { g.State.MarkerApp
 // FirstUnstableOffset implements log.TxnGuard.
 func (g *Guard) FirstUnstableOffset() int64 { return g.State.FirstUnstableOffset() }
 
+// FirstUndecidedOffset implements log.UndecidedTxnGuard.
+func (g *Guard) FirstUndecidedOffset(hw int64) int64 { return g.State.FirstUndecidedOffset(hw) }
+
 // Truncated implements the log's truncation hook: producers whose batches
 // now lie wholly before the log start are forgotten (after retention or
 // DeleteRecords; see State.TruncateHead), and batches at or past the new

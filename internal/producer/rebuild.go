@@ -1,6 +1,8 @@
 package producer
 
 import (
+	"fmt"
+
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -23,7 +25,9 @@ type Source interface {
 	LogStartOffset() int64
 	LogEndOffset() int64
 	ScanBatches(from int64, fn func(h batch.Header, at log.BatchPosition) bool) error
-	ReadBytes(offset int64, maxBytes int) ([]byte, error)
+	// ReadBytesToEnd reads whole batches up to the log end offset (not
+	// the high watermark: markers above it must be replayed too).
+	ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error)
 	RestoreAbortedTxn(t log.AbortedTxn) error
 }
 
@@ -55,6 +59,8 @@ func (s *State) RebuildTruncated(fsys vfs.FS, l *log.Log) error {
 	defer s.mu.Unlock()
 	s.producers, s.ongoing = ns.producers, ns.ongoing
 	s.end, s.snapEnd = ns.end, ns.snapEnd
+	s.decided = ns.decided
+	s.nDecided.Store(int64(len(s.decided)))
 	s.recomputeLocked()
 	return nil
 }
@@ -78,9 +84,16 @@ func (s *State) rebuild(fsys vfs.FS, l Source, nowMs, expirationMs int64, restor
 		if h.ProducerID < 0 {
 			return true
 		}
-		b, err := l.ReadBytes(h.BaseOffset, h.TotalSize())
+		b, err := l.ReadBytesToEnd(h.BaseOffset, h.TotalSize())
 		if err != nil {
 			rerr = err
+			return false
+		}
+		if len(b) < h.TotalSize() {
+			// Never skipped: a marker not replayed would leave its
+			// transaction open (and a later abort would index it from
+			// its first offset, over committed transactions).
+			rerr = fmt.Errorf("producer state: reading the control batch at offset %d: %d of %d bytes", h.BaseOffset, len(b), h.TotalSize())
 			return false
 		}
 		m, err := batch.ParseMarker(b, markerMaxDecompressed)

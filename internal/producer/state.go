@@ -46,6 +46,11 @@ type State struct {
 	// firstUnstable is the smallest value of ongoing, -1 when it is empty;
 	// readers load it without the mutex (the log's last stable offset).
 	firstUnstable atomic.Int64
+	// decided are the transactions a marker ended whose marker may not
+	// be below the high watermark yet (undecided.go), in marker order;
+	// nDecided is their number, read without the mutex.
+	decided  []decidedTxn
+	nDecided atomic.Int64
 }
 
 // NewState returns an empty partition state.
@@ -169,6 +174,8 @@ func (s *State) Clear() {
 	clear(s.producers)
 	clear(s.ongoing)
 	s.firstUnstable.Store(-1)
+	s.decided = nil
+	s.nDecided.Store(0)
 	s.end, s.snapEnd = 0, 0
 }
 

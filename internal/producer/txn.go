@@ -163,6 +163,9 @@ func (s *State) markerLocked(m batch.Marker, offset int64) {
 	e.setEpoch(m.ProducerEpoch)
 	e.coordinatorEpoch = m.CoordinatorEpoch
 	e.lastTimestamp = m.Timestamp
+	if e.txnFirst >= 0 {
+		s.addDecidedLocked(e.txnFirst, offset)
+	}
 	s.endTxnLocked(m.ProducerID, e)
 }
 

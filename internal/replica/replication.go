@@ -261,14 +261,30 @@ func (p *Partition) ReadBytesToEnd(offset int64, maxBytes int) ([]byte, error) {
 	return r.Bytes()
 }
 
+// testHookAppended, when set by a test, runs in AppendReplicated between
+// the append and the replication check.
+var testHookAppended func()
+
 // AppendReplicated appends a coordinator's records as leader and, when
 // other replicas are in the in-sync set, waits (up to timeout) until they
 // hold them, as Kafka's coordinators write with acks=all.
 func (p *Partition) AppendReplicated(records []byte, opts log.AppendOptions, timeout time.Duration) (log.AppendResult, error) {
 	epoch := p.LeaderEpoch()
 	res, err := p.AppendAsLeader(records, opts, 0)
-	if err != nil || !p.NeedsReplication() {
+	if err != nil {
 		return res, err
+	}
+	if testHookAppended != nil {
+		testHookAppended()
+	}
+	if !p.NeedsReplication() {
+		// The in-sync set is this leader alone, or the leadership moved
+		// right after the append (the records may then be truncated by
+		// the next leader: not acknowledged).
+		if code := p.CheckLeader(epoch); code != 0 {
+			return res, &Error{Code: kerr.NotLeaderForPartition.Code, Msg: "leadership of " + p.String() + " moved before the records were replicated"}
+		}
+		return res, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -11,9 +11,11 @@ import (
 
 // ReplicaDivergence: after healing, the replicas of a partition do not hold
 // the same log below the final high watermark: a batch that differs (base or
-// last offset, leader epoch or CRC) between two nodes' copies, or a copy
-// that ends below the high watermark though every replica had time to get
-// back in sync.
+// last offset, leader epoch or CRC) between two nodes' copies, an entry of
+// the aborted-transaction index (.txnindex: producer id, first and last
+// offset) whose ABORT marker is below the high watermark that differs, or
+// a copy that ends below the high watermark though every replica had time
+// to get back in sync.
 const ReplicaDivergence = "replica-divergence"
 
 // LeaderMove is one partition whose leader was faulted: how long until
@@ -46,6 +48,7 @@ func (c *state) checkReplicas() {
 		node    int
 		op      int
 		batches [][4]int64
+		aborted [][3]int64
 	}
 	copies := map[string][]copyOf{}
 	for _, p := range c.ops {
@@ -55,7 +58,7 @@ func (c *state) checkReplicas() {
 		c.res.ReplicaLogs++
 		for _, m := range p.comp.Value {
 			if m.F == history.MReplica {
-				copies[m.Key] = append(copies[m.Key], copyOf{node: *p.inv.Node, op: p.comp.Index, batches: m.Batches})
+				copies[m.Key] = append(copies[m.Key], copyOf{node: *p.inv.Node, op: p.comp.Index, batches: m.Batches, aborted: m.Aborted})
 			}
 		}
 	}
@@ -78,14 +81,14 @@ func (c *state) checkReplicas() {
 		}
 		// The reference is the copy most nodes hold (then the longest), so
 		// that one deviating replica is the one named.
-		text := func(bs [][4]int64) string { return fmt.Sprint(below(bs)) }
+		text := func(cp copyOf) string { return fmt.Sprint(below(cp.batches), abortedBelow(cp.aborted, h)) }
 		same := map[string]int{}
 		for _, cp := range cs {
-			same[text(cp.batches)]++
+			same[text(cp)]++
 		}
 		r := 0
 		for i, cp := range cs {
-			ni, nr := same[text(cp.batches)], same[text(cs[r].batches)]
+			ni, nr := same[text(cp)], same[text(cs[r])]
 			if ni > nr || ni == nr && len(below(cp.batches)) > len(below(cs[r].batches)) {
 				r = i
 			}
@@ -117,8 +120,37 @@ func (c *state) checkReplicas() {
 					break
 				}
 			}
+			refAb, ab := abortedBelow(cs[r].aborted, h), abortedBelow(cp.aborted, h)
+			for i := 0; i < max(len(ab), len(refAb)); i++ {
+				var a, b string
+				if i < len(refAb) {
+					a = abortedText(refAb[i])
+				}
+				if i < len(ab) {
+					b = abortedText(ab[i])
+				}
+				if a != b {
+					c.add(ReplicaDivergence, key, fmt.Sprintf("below the high watermark %d, aborted-transaction index entry %d of node %d is %s, of node %d %s", h, i, cs[r].node, orNone(a), cp.node, orNone(b)), cs[r].op, cp.op)
+					break
+				}
+			}
 		}
 	}
+}
+
+// abortedBelow is the index entries whose ABORT marker is below h.
+func abortedBelow(es [][3]int64, h int64) [][3]int64 {
+	var out [][3]int64
+	for _, e := range es {
+		if e[2] < h {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func abortedText(e [3]int64) string {
+	return fmt.Sprintf("[producer %d, offsets %d-%d]", e[0], e[1], e[2])
 }
 
 func batchText(b [4]int64) string {

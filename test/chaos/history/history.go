@@ -137,6 +137,9 @@ type Mop struct {
 	// Replica: the record batches of one node's copy of the key, in log
 	// order, as [base offset, last offset, partition leader epoch, CRC].
 	Batches [][4]int64 `json:"batches,omitempty"`
+	// Replica: the entries of that copy's aborted-transaction index
+	// (.txnindex), in order, as [producer id, first offset, last offset].
+	Aborted [][3]int64 `json:"aborted,omitempty"`
 }
 
 // Watermark is what a read learned about a key's high watermark (hwm) and

@@ -563,7 +563,11 @@ func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.C
 					errs = append(errs, err.Error())
 				}
 				if ok {
-					ms = append(ms, history.Mop{F: history.MReplica, Key: workload.Key(t, int32(p)), Batches: bs})
+					ab, _, err := node.ReplicaAbortedTxns(n.DataDir(), t, int32(p))
+					if err != nil {
+						errs = append(errs, err.Error())
+					}
+					ms = append(ms, history.Mop{F: history.MReplica, Key: workload.Key(t, int32(p)), Batches: bs, Aborted: ab})
 				}
 			}
 		}

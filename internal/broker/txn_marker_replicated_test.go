@@ -1,0 +1,71 @@
+package broker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/txn"
+)
+
+// A transaction marker is written for the coordinator only once the
+// in-sync replicas hold it (finding 9 of docs/reliability.md: a COMMIT
+// marker acknowledged while only the leader had it was truncated by the
+// next leader, so the transaction was aborted on that partition).
+func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
+	defer func(d time.Duration) { markerReplicationTimeout = d }(markerReplicationTimeout)
+	markerReplicationTimeout = 700 * time.Millisecond
+	tc := startTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "30000"})
+	adm := tc.admin()
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mir := "2"
+	if res, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &mir}, "mk"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	md := waitCluster(t, adm, "three in-sync replicas", func(md kadm.Metadata) bool {
+		ps := md.Topics["mk"].Partitions
+		return len(ps) == 1 && ps[0].Leader > 0 && len(ps[0].ISR) == 3
+	})
+	leader := tc.nodes[md.Topics["mk"].Partitions[0].Leader-1]
+	b := leader.broker()
+	tp := txn.TopicPartition{Topic: "mk", Partition: 0}
+	part := b.replicas.Get("mk", 0)
+	m := batch.Marker{ProducerID: 7, ProducerEpoch: 0, Type: batch.ControlCommit, Timestamp: time.Now().UnixMilli()}
+
+	// With the followers fetching, the marker is written and below the
+	// high watermark when WriteMarker returns.
+	if err := (txnMarkers{b: b}).WriteMarker(tp, m); err != nil {
+		t.Fatalf("marker with every replica up: %v", err)
+	}
+	if hw, leo := part.HighWatermark(), part.LogEndOffset(); hw != leo {
+		t.Fatalf("marker acknowledged with high watermark %d below the log end %d", hw, leo)
+	}
+
+	// With the followers no longer fetching (still in the in-sync set:
+	// replica.lag.time.max.ms is long), the marker is appended but not
+	// acknowledged: the coordinator must keep the transaction undecided
+	// and write it again.
+	for _, n := range tc.nodes {
+		if n != leader {
+			n.broker().cluster.stopFetchers()
+		}
+	}
+	leo := part.LogEndOffset()
+	err := (txnMarkers{b: b}).WriteMarker(tp, m)
+	if err == nil {
+		t.Fatalf("marker at offset %d acknowledged while no follower holds it (high watermark %d)", leo, part.HighWatermark())
+	}
+	if got := part.LogEndOffset(); got != leo+1 {
+		t.Fatalf("log end %d after the marker, want %d (appended, then waited for)", got, leo+1)
+	}
+	if lso, hw := part.LastStableOffset(), part.HighWatermark(); lso > hw || hw > leo {
+		t.Fatalf("last stable offset %d, high watermark %d: past the unreplicated marker at %d", lso, hw, leo)
+	}
+	t.Logf("unreplicated marker refused as expected: %v", err)
+
+}
