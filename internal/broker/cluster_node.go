@@ -179,6 +179,7 @@ type clusterNode struct {
 	gated       atomic.Bool                    // an observer with an empty log before its join (cluster_roles.go)
 	epoch       atomic.Int64                   // broker epoch from the last registration
 	fenced      atomic.Bool                    // as the controller last answered
+	lease       brokerLease                    // the session with the controller (cluster_lease.go)
 	published   atomic.Uint64                  // offset of the image the local state follows
 	pubImage    atomic.Pointer[metadata.Image] // that image (what clients are told)
 	// caughtUp is the offset of this run's registration: images before it
@@ -367,6 +368,9 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		close(c.hbDone) // a controller-only node never registers as a broker
 	}
 	b.cluster = c
+	if cc.broker {
+		b.replicas.SetLeaseCheck(c.sessionLapsed)
+	}
 	b.onClose(c.stop)
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
 		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
@@ -599,6 +603,7 @@ func (c *clusterNode) endpoints() []metadata.Endpoint {
 func (c *clusterNode) register(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	sent := time.Now()
 	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
 		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
@@ -614,6 +619,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 		return false
 	}
 	c.fenced.Store(true)
+	c.lease.renew(sent)
 	c.epoch.Store(resp.Epoch)
 	if c.caughtUp.Load() == 0 {
 		c.caughtUp.Store(resp.Offset)
@@ -630,6 +636,7 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 	hctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval+time.Second)
 	defer cancel()
 	var resp controller.HeartbeatResponse
+	sent := time.Now()
 	err := callController(hctx, c, "heartbeat", c.ctrl.Heartbeat,
 		controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: c.epoch.Load(), MetadataOffset: c.published.Load()}, &resp)
 	var ce *controller.Error
@@ -642,6 +649,7 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 			c.logger.Debug("heartbeat failed", "err", err)
 		}
 	default:
+		c.lease.renew(sent)
 		if c.fenced.Swap(resp.Fenced) != resp.Fenced {
 			c.logger.Info("broker fencing changed", "fenced", resp.Fenced)
 		}
