@@ -50,6 +50,7 @@ const quorumDirName = "quorum"
 
 // clusterConfig is the cluster part of the broker configuration.
 type clusterConfig struct {
+	halt              func(error) // Options.Halt (cluster_halt.go)
 	nodeID            int32
 	voters            map[uint64]string // node id → controller listener host:port
 	peerBind          string
@@ -357,6 +358,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	go func() { defer c.wg.Done(); c.addrLoop(ctx) }()
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.watchQuorum(ctx) }()
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
 	if cc.broker {
@@ -410,6 +413,9 @@ func (c *clusterNode) controlledShutdown() {
 		// unfence this broker again).
 		c.hbCancel()
 		<-c.hbDone
+		if c.quorumStopped() {
+			return // halted (cluster_halt.go): nothing to hand over
+		}
 		if ep := c.epoch.Load(); ep > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			var resp controller.HeartbeatResponse
