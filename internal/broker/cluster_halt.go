@@ -49,3 +49,25 @@ func (c *clusterNode) quorumStopped() bool {
 		return false
 	}
 }
+
+// logFailed is the log manager's OnFail: a partition log failed on an I/O
+// error (a full disk under its index, a failed fsync) and takes no more
+// appends until a restart. Apache Kafka takes the log directory offline
+// and, when it was the broker's only one (as in Sluice), halts. On a
+// cluster node Sluice halts too: a replica that can no longer follow
+// its leader would otherwise stay behind the high watermark until
+// someone restarts it; restarted, it recovers its log and catches up.
+// A single node keeps serving reads and answers KAFKA_STORAGE_ERROR to
+// appends of that partition (docs/operations.md, Disk full).
+func (b *Broker) logFailed(dir string, err error) {
+	cc := b.clusterCfg
+	if cc == nil {
+		return
+	}
+	b.logger.Error("halting: a partition log failed; exiting so that the process is restarted and recovers its logs", "dir", dir, "err", err)
+	if cc.halt != nil {
+		cc.halt(fmt.Errorf("partition log %s failed: %w", dir, err))
+		return
+	}
+	os.Exit(1)
+}
