@@ -16,6 +16,26 @@ import (
 // watermark or of stale committed offsets end with the session.
 type brokerLease struct {
 	renewed atomic.Int64 // unix nanoseconds; 0: never
+	// need is the metadata offset this broker must have applied before a
+	// session renewed after a lapse counts: while it was lapsed the
+	// controller may have fenced it and moved its leaderships, which the
+	// controller's image at the renewal holds.
+	need atomic.Uint64
+}
+
+// renewAt records a session renewal by a request sent at sent, answered
+// by a controller whose image was at offset; a renewal after a lapse
+// counts once that image is applied (need).
+func (l *brokerLease) renewAt(sent time.Time, timeout time.Duration, offset uint64) {
+	if l.lapsed(timeout) {
+		for {
+			old := l.need.Load()
+			if old >= offset || l.need.CompareAndSwap(old, offset) {
+				break
+			}
+		}
+	}
+	l.renew(sent)
 }
 
 // renew records a session renewal by a request sent at sent.
@@ -38,7 +58,7 @@ func (l *brokerLease) lapsed(timeout time.Duration) bool {
 
 // sessionLapsed is the replica layer's lease check for this node.
 func (c *clusterNode) sessionLapsed() bool {
-	return c.lease.lapsed(c.cfg.sessionTimeout)
+	return c.lease.lapsed(c.cfg.sessionTimeout) || c.published.Load() < c.lease.need.Load()
 }
 
 // leadsInternal is a coordinator's check that this broker may act as the

@@ -625,7 +625,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 		return false
 	}
 	c.fenced.Store(true)
-	c.lease.renew(sent)
+	c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.Offset)
 	c.epoch.Store(resp.Epoch)
 	if c.caughtUp.Load() == 0 {
 		c.caughtUp.Store(resp.Offset)
@@ -655,7 +655,7 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 			c.logger.Debug("heartbeat failed", "err", err)
 		}
 	default:
-		c.lease.renew(sent)
+		c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.MetadataOffset)
 		if c.fenced.Swap(resp.Fenced) != resp.Fenced {
 			c.logger.Info("broker fencing changed", "fenced", resp.Fenced)
 		}
