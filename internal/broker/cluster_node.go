@@ -50,6 +50,7 @@ const quorumDirName = "quorum"
 
 // clusterConfig is the cluster part of the broker configuration.
 type clusterConfig struct {
+	halt              func(error) // Options.Halt (cluster_halt.go)
 	nodeID            int32
 	voters            map[uint64]string // node id → controller listener host:port
 	peerBind          string
@@ -179,6 +180,7 @@ type clusterNode struct {
 	gated       atomic.Bool                    // an observer with an empty log before its join (cluster_roles.go)
 	epoch       atomic.Int64                   // broker epoch from the last registration
 	fenced      atomic.Bool                    // as the controller last answered
+	lease       brokerLease                    // the session with the controller (cluster_lease.go)
 	published   atomic.Uint64                  // offset of the image the local state follows
 	pubImage    atomic.Pointer[metadata.Image] // that image (what clients are told)
 	// caughtUp is the offset of this run's registration: images before it
@@ -367,6 +369,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	go func() { defer c.wg.Done(); c.joinLoop(ctx) }()
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.importScramFile(ctx, fsys) }() // cluster_scram.go
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.watchQuorum(ctx) }()
 	hbCtx, hbCancel := context.WithCancel(ctx)
 	c.hbCancel, c.hbDone = hbCancel, make(chan struct{})
 	if cc.broker {
@@ -378,6 +382,9 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		close(c.hbDone) // a controller-only node never registers as a broker
 	}
 	b.cluster = c
+	if cc.broker {
+		b.replicas.SetLeaseCheck(c.sessionLapsed)
+	}
 	b.onClose(c.stop)
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
 		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
@@ -417,6 +424,9 @@ func (c *clusterNode) controlledShutdown() {
 		// unfence this broker again).
 		c.hbCancel()
 		<-c.hbDone
+		if c.quorumStopped() {
+			return // halted (cluster_halt.go): nothing to hand over
+		}
 		if ep := c.epoch.Load(); ep > 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			var resp controller.HeartbeatResponse
@@ -610,6 +620,7 @@ func (c *clusterNode) endpoints() []metadata.Endpoint {
 func (c *clusterNode) register(ctx context.Context) bool {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	sent := time.Now()
 	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
 		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
@@ -625,6 +636,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 		return false
 	}
 	c.fenced.Store(true)
+	c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.Offset)
 	c.epoch.Store(resp.Epoch)
 	if c.caughtUp.Load() == 0 {
 		c.caughtUp.Store(resp.Offset)
@@ -641,6 +653,7 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 	hctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval+time.Second)
 	defer cancel()
 	var resp controller.HeartbeatResponse
+	sent := time.Now()
 	err := callController(hctx, c, "heartbeat", c.ctrl.Heartbeat,
 		controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: c.epoch.Load(), MetadataOffset: c.published.Load()}, &resp)
 	var ce *controller.Error
@@ -653,6 +666,7 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 			c.logger.Debug("heartbeat failed", "err", err)
 		}
 	default:
+		c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.MetadataOffset)
 		if c.fenced.Swap(resp.Fenced) != resp.Fenced {
 			c.logger.Info("broker fencing changed", "fenced", resp.Fenced)
 		}

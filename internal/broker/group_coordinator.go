@@ -48,6 +48,7 @@ func (b *Broker) startGroupCoordinator() error {
 		Storage: offsetsStorage{b},
 		Topics:  groupTopics{b},
 		Logger:  b.logger,
+		Leads:   b.leadsInternal(group.OffsetsTopic),
 	})
 	if err := b.groups.Start(); err != nil {
 		return err

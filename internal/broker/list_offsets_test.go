@@ -103,3 +103,36 @@ func TestListOffsets(t *testing.T) {
 		t.Errorf("future leader epoch: %d", r.ErrorCode)
 	}
 }
+
+// Finding 14 of docs/reliability.md: after a clean restart partitions are
+// loaded on first use; ListOffsets (latest, read_uncommitted and
+// read_committed) of a partition not loaded yet answers its real offsets,
+// never 0.
+func TestListOffsetsOfDeferredPartition(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	dpTopic(t, tb, "lod", 2, nil)
+	base := time.Now().Add(-time.Hour).UnixMilli()
+	produceAt(t, tb, "lod", base, base+1, base+2)
+	tb.restart()
+	l := tb.broker().logs.Get("lod", 0)
+	if l == nil || l.Loaded() {
+		t.Fatalf("lod-0 after a clean restart: log %v, want one not loaded yet", l)
+	}
+	for _, committed := range []bool{true, false} {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		if committed {
+			req.IsolationLevel = 1
+		}
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "lod"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := dpRaw(t, tb, req, 10).(*kmsg.ListOffsetsResponse)
+		if r := resp.Topics[0].Partitions[0]; r.ErrorCode != 0 || r.Offset != 3 {
+			t.Fatalf("read_committed=%v latest of a partition not loaded yet: offset %d error %d, want 3", committed, r.Offset, r.ErrorCode)
+		}
+	}
+}

@@ -62,6 +62,11 @@ type Options struct {
 	// ShutdownTimeout bounds how long Close waits for in-flight requests.
 	// Default 30s.
 	ShutdownTimeout time.Duration
+	// Halt is called when a fatal storage error leaves a cluster node
+	// unable to go on (its metadata log cannot be written). nil: log it
+	// and exit the process with status 1, as Kafka halts, so that its
+	// supervisor restarts it (cluster_halt.go).
+	Halt func(error)
 }
 
 // Server is an embeddable Sluice broker: Start it, point clients at Addr,
@@ -126,6 +131,9 @@ func (s *Server) Start() (err error) {
 	if b.clusterCfg, err = parseClusterConfig(o.Config); err != nil {
 		return err
 	}
+	if b.clusterCfg != nil {
+		b.clusterCfg.halt = o.Halt
+	}
 	defer func() {
 		if err != nil {
 			s.abort()
@@ -183,6 +191,7 @@ func (s *Server) Start() (err error) {
 	}
 	installProducerGuards(b, &mopts)
 	installDeferredLoading(b, &mopts) // deferred_logs.go
+	mopts.OnFail = b.logFailed        // cluster_halt.go
 	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {
 		return fmt.Errorf("sluice: opening logs in %s: %w", dataDir, err)
 	}

@@ -42,6 +42,8 @@ type testOptions struct {
 	Quiet bool
 	// FS replaces the OS filesystem (fault and blocking hooks).
 	FS vfs.FS
+	// Halt replaces the process exit of a fatal error (Options.Halt).
+	Halt func(error)
 }
 
 // testBroker is a Server running in-process on 127.0.0.1 with a free port.
@@ -93,6 +95,7 @@ func (tb *testBroker) start() {
 		DataDir:         tb.opts.DataDir,
 		MetricsListen:   tb.opts.MetricsListen,
 		FS:              tb.opts.FS,
+		Halt:            tb.opts.Halt,
 		Config:          cfg,
 		Logger:          slog.New(slog.NewTextHandler(tb.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Version:         "test",

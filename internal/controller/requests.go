@@ -75,6 +75,10 @@ type HeartbeatRequest struct {
 // HeartbeatResponse says whether the broker is fenced.
 type HeartbeatResponse struct {
 	Fenced bool `json:"fenced"`
+	// MetadataOffset is the offset of the controller's image when it
+	// answered: a broker whose session had lapsed acts as a leader again
+	// only once it has applied it (every leadership moved away meanwhile).
+	MetadataOffset uint64 `json:"metadata_offset,omitempty"`
 }
 
 // Heartbeat keeps a broker's session; a fenced broker that has applied its
@@ -100,7 +104,7 @@ func (c *Controller) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heart
 			return HeartbeatResponse{}, err
 		}
 		c.cfg.Logger.Info("controller: broker fenced for controlled shutdown", "broker", b.ID)
-		return HeartbeatResponse{Fenced: true}, nil
+		return HeartbeatResponse{Fenced: true, MetadataOffset: im.Offset}, nil
 	case !req.WantFence && b.Fenced && req.MetadataOffset >= uint64(b.Epoch):
 		recs := []metadata.Record{{Type: metadata.UnfenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
 		recs = append(recs, returnBroker(im, b.ID)...)
@@ -108,9 +112,9 @@ func (c *Controller) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heart
 			return HeartbeatResponse{}, err
 		}
 		c.cfg.Logger.Info("controller: broker unfenced", "broker", b.ID, "epoch", b.Epoch, "leaderships_returned", len(recs)-1)
-		return HeartbeatResponse{Fenced: false}, nil
+		return HeartbeatResponse{Fenced: false, MetadataOffset: im.Offset}, nil
 	}
-	return HeartbeatResponse{Fenced: b.Fenced}, nil
+	return HeartbeatResponse{Fenced: b.Fenced, MetadataOffset: im.Offset}, nil
 }
 
 // CreateTopicRequest creates one topic (already validated by the broker:

@@ -34,6 +34,7 @@ type Coordinator struct {
 	started     bool
 	closed      bool
 	expiryTimer Timer
+	leads       func(p int32) bool // Options.Leads
 }
 
 // Options configure a Coordinator.
@@ -47,6 +48,12 @@ type Options struct {
 	Topics Topics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Leads, if set, reports whether this broker may act as the leader
+	// of __consumer_offsets partition p right now: a loaded partition
+	// whose leadership lapsed (the broker lost its session with the
+	// controller) is answered NOT_COORDINATOR until it is unloaded or
+	// the lease is renewed. It must not call the Coordinator.
+	Leads func(p int32) bool
 }
 
 // Client identifies the connection a request came from.
@@ -65,6 +72,7 @@ func New(opts Options) *Coordinator {
 		log:    opts.Logger,
 		groups: make(map[string]*group),
 		loaded: make(map[int32]bool),
+		leads:  opts.Leads,
 
 		pendingTxn: make(map[int64]map[string]map[topicPartition]committedOffset),
 	}
@@ -145,7 +153,8 @@ func (c *Coordinator) UnloadPartition(p int32) {
 // __consumer_offsets is not loaded here (another broker leads it, or this
 // one has not finished loading it). Caller holds c.mu.
 func (c *Coordinator) notCoordinator(id string) bool {
-	return c.closed || !c.loaded[PartitionFor(id, c.cfg.NumPartitions)]
+	p := PartitionFor(id, c.cfg.NumPartitions)
+	return c.closed || !c.loaded[p] || c.leads != nil && !c.leads(p)
 }
 
 // Loaded reports whether partition p of __consumer_offsets is loaded here.

@@ -299,6 +299,9 @@ func (l *Log) fail(op string, err error) *StorageError {
 	se := &StorageError{Op: op, Err: err}
 	if l.failed.CompareAndSwap(nil, se) {
 		l.logger.Error("log failed; appends disabled until restart", "dir", l.dir, "op", op, "err", err)
+		if l.m != nil && l.m.opts.OnFail != nil {
+			go l.m.opts.OnFail(l.dir, se)
+		}
 	}
 	return se
 }

@@ -51,6 +51,9 @@ type ManagerOptions struct {
 	// it; the broker rebuilds the partition's producer state there. Logs
 	// created later do not get it.
 	OnLoad func(LoadView) error
+	// OnFail, if set, is called (on its own goroutine) once when a log
+	// fails: an I/O error after which it refuses appends until restart.
+	OnFail func(dir string, err error)
 }
 
 // Manager owns one data directory: every <topic>-<partition> directory in

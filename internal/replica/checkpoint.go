@@ -49,7 +49,14 @@ func (p *Partition) HighWatermarkKnown() bool {
 		return true
 	}
 	p.lv.mu.Lock()
-	start, epoch := p.lv.epochStart(p.log), p.lv.epoch
+	if p.lv.epoch != st.LeaderEpoch || p.lv.followers == nil {
+		// The state says this broker leads, but Apply has not set up
+		// the leadership yet (its high watermark may still be the log
+		// start of a fresh partition): not known yet.
+		p.lv.mu.Unlock()
+		return false
+	}
+	start := p.lv.epochStart(p.log)
 	p.lv.mu.Unlock()
-	return epoch != st.LeaderEpoch || p.log.HighWatermark() >= start
+	return p.log.HighWatermark() >= start
 }

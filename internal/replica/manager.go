@@ -63,11 +63,13 @@ type Manager struct {
 	// of one partition in order.
 	applyMu   sync.Mutex
 	listeners []Listener
+
+	lease *leaseCheck // the broker's session with the controller (lease.go)
 }
 
 // NewManager returns an empty Manager for the broker with node id self.
 func NewManager(self int32) *Manager {
-	return &Manager{self: self, parts: map[log.TopicPartition]*Partition{}}
+	return &Manager{self: self, parts: map[log.TopicPartition]*Partition{}, lease: &leaseCheck{}}
 }
 
 // Self is this broker's node id.
@@ -124,7 +126,7 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 	p := m.parts[tp]
 	fresh := p == nil || p.log != l
 	if fresh {
-		p = &Partition{topic: tp.Topic, index: tp.Partition, self: m.self, log: l}
+		p = &Partition{topic: tp.Topic, index: tp.Partition, self: m.self, log: l, lease: m.lease}
 	} else if old := p.st.Load(); st.LeaderEpoch < old.LeaderEpoch ||
 		st.LeaderEpoch == old.LeaderEpoch && st.PartitionEpoch < old.PartitionEpoch {
 		m.mu.Unlock()

@@ -67,7 +67,8 @@ type Partition struct {
 	self  int32
 	log   *log.Log
 	st    atomic.Pointer[State]
-	lv    leaderView // replication state while this broker leads (replication.go)
+	lv    leaderView  // replication state while this broker leads (replication.go)
+	lease *leaseCheck // nil: no lease (lease.go)
 }
 
 // Topic is the partition's topic.
@@ -105,7 +106,7 @@ func (p *Partition) CheckLeader(currentEpoch int32) int16 {
 	if c := checkEpoch(st.LeaderEpoch, currentEpoch); c != 0 {
 		return c
 	}
-	if st.Leader != p.self {
+	if st.Leader != p.self || p.leaseLapsed(st) {
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
@@ -131,6 +132,10 @@ func (p *Partition) AppendAsLeader(records []byte, opts log.AppendOptions, requi
 	if st.Leader != p.self {
 		return log.AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: -1},
 			&Error{Code: kerr.NotLeaderForPartition.Code, Msg: "this broker is not the leader of " + p.String()}
+	}
+	if p.leaseLapsed(st) {
+		return log.AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: -1},
+			&Error{Code: kerr.NotLeaderForPartition.Code, Msg: "this broker has lost its session with the controller and no longer acts as leader of " + p.String()}
 	}
 	if requireISR > 0 && len(st.ISR) < requireISR {
 		return log.AppendResult{BaseOffset: -1, LastOffset: -1, LogAppendTime: -1, LogStartOffset: p.log.LogStartOffset()},
