@@ -42,7 +42,7 @@ final class Quotas {
     /** The byte-rate quota of the throttled clients. */
     private static final long QUOTA = 32 * 1024;
     /** How long the throttled clients run. */
-    private static final long RUN_MS = 20_000;
+    private static final long RUN_MS = 30_000; // every client runs for 30 s
 
     private Quotas() {}
 
