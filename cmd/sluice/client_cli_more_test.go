@@ -111,4 +111,27 @@ func TestBinaryShareGroupDescribe(t *testing.T) {
 	}
 	mustCLI(t, bin, env, []string{"group", "list"}, "queue share ")
 	mustCLI(t, bin, env, []string{"group", "list", "--type", "share"}, "queue share ")
+
+	// Once its member has left, the share group's start offset is moved back
+	// to the start (a dry run first), and the group is deleted.
+	cl.Close()
+	for !strings.Contains(squeeze(out), "STATE Empty") {
+		if ctx.Err() != nil {
+			t.Fatalf("share group never empty after its member left:\n%s", out)
+		}
+		out, _ = runCLI(t, bin, env, "group", "describe", "queue")
+	}
+	dry := mustCLI(t, bin, env, []string{"group", "seek", "queue", "--to", "start"}, "dry run")
+	if !regexp.MustCompile(`(?m)^sq +0 +[1-9]\d* +0$`).MatchString(dry) {
+		t.Fatalf("share group seek plan:\n%s", dry)
+	}
+	mustCLI(t, bin, env, []string{"group", "seek", "queue", "--to", "start", "--execute"}, "set the new start offsets of share group queue")
+	out = mustCLI(t, bin, env, []string{"group", "describe", "queue"})
+	if !regexp.MustCompile(`(?m)^sq +0 +0 +([1-9]\d*) +([1-9]\d*) `).MatchString(out) {
+		t.Fatalf("share group after seeking to the start:\n%s", out)
+	}
+	mustCLI(t, bin, env, []string{"group", "delete", "queue"}, "deleted group queue")
+	if out, _ := runCLI(t, bin, env, "group", "list"); strings.Contains(out, "queue") {
+		t.Fatalf("deleted share group still listed:\n%s", out)
+	}
 }

@@ -374,16 +374,54 @@ func groupSeek(fs *flag.FlagSet) func(*cmd, []string) error {
 		}
 		ctx, cancel := c.deadline()
 		defer cancel()
-		// The group may not exist yet: seeking creates its offsets.
-		committed, err := adm.FetchOffsets(ctx, name)
+		// A share group's "offsets" are its share-partition start offsets
+		// (DescribeShareGroupOffsets / AlterShareGroupOffsets, as
+		// kafka-share-groups --reset-offsets); any other group's are its
+		// committed offsets. The group may not exist yet: seeking creates
+		// its offsets.
+		listed, err := adm.ListGroups(ctx)
 		if err != nil {
 			return err
+		}
+		isShare := listed[name].GroupType == "share"
+		current := map[string]map[int32]int64{}
+		if isShare {
+			offs, err := adm.DescribeShareGroupOffsets(ctx, name)
+			if err != nil && len(offs) == 0 {
+				return err
+			}
+			if o := offs[name]; o.Err != nil {
+				return fmt.Errorf("group %s offsets: %w", name, o.Err)
+			}
+			for t, ps := range offs[name].Offsets {
+				for p, o := range ps {
+					if o.Err == nil && o.StartOffset >= 0 {
+						if current[t] == nil {
+							current[t] = map[int32]int64{}
+						}
+						current[t][p] = o.StartOffset
+					}
+				}
+			}
+		} else {
+			committed, err := adm.FetchOffsets(ctx, name)
+			if err != nil {
+				return err
+			}
+			committed.Each(func(o kadm.OffsetResponse) {
+				if o.Err == nil && o.At >= 0 {
+					if current[o.Topic] == nil {
+						current[o.Topic] = map[int32]int64{}
+					}
+					current[o.Topic][o.Partition] = o.At
+				}
+			})
 		}
 		if len(topics) == 0 {
 			if fromFile != nil {
 				topics = sortedKeys(fromFile)
 			} else {
-				topics = sortedKeys(committed)
+				topics = sortedKeys(current)
 			}
 		}
 		if len(topics) == 0 {
@@ -444,8 +482,8 @@ func groupSeek(fs *flag.FlagSet) func(*cmd, []string) error {
 				}
 				at = min(max(at, s.Offset), e.Offset)
 				cur := "-"
-				if o, ok := committed.Lookup(t, p); ok && o.Err == nil && o.At >= 0 {
-					cur = strconv.FormatInt(o.At, 10)
+				if o, ok := current[t][p]; ok {
+					cur = strconv.FormatInt(o, 10)
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%s\t%d\n", t, p, cur, at)
 				plan.Add(kadm.Offset{Topic: t, Partition: p, At: at, LeaderEpoch: -1})
@@ -457,12 +495,19 @@ func groupSeek(fs *flag.FlagSet) func(*cmd, []string) error {
 			return nil
 		}
 		// As Kafka's tool: only an inactive group's offsets are reset.
-		listed, err := adm.ListGroups(ctx)
-		if err != nil {
-			return err
-		}
 		if l, ok := listed[name]; ok && l.State != "Empty" && l.State != "Dead" && l.State != "" {
 			return fmt.Errorf("offsets can only be reset while group %s is inactive, but its state is %s: stop its consumers first", name, l.State)
+		}
+		if isShare {
+			resps, err := adm.AlterShareGroupOffsets(ctx, name, plan)
+			if err != nil {
+				return err
+			}
+			if err := resps.Error(); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "set the new start offsets of share group %s\n", name)
+			return nil
 		}
 		resps, err := adm.CommitOffsets(ctx, name, plan)
 		if err != nil {
