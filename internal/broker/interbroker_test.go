@@ -144,6 +144,15 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 		o, err := kadm.NewClient(alice).ListEndOffsets(ctx, "replicated")
 		return err == nil && o.Error() == nil
 	})
+	// alice's client learns the brokers from a metadata response of its
+	// own; a cached answer (as kadm may get) does not teach it the leader.
+	pollUntil(t, "alice's client to know the leader", func() bool {
+		if _, err := alice.Request(ctx, kmsg.NewPtrMetadataRequest()); err != nil {
+			return false
+		}
+		_, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, alice.Broker(int(leader)))
+		return err == nil
+	})
 	follower := int32(1)
 	if leader == 1 {
 		follower = 2
