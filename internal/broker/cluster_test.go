@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // freePorts returns n TCP ports free on 127.0.0.1 right now.
@@ -56,6 +57,13 @@ func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster
 // from extra(node id, the voters' controller ports).
 func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) map[string]string) *testCluster {
 	t.Helper()
+	return startTestClusterFS(t, n, extra, nil)
+}
+
+// startTestClusterFS is startTestClusterWith with each node's filesystem
+// from fsFor(node id) (nil: the OS's).
+func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map[string]string, fsFor func(id int) vfs.FS) *testCluster {
+	t.Helper()
 	ports := freePorts(t, n)
 	var voters []string
 	for i, p := range ports {
@@ -76,7 +84,11 @@ func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) m
 		for k, v := range extra(i+1, ports) {
 			props[k] = v
 		}
-		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: props, Quiet: true}))
+		opts := testOptions{Props: props, Quiet: true}
+		if fsFor != nil {
+			opts.FS = fsFor(i + 1)
+		}
+		tc.nodes = append(tc.nodes, startTestBroker(t, opts))
 	}
 	t.Cleanup(func() {
 		if !t.Failed() {

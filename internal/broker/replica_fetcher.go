@@ -273,6 +273,12 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		if !fp.truncated || f.c.b.followerQuotaUsed(fp.p, now) {
 			continue
 		}
+		// The position, made durable first as flush.messages asks.
+		pos, err := fp.p.FetchPosition()
+		if err != nil {
+			f.c.logger.Warn("replica position not reported: its log failed", "partition", fp.p.String(), "err", err)
+			continue
+		}
 		ready = append(ready, fp)
 		i, ok := byName[fp.p.Topic()]
 		if !ok {
@@ -284,7 +290,7 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = fp.p.Index()
-		rp.FetchOffset = fp.p.LogEndOffset()
+		rp.FetchOffset = pos
 		rp.CurrentLeaderEpoch = fp.epoch
 		rp.LastFetchedEpoch = fp.p.LatestEpoch()
 		rp.LogStartOffset = fp.p.LogStartOffset()

@@ -446,6 +446,7 @@ func (l *Log) finishLocked(cfg *Config, count int64, epochChanged bool, txnErr e
 		if l.unflushedMsgs >= cfg.FlushMessages {
 			l.unflushedMsgs = 0
 			needSync = true
+			l.noteSyncDue(l.leo.Load())
 		}
 	}
 	var epochErr error

@@ -47,6 +47,9 @@ type Log struct {
 	durable       atomic.Int64 // everything below has durable .log data (acks)
 	lastFlushMs   atomic.Int64 // when data was last made durable (flush.ms)
 	failed        atomic.Pointer[StorageError]
+	// syncDue is the highest offset flush.messages asked to be durable
+	// (sync_due.go).
+	syncDue atomic.Int64
 
 	syncMu sync.Mutex // one fsync at a time; waiters share it (group commit)
 

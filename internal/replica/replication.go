@@ -223,6 +223,17 @@ func (p *Partition) AppendAsFollower(records []byte) (log.FollowerAppendResult, 
 	return p.log.AppendAsFollower(records, log.FollowerAppendOptions{})
 }
 
+// FetchPosition is the offset this follower asks its leader for next: its
+// log end offset, which the leader takes as how far this replica holds the
+// log (it moves the high watermark, and so acknowledges acks=all writes).
+// Before answering it makes durable what flush.messages asked to be (with
+// flush.messages=1: every record below it), so that a position reported to
+// the leader is never lost by a power loss that flush.messages was meant
+// to survive; an error (the log failed) means no position may be reported.
+func (p *Partition) FetchPosition() (int64, error) {
+	return p.log.SyncedEnd()
+}
+
 // FollowHighWatermark takes the leader's high watermark, capped at this
 // follower's log end.
 func (p *Partition) FollowHighWatermark(hw int64) {
