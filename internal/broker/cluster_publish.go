@@ -40,12 +40,12 @@ func (b *Broker) publish(im *metadata.Image) {
 			if topics.IsInternal(it.Name) != internal {
 				continue
 			}
-			b.publishTopic(it, self)
+			b.publishTopic(im, it, self)
 		}
 	}
 }
 
-func (b *Broker) publishTopic(it *metadata.Topic, self int32) {
+func (b *Broker) publishTopic(im *metadata.Image, it *metadata.Topic, self int32) {
 	count := int32(len(it.Partitions))
 	t, ok := b.topics.Get(it.Name)
 	var err error
@@ -91,7 +91,7 @@ func (b *Broker) publishTopic(it *metadata.Topic, self int32) {
 			}
 		}
 		st := replica.State{Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch, PartitionEpoch: ip.PartitionEpoch,
-			Replicas: ip.Replicas, ISR: ip.ISR}
+			Replicas: ip.Replicas, ISR: ip.ISR, MinISR: b.hwMinISR(im, t, len(ip.Replicas))} // elr_hw.go
 		if cur := b.replicas.Get(it.Name, p); cur != nil && sameState(cur.State(), st) {
 			continue
 		}
@@ -103,5 +103,5 @@ func (b *Broker) publishTopic(it *metadata.Topic, self int32) {
 
 func sameState(a, b replica.State) bool {
 	return a.Leader == b.Leader && a.LeaderEpoch == b.LeaderEpoch && a.PartitionEpoch == b.PartitionEpoch &&
-		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.ISR, b.ISR)
+		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.ISR, b.ISR) && a.MinISR == b.MinISR
 }

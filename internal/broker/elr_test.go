@@ -13,7 +13,10 @@ import (
 
 // With eligible.leader.replicas.version 1, a replica that leaves the
 // in-sync set below min.insync.replicas is listed by DescribeTopicPartitions
-// as an eligible leader replica.
+// as an eligible leader replica, and the high watermark does not advance
+// while the in-sync set is below min.insync.replicas (KIP-966): records
+// written with acks=1 meanwhile, though on both remaining replicas, become
+// visible only once the stopped replica is back in sync.
 func TestClusterEligibleLeaderReplicas(t *testing.T) {
 	tc := startTestCluster(t, 3, nil)
 	adm := tc.admin()
@@ -74,5 +77,70 @@ func TestClusterEligibleLeaderReplicas(t *testing.T) {
 	}
 	if last.LastKnownELR == nil || len(last.LastKnownELR) != 0 {
 		t.Fatalf("last known ELR %v, want []", last.LastKnownELR)
+	}
+
+	// Two records with acks=1. Once the other follower holds the second,
+	// it has fetched at offset 1 (reporting the first) and, without the
+	// rule, the high watermark of the two in-sync replicas would be 1.
+	var live []string
+	other := int32(0)
+	for i, n := range tc.nodes {
+		if int32(i+1) != stopped {
+			live = append(live, n.addr)
+			if int32(i+1) != leader {
+				other = int32(i + 1)
+			}
+		}
+	}
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(live...), kgo.DefaultProduceTopic("elr"),
+		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pcl.Close()
+	otherLog := func() int64 {
+		if l := tc.nodes[other-1].broker().Logs().Get("elr", 0); l != nil {
+			return l.LogEndOffset()
+		}
+		return -1
+	}
+	for i := range 2 {
+		if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte('a' + i)}}).FirstErr(); err != nil {
+			t.Fatalf("acks=1 produce %d: %v", i, err)
+		}
+		pollUntilFor(t, 60*time.Second, "the other follower holds the record", func() bool { return otherLog() >= int64(i+1) })
+	}
+	hw := func() int64 {
+		lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer lcancel()
+		ends, err := kadm.NewClient(pcl).ListEndOffsets(lctx, "elr")
+		if err != nil {
+			return -1
+		}
+		o, ok := ends.Lookup("elr", 0)
+		if !ok || o.Err != nil {
+			return -1
+		}
+		return o.Offset
+	}
+	var h int64 = -1
+	pollUntilFor(t, 60*time.Second, "the high watermark", func() bool { h = hw(); return h >= 0 })
+	if h != 0 {
+		t.Fatalf("high watermark %d with two of min.insync.replicas=3 in sync, want it held at 0", h)
+	}
+	// The stopped replica returns and catches up: the high watermark moves.
+	tc.nodes[stopped-1].start()
+	pollUntilFor(t, 60*time.Second, "the high watermark after the replica's return", func() bool { h = hw(); return h == 2 })
+}
+
+// pollUntilFor retries cond every 20 ms until it holds or d has passed.
+func pollUntilFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -138,7 +138,7 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 		before = p.st.Load()
 	}
 	st = State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, PartitionEpoch: st.PartitionEpoch,
-		Replicas: slices.Clone(st.Replicas), ISR: slices.Clone(st.ISR)}
+		Replicas: slices.Clone(st.Replicas), ISR: slices.Clone(st.ISR), MinISR: st.MinISR}
 	p.st.Store(&st)
 	m.parts[tp] = p
 	m.mu.Unlock()
@@ -201,9 +201,10 @@ func (m *Manager) emit(e Event) error {
 // leader whose in-sync set is itself alone advances it with every append
 // (Kafka's rule, min over the in-sync set, with one member). Otherwise it
 // stays where it is until it is set: by the leader from its followers' log
-// end offsets, on a follower from the leader's fetch answers.
+// end offsets, on a follower from the leader's fetch answers. While the
+// in-sync set is below st.MinISR it does not move at all (underMinISR).
 func (p *Partition) applyHighWatermarkRule(st *State) {
-	if st.Leader == p.self && len(st.ISR) == 1 && st.ISR[0] == p.self {
+	if st.Leader == p.self && len(st.ISR) == 1 && st.ISR[0] == p.self && !underMinISR(st) {
 		p.log.FollowLogEnd()
 		return
 	}

@@ -57,6 +57,11 @@ type State struct {
 	PartitionEpoch int32 // bumped on every change (Kafka's partition epoch)
 	Replicas       []int32
 	ISR            []int32
+	// MinISR: while the in-sync set is smaller, the leader's high
+	// watermark does not advance (KIP-966's rule, with eligible leader
+	// replicas: min(min.insync.replicas, replication factor)); 0: no
+	// such rule.
+	MinISR int
 }
 
 // Partition is one local partition: its log and this broker's role for it.
@@ -142,6 +147,9 @@ func (p *Partition) AppendAsLeader(records []byte, opts log.AppendOptions, requi
 			&Error{Code: kerr.NotEnoughReplicas.Code, Msg: notEnoughReplicas(p, len(st.ISR), requireISR)}
 	}
 	opts.LeaderEpoch = st.LeaderEpoch
+	if !p.lv.startSet.Load() {
+		p.noteEpochStart(st)
+	}
 	return p.log.Append(records, opts)
 }
 

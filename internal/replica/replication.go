@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -37,12 +38,14 @@ type leaderView struct {
 	epoch int32
 	since time.Time // when this broker became leader in epoch
 	// startOff is the log end when it did (the epoch's first offset), read
-	// when first needed (epochStart: a follower considered for the in-sync
-	// set, or ListOffsets asking whether the high watermark is known; -1
-	// until then): becoming leader does not read the log, which after an unclean
-	// start is recovered on its first use. Read later it can only be
-	// larger, so the rule it enforces is only stricter.
+	// when first needed (epochStart: the leadership's first append, a
+	// follower considered for the in-sync set, or ListOffsets asking
+	// whether the high watermark is known; -1 until then): becoming leader
+	// does not read the log, which after an unclean start is recovered on
+	// its first use. Read before any append of the leadership it is the
+	// epoch's first offset (Kafka's leaderEpochStartOffset).
 	startOff  int64
+	startSet  atomic.Bool // startOff is known
 	followers map[int32]*followerState
 }
 
@@ -54,8 +57,19 @@ type leaderView struct {
 func (lv *leaderView) epochStart(l *log.Log) int64 {
 	if lv.startOff < 0 {
 		lv.startOff = l.LogEndOffset()
+		lv.startSet.Store(true)
 	}
 	return lv.startOff
+}
+
+// noteEpochStart reads the leadership's first offset before its first
+// append (AppendAsLeader), if nothing has yet.
+func (p *Partition) noteEpochStart(st *State) {
+	p.lv.mu.Lock()
+	if p.lv.epoch == st.LeaderEpoch && p.lv.followers != nil {
+		p.lv.epochStart(p.log)
+	}
+	p.lv.mu.Unlock()
 }
 
 func (p *Partition) resetLeaderView(st *State, now time.Time) {
@@ -63,6 +77,7 @@ func (p *Partition) resetLeaderView(st *State, now time.Time) {
 	p.lv.epoch = st.LeaderEpoch
 	p.lv.since = now
 	p.lv.startOff = -1
+	p.lv.startSet.Store(false)
 	p.lv.followers = map[int32]*followerState{}
 	p.lv.mu.Unlock()
 }
@@ -119,6 +134,9 @@ func (p *Partition) updateHighWatermark(st *State) {
 	if st.Leader != p.self || len(st.ISR) <= 1 {
 		return // alone in the in-sync set: the high watermark follows the end
 	}
+	if underMinISR(st) {
+		return // KIP-966: held while the in-sync set is too small
+	}
 	hw := p.log.LogEndOffset()
 	p.lv.mu.Lock()
 	for _, r := range st.ISR {
@@ -135,6 +153,13 @@ func (p *Partition) updateHighWatermark(st *State) {
 	p.lv.mu.Unlock()
 	p.log.SetHighWatermark(hw)
 }
+
+// underMinISR reports whether st's in-sync set is smaller than its MinISR:
+// then the high watermark does not advance, as Kafka's leader does with
+// eligible leader replicas (KIP-966: a replica that left the in-sync set in
+// that state stays an eligible leader, so nothing it lacks may become
+// visible or count as committed, whatever the producer's acks).
+func underMinISR(st *State) bool { return st.MinISR > 0 && len(st.ISR) < st.MinISR }
 
 // ISRChange returns the in-sync set this leader should propose, and
 // whether it differs from the current one: followers that have not caught
