@@ -1,4 +1,4 @@
-// AlterPartitionReassignments (key 45), v0.
+// AlterPartitionReassignments (key 45), v0–v1.
 //
 // Every partition of a single node has exactly one replica, on this node.
 // Each requested partition is answered on its own, as Apache Kafka's
@@ -19,7 +19,11 @@
 // partition, and once they are all in sync the replicas become the target,
 // the removed ones delete their copy, and a removed leader gives way.
 //
-// Kafka 4.1's v1 (allow_replication_factor_change) is not advertised.
+// v1 (KIP-860, Kafka 4.1+): with allow_replication_factor_change false, a
+// target with another number of replicas than the partition has (counting
+// a reassignment in progress by its target) is refused with
+// INVALID_REPLICATION_FACTOR, after the checks above; the answer echoes the
+// flag. v0 and v1 with the flag true (its default) change nothing.
 
 package broker
 
@@ -44,13 +48,15 @@ func (b *Broker) handleAlterPartitionReassignments(_ context.Context, r *wire.Re
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, kmsg.StringPtr(clusterAuthMessage)
 		return resp, nil
 	}
+	allowRF := req.Version < 1 || req.AllowReplicationFactorChange
+	resp.AllowReplicationFactorChange = allowRF
 	for _, t := range req.Topics {
 		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
 			rp.Partition = p.Partition
-			if err := b.reassignPartition(t.Topic, p.Partition, p.Replicas); err != nil {
+			if err := b.reassignPartition(t.Topic, p.Partition, p.Replicas, allowRF); err != nil {
 				rp.ErrorCode, rp.ErrorMessage = err.Code, kmsg.StringPtr(err.Msg)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -61,10 +67,12 @@ func (b *Broker) handleAlterPartitionReassignments(_ context.Context, r *wire.Re
 }
 
 // reassignPartition validates one target assignment; nil means the target
-// is the current one.
-func (b *Broker) reassignPartition(topic string, partition int32, replicas []int32) *Error {
+// is the current one. allowRF false refuses a change of the replication
+// factor (v1); on a single node every valid target is [this node], so
+// none can.
+func (b *Broker) reassignPartition(topic string, partition int32, replicas []int32, allowRF bool) *Error {
 	if b.cluster != nil {
-		return b.cluster.reassignCluster(topic, partition, replicas)
+		return b.cluster.reassignCluster(topic, partition, replicas, allowRF)
 	}
 	t, ok := b.topics.Get(topic)
 	if !ok {

@@ -8,8 +8,9 @@ import (
 
 // TestClusterAdminAPIsAdvertised checks that the admin APIs added for
 // Kafka's tools are advertised with Apache Kafka 4.0's version ranges (from
-// its message JSON specs: ACL v0 was removed in 4.0; 4.1's
-// AlterPartitionReassignments v1 and ListTransactions v2 are not served).
+// its message JSON specs: ACL v0 was removed in 4.0; 4.1's ListTransactions
+// v2 is not served), and AlterPartitionReassignments with v1 (KIP-860,
+// Kafka 4.1+; Kafka 4.4 advertises 0–1).
 func TestClusterAdminAPIsAdvertised(t *testing.T) {
 	tb := startTestBroker(t, testOptions{})
 	resp := tb.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
@@ -22,7 +23,7 @@ func TestClusterAdminAPIsAdvertised(t *testing.T) {
 		kmsg.CreateACLs:                   {1, 3},
 		kmsg.DeleteACLs:                   {1, 3},
 		kmsg.ElectLeaders:                 {0, 2},
-		kmsg.AlterPartitionAssignments:    {0, 0},
+		kmsg.AlterPartitionAssignments:    {0, 1},
 		kmsg.ListPartitionReassignments:   {0, 0},
 		kmsg.DescribeClientQuotas:         {0, 1},
 		kmsg.AlterClientQuotas:            {0, 1},

@@ -18,11 +18,13 @@ import (
 // metadata image.
 
 // reassignCluster asks the controller to reassign one partition (nil
-// replicas: cancel its reassignment).
-func (c *clusterNode) reassignCluster(topic string, partition int32, replicas []int32) *Error {
+// replicas: cancel its reassignment); allowRF false refuses a target that
+// changes the replication factor.
+func (c *clusterNode) reassignCluster(topic string, partition int32, replicas []int32, allowRF bool) *Error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	req := controller.ReassignRequest{Topic: topic, Partition: partition, Replicas: replicas, Cancel: replicas == nil}
+	req := controller.ReassignRequest{Topic: topic, Partition: partition, Replicas: replicas, Cancel: replicas == nil,
+		KeepReplicationFactor: !allowRF}
 	var resp controller.ReassignResponse
 	if err := callController(ctx, c, "reassign", c.ctrl.Reassign, req, &resp); err != nil {
 		return asBrokerError(err).(*Error)

@@ -97,6 +97,27 @@ func TestClusterReassignment(t *testing.T) {
 		t.Fatalf("broker 1 has no mv-0 directory before the move: %v", err)
 	}
 
+	// v1 with allow_replication_factor_change false (KIP-860): a target of
+	// three replicas for a partition of two is refused, nothing starts.
+	v1 := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	v1.Version, v1.TimeoutMillis, v1.AllowReplicationFactorChange = 1, 30000, false
+	v1t := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	v1t.Topic = "mv"
+	v1p := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	v1p.Partition, v1p.Replicas = 0, []int32{1, 2, 3}
+	v1t.Partitions = append(v1t.Partitions, v1p)
+	v1.Topics = append(v1.Topics, v1t)
+	v1resp := kmsg.NewPtrAlterPartitionAssignmentsResponse()
+	v1resp.Version = 1
+	rawRequest(t, tc.nodes[0].addr, v1, v1resp)
+	if v1resp.ErrorCode != 0 || v1resp.AllowReplicationFactorChange || len(v1resp.Topics) != 1 ||
+		len(v1resp.Topics[0].Partitions) != 1 || v1resp.Topics[0].Partitions[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
+		t.Fatalf("v1 replication factor change not allowed: %+v", v1resp)
+	}
+	if p, ok := tc.nodes[0].broker().image().Partition("mv", 0); !ok || p.Reassigning() || len(p.Replicas) != 2 {
+		t.Fatalf("refused reassignment changed the partition: %+v", p)
+	}
+
 	var req kadm.AlterPartitionAssignmentsReq
 	req.Assign("mv", 0, []int32{2, 3})
 	res, err := adm.AlterPartitionAssignments(ctx, req)

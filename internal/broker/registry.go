@@ -65,7 +65,7 @@ var apiTable = []apiSpec{
 	{key: 42, min: 0, max: 2},                   // DeleteGroups
 	{key: 43, min: 0, max: 2},                   // ElectLeaders
 	{key: 44, min: 0, max: 1},                   // IncrementalAlterConfigs
-	{key: 45, min: 0, max: 0},                   // AlterPartitionReassignments
+	{key: 45, min: 0, max: 1},                   // AlterPartitionReassignments: v1 is KIP-860
 	{key: 46, min: 0, max: 0, concurrent: true}, // ListPartitionReassignments
 	{key: 47, min: 0, max: 0},                   // OffsetDelete
 	{key: 48, min: 0, max: 1, concurrent: true}, // DescribeClientQuotas

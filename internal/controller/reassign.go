@@ -28,6 +28,10 @@ type ReassignRequest struct {
 	Partition int32   `json:"partition"`
 	Replicas  []int32 `json:"replicas,omitempty"`
 	Cancel    bool    `json:"cancel,omitempty"`
+	// KeepReplicationFactor refuses a target that changes the
+	// replication factor (AlterPartitionReassignments v1 with
+	// allow_replication_factor_change false; reassign_rf.go).
+	KeepReplicationFactor bool `json:"keep_replication_factor,omitempty"`
 }
 
 // ReassignResponse is the outcome as a Kafka error code (0: accepted) and
@@ -71,6 +75,11 @@ func (c *Controller) Reassign(ctx context.Context, req ReassignRequest) (Reassig
 		if len(req.Replicas) > c.cfg.MaxReplicationFactor {
 			return ReassignResponse{Code: kerr.InvalidReplicaAssignment.Code,
 				Message: fmt.Sprintf("The target replication factor %d is larger than %d.", len(req.Replicas), c.cfg.MaxReplicationFactor)}, nil
+		}
+		if req.KeepReplicationFactor {
+			if msg := replicationFactorChange(p, req.Replicas); msg != "" {
+				return ReassignResponse{Code: kerr.InvalidReplicationFactor.Code, Message: msg}, nil
+			}
 		}
 		orig := p
 		if p.Reassigning() {
