@@ -12,8 +12,14 @@
 // cleanup.policy does not include "delete" (compact only);
 // UNKNOWN_TOPIC_OR_PARTITION; KAFKA_STORAGE_ERROR when the checkpoint cannot
 // be written. Producers whose batches all lie below the new start are
-// forgotten (the log tells the producer guard). timeout_ms has nothing to
-// wait for.
+// forgotten (the log tells the producer guard).
+//
+// With other replicas (a cluster), the answer waits, as Kafka's
+// DelayedDeleteRecords, until every live replica's log start offset (each
+// follower reports its own in its fetches and follows the leader's) has
+// reached the requested offset, up to timeout_ms (REQUEST_TIMED_OUT); its
+// low_watermark is then the smallest log start offset over the leader and
+// the live followers (replica.LowWatermark).
 package broker
 
 import (
@@ -30,6 +36,7 @@ func init() { register(kmsg.DeleteRecords, (*Broker).handleDeleteRecords) }
 
 func (b *Broker) handleDeleteRecords(_ context.Context, r *wire.Request, req *kmsg.DeleteRecordsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	var waits []lowWatermarkWait
 	names := make([]string, len(req.Topics))
 	for i, t := range req.Topics {
 		names[i] = t.Topic
@@ -44,27 +51,37 @@ func (b *Broker) handleDeleteRecords(_ context.Context, r *wire.Request, req *km
 			rp.LowWatermark = -1
 			if denied[t.Topic] {
 				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			} else {
-				rp.ErrorCode = b.deleteRecords(&rp, t.Topic, p)
+			} else if w, code := b.deleteRecords(&rp, t.Topic, p); code != 0 {
+				rp.ErrorCode = code
+			} else if w.part != nil {
+				w.topic, w.index = len(resp.Topics), len(rt.Partitions)
+				waits = append(waits, w)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	b.waitLowWatermarks(resp, waits, req.TimeoutMillis) // low_watermark.go
 	return resp, nil
 }
 
-func (b *Broker) deleteRecords(rp *kmsg.DeleteRecordsResponseTopicPartition, topic string, p kmsg.DeleteRecordsRequestTopicPartition) int16 {
+// deleteRecords moves one partition's log start offset on this leader; a
+// partition with other replicas also returns what its answer waits for.
+func (b *Broker) deleteRecords(rp *kmsg.DeleteRecordsResponseTopicPartition, topic string, p kmsg.DeleteRecordsRequestTopicPartition) (lowWatermarkWait, int16) {
 	part, _, code := b.partition(topic, p.Partition)
 	if code != 0 {
-		return code
+		return lowWatermarkWait{}, code
 	}
 	if c := part.CheckLeader(-1); c != 0 {
-		return c
+		return lowWatermarkWait{}, c
 	}
 	if cfg := part.Config(); !cfg.DeleteRetention {
 		b.logger.Info("DeleteRecords refused on a topic without cleanup.policy=delete", "topic", topic, "partition", p.Partition)
-		return kerr.PolicyViolation.Code
+		return lowWatermarkWait{}, kerr.PolicyViolation.Code
+	}
+	required := p.Offset
+	if required == -1 {
+		required = part.HighWatermark()
 	}
 	start, err := part.DeleteRecords(p.Offset)
 	if err != nil {
@@ -73,8 +90,11 @@ func (b *Broker) deleteRecords(rp *kmsg.DeleteRecordsResponseTopicPartition, top
 			b.logger.Error("DeleteRecords failed", "topic", topic, "partition", p.Partition, "offset", p.Offset, "err", err)
 		}
 		rp.LowWatermark = part.LogStartOffset()
-		return code
+		return lowWatermarkWait{}, code
 	}
 	rp.LowWatermark = start
-	return 0
+	if len(part.State().Replicas) > 1 {
+		return lowWatermarkWait{part: part, required: min(required, start)}, 0
+	}
+	return lowWatermarkWait{}, 0
 }

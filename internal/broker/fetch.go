@@ -291,7 +291,7 @@ func (b *Broker) readFetchTargets(fctx *fetchsession.Context, targets []fetchTar
 		limit := min(int64(max(p.MaxBytes, 0)), remaining)
 		ft.aborted = nil
 		if replica >= 0 {
-			ft.res, ft.err = b.readForReplica(ft, replica, p.FetchOffset, limit, minOne)
+			ft.res, ft.err = b.readForReplica(ft, replica, p.FetchOffset, p.LogStartOffset, limit, minOne)
 		} else {
 			ft.res, ft.err = ft.p.Read(p.FetchOffset, int(limit), minOne, committed)
 		}

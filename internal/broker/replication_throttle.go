@@ -160,8 +160,11 @@ func (b *Broker) followerThrottled(t *topics.Topic, partition int32) bool {
 // readForReplica serves a follower's fetch of one partition: within
 // leader.replication.throttled.rate for throttled replicas (none while the
 // quota is used up; the follower's position is recorded all the same).
-func (b *Broker) readForReplica(ft *fetchTarget, replica int32, offset, limit int64, minOne bool) (log.ReadResult, error) {
+// logStart is the follower's log start offset (DeleteRecords' low
+// watermark).
+func (b *Broker) readForReplica(ft *fetchTarget, replica int32, offset, logStart, limit int64, minOne bool) (log.ReadResult, error) {
 	now := time.Now()
+	ft.p.NoteReplicaLogStart(replica, logStart)
 	if !b.leaderThrottled(ft.topic, ft.p.Index()) {
 		return ft.p.ReadForReplica(replica, offset, int(limit), minOne, now)
 	}

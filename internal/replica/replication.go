@@ -26,6 +26,7 @@ import (
 // followerState is the leader's view of one follower's log.
 type followerState struct {
 	leo       int64     // the follower has every record below this (its fetch offset)
+	logStart  int64     // the follower's log start offset, as its last fetch said (-1: unknown; low_watermark.go)
 	caughtUp  time.Time // last time its log reached the leader's end
 	prevLEO   int64     // the leader's log end at the follower's previous fetch
 	prevFetch time.Time
@@ -109,7 +110,7 @@ func (p *Partition) recordFollower(st *State, replica int32, offset int64, now t
 	}
 	f := p.lv.followers[replica]
 	if f == nil {
-		f = &followerState{leo: -1}
+		f = &followerState{leo: -1, logStart: -1}
 		p.lv.followers[replica] = f
 	}
 	// Kafka's rule for "caught up": the fetch reaches the leader's end now,
