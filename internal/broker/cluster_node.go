@@ -624,7 +624,8 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
 		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
-	err := callController(rctx, c, "register", c.ctrl.Register, controller.RegisterRequest{Broker: reg}, &resp)
+	err := callController(rctx, c, "register", c.ctrl.Register,
+		controller.RegisterRequest{Broker: reg, PreviousBrokerEpoch: c.previousBrokerEpoch()}, &resp) // elr.go
 	if err != nil {
 		if ctx.Err() == nil {
 			c.logger.Info("broker registration not accepted yet; retrying", "err", err)
@@ -638,6 +639,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	c.fenced.Store(true)
 	c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.Offset)
 	c.epoch.Store(resp.Epoch)
+	c.b.logs.SetBrokerEpoch(resp.Epoch) // recorded by a clean shutdown
 	if c.caughtUp.Load() == 0 {
 		c.caughtUp.Store(resp.Offset)
 		select {

@@ -34,3 +34,18 @@ func (b *Broker) partitionELR(topic string, partition int32) (elr, lastKnown []i
 	}
 	return elr, lastKnown
 }
+
+// previousBrokerEpoch is what this node's registration tells the
+// controller about its last shutdown (KIP-966): the epoch it registered
+// with before in this process (a registration again after its session
+// lapsed: nothing was lost), else the epoch its last clean shutdown
+// recorded in the clean-shutdown marker, -1 after an unclean one. The
+// controller removes a broker whose previous epoch is not its registered
+// one from the eligible leader replicas (internal/controller/elr_unclean.go).
+func (c *clusterNode) previousBrokerEpoch() *int64 {
+	e := c.b.logs.BrokerEpoch()
+	if e < 0 {
+		e = c.b.logs.PreviousBrokerEpoch()
+	}
+	return &e
+}

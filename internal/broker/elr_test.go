@@ -2,7 +2,11 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +53,13 @@ func TestClusterEligibleLeaderReplicas(t *testing.T) {
 		stopped = 2
 	}
 	tc.nodes[stopped-1].stop() // a controlled shutdown: fenced at once
+	// Its clean shutdown recorded its broker epoch, which it registers with
+	// when it returns (an unclean one would cost it its eligibility).
+	marker, err := os.ReadFile(filepath.Join(tc.nodes[stopped-1].opts.DataDir, ".kafka_cleanshutdown"))
+	var m struct{ BrokerEpoch int64 }
+	if err != nil || json.Unmarshal(marker, &m) != nil || m.BrokerEpoch <= 0 {
+		t.Fatalf("clean-shutdown marker %q (%v): want the broker epoch", marker, err)
+	}
 	addr := tc.nodes[leader-1].addr
 	describe := func() kmsg.DescribeTopicPartitionsResponseTopicPartition {
 		dreq := kmsg.NewPtrDescribeTopicPartitionsRequest()
@@ -131,6 +142,11 @@ func TestClusterEligibleLeaderReplicas(t *testing.T) {
 	// The stopped replica returns and catches up: the high watermark moves.
 	tc.nodes[stopped-1].start()
 	pollUntilFor(t, 60*time.Second, "the high watermark after the replica's return", func() bool { h = hw(); return h == 2 })
+	for i, n := range tc.nodes {
+		if strings.Contains(n.logs.text(), "after an unclean shutdown") {
+			t.Fatalf("node %d's controller took the clean restart for an unclean shutdown", i+1)
+		}
+	}
 }
 
 // pollUntilFor retries cond every 20 ms until it holds or d has passed.

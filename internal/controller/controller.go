@@ -107,6 +107,11 @@ type Controller struct {
 	heartbeats map[int32]time.Time // last heartbeat per broker id (active only)
 
 	lastRebalance time.Time
+
+	// elrUnclean: brokers whose registration in the batch being committed
+	// follows an unclean shutdown; withELR keeps them out of the ELR
+	// (elr_unclean.go). Set and cleared under mu.
+	elrUnclean map[int32]bool
 }
 
 // New returns a controller; Run drives it.

@@ -74,8 +74,9 @@ func inReplicaOrder(replicas []int32, keep func(int32) bool) []int32 {
 
 // maintainELR returns np (the change of partition p) with its ELR and
 // LastKnownELR as KIP-966 keeps them; live reports unfenced brokers as of
-// the change.
-func maintainELR(p, np metadata.Partition, minISR int, live func(int32) bool) metadata.Partition {
+// the change, crashed the brokers registering after an unclean shutdown
+// (never eligible; elr_unclean.go).
+func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32) bool) metadata.Partition {
 	np.ELR, np.LastKnownELR = slices.Clone(np.ELR), slices.Clone(np.LastKnownELR)
 	// The last in-sync replica leaves the set when it is fenced (without
 	// ELR it stays, to lead again).
@@ -97,7 +98,7 @@ func maintainELR(p, np metadata.Partition, minISR int, live func(int32) bool) me
 		}
 	} else {
 		np.ELR = inReplicaOrder(np.Replicas, func(r int32) bool {
-			return (slices.Contains(p.ELR, r) || slices.Contains(p.ISR, r)) && !slices.Contains(np.ISR, r)
+			return (slices.Contains(p.ELR, r) || slices.Contains(p.ISR, r)) && !slices.Contains(np.ISR, r) && !crashed(r)
 		})
 		lost = func(r int32) bool {
 			return slices.Contains(p.ELR, r) && !slices.Contains(np.ELR, r) && !slices.Contains(np.ISR, r)
@@ -171,7 +172,7 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 			if !ok {
 				p = t.Partitions[r.Partition]
 			}
-			np := maintainELR(p, *r.Change, c.minISR(im, t), live)
+			np := maintainELR(p, *r.Change, c.minISR(im, t), live, func(id int32) bool { return c.elrUnclean[id] })
 			out[i].Change = &np
 			changed[k] = np
 		}

@@ -53,7 +53,7 @@ func TestMaintainELR(t *testing.T) {
 			metadata.Partition{Replicas: reps, ISR: []int32{3}, ELR: []int32{1, 2}, Leader: 3, LeaderEpoch: 1}, live(3),
 			"leader 3 isr [3] elr [] last [1 2] epoch 1"},
 	} {
-		got := maintainELR(tt.p, tt.np, 2, tt.live)
+		got := maintainELR(tt.p, tt.np, 2, tt.live, func(int32) bool { return false })
 		s := fmt.Sprintf("leader %d isr %v elr %v last %v", got.Leader, fmtIDs(got.ISR), fmtIDs(got.ELR), fmtIDs(got.LastKnownELR))
 		if got.LeaderEpoch != 0 {
 			s += fmt.Sprintf(" epoch %d", got.LeaderEpoch)

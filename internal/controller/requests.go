@@ -14,6 +14,9 @@ import (
 // RegisterRequest registers a broker (each process start).
 type RegisterRequest struct {
 	Broker metadata.BrokerRegistration `json:"broker"`
+	// PreviousBrokerEpoch is the epoch the broker's last clean shutdown
+	// recorded (-1: it was not clean); nil: not known (elr_unclean.go).
+	PreviousBrokerEpoch *int64 `json:"previous_broker_epoch,omitempty"`
 }
 
 // RegisterResponse gives the new broker epoch; the broker is caught up with
@@ -44,8 +47,12 @@ func (c *Controller) Register(ctx context.Context, req RegisterRequest) (Registe
 		}
 	}
 	recs := []metadata.Record{{Type: metadata.RegisterBroker, Broker: &reg}}
-	if _, ok := im.Broker(reg.ID); ok {
+	if old, ok := im.Broker(reg.ID); ok {
 		recs = append(recs, leaveBroker(im, reg.ID)...)
+		if uncleanShutdown(im, old, req) {
+			recs = c.afterUncleanShutdown(im, reg.ID, recs)
+			defer func() { c.elrUnclean = nil }()
+		}
 	}
 	off, err := c.commit(ctx, recs...)
 	if err != nil {

@@ -84,6 +84,11 @@ type Manager struct {
 	lastCkRP    map[TopicPartition]int64
 	lastCkStart map[TopicPartition]int64
 
+	// prevEpoch and brokerEpoch: the broker epoch the clean-shutdown
+	// marker held at start, and the one Close writes (shutdown_epoch.go).
+	prevEpoch   int64
+	brokerEpoch atomic.Int64
+
 	hkMu     sync.Mutex   // one housekeeping pass at a time
 	hkPasses atomic.Int64 // housekeeping passes run (tests wait on it)
 	stop     chan struct{}
@@ -114,7 +119,8 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
-	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}}
+	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}, prevEpoch: -1}
+	m.brokerEpoch.Store(-1)
 	switch {
 	case opts.MaxOpenFiles == 0:
 		m.files = vfs.NewFileCache(vfs.DefaultFileCacheCapacity())
@@ -186,6 +192,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	// From here on a crash is unclean again.
 	if clean {
+		m.prevEpoch = readMarkerEpoch(fsys, markerPath)
 		if err := fsys.Remove(markerPath); err != nil && !os.IsNotExist(err) {
 			m.closeLogs()
 			return nil, err
@@ -513,7 +520,7 @@ func (m *Manager) Close() error {
 	if n := unrecovered.Load(); n > 0 && firstErr == nil {
 		m.logger.Info("no clean-shutdown marker: partitions not recovered since the unclean start are recovered at the next one", "partitions", n)
 	} else if firstErr == nil {
-		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), []byte(`{"version":0,"brokerEpoch":-1}`), 0o644)
+		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), m.markerContent(), 0o644)
 	}
 	m.closeLogs()
 	return firstErr
