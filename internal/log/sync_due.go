@@ -29,13 +29,12 @@ func (l *Log) noteSyncDue(next int64) {
 // above its durable offset may be lost, so no position beyond it may be
 // reported as held.
 func (l *Log) SyncedEnd() (int64, error) {
-	if err := l.ensureLoaded(); err != nil {
-		return -1, err
-	}
 	if se := l.failed.Load(); se != nil {
 		return -1, se
 	}
-	leo := l.leo.Load()
+	// A log still unloaded since a clean start has appended nothing (no
+	// sync is due) and knows its end without being read.
+	leo := l.LogEndOffset()
 	if l.config().FlushMessages != maxInt64 {
 		// The append that published leo decided, under l.mu, whether
 		// flush.messages asks for an fsync: wait until it has.

@@ -51,6 +51,13 @@ func TestSyncedEnd(t *testing.T) {
 	if f = e.log(); f.LogEndOffset() != end {
 		t.Fatalf("after a crash the end is %d, want the reported %d", f.LogEndOffset(), end)
 	}
+	// After a clean restart the log is not read to answer: its end is
+	// known, nothing was appended.
+	e.restart()
+	f = e.log()
+	if got, err := f.SyncedEnd(); err != nil || got != end || !f.Deferred() || f.Loaded() {
+		t.Fatalf("SyncedEnd after a clean restart: %d %v, loaded %v (deferred %v)", got, err, f.Loaded(), f.Deferred())
+	}
 
 	// flush.messages=1 and a failing fsync: the append fails the log and
 	// SyncedEnd reports no position, though the end moved.
