@@ -16,6 +16,10 @@ import (
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
+// nodeFS gives a test cluster node's filesystem by node id
+// (startTestClusterFS).
+type nodeFS func(id int) vfs.FS
+
 // With flush.messages=1 an acks=all write survives a simultaneous power
 // loss of every in-sync replica: the leader fsyncs before it answers, and a
 // follower fsyncs what it appended before its next Fetch reports the new

@@ -19,7 +19,6 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
-	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 // freePorts returns n TCP ports free on 127.0.0.1 right now.
@@ -62,7 +61,7 @@ func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) m
 
 // startTestClusterFS is startTestClusterWith with each node's filesystem
 // from fsFor(node id) (nil: the OS's).
-func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map[string]string, fsFor func(id int) vfs.FS) *testCluster {
+func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map[string]string, fsFor nodeFS) *testCluster {
 	t.Helper()
 	ports := freePorts(t, n)
 	var voters []string
