@@ -91,7 +91,7 @@ func (b *Broker) publishTopic(im *metadata.Image, it *metadata.Topic, self int32
 			}
 		}
 		st := replica.State{Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch, PartitionEpoch: ip.PartitionEpoch,
-			Replicas: ip.Replicas, ISR: ip.ISR, MinISR: b.hwMinISR(im, t, len(ip.Replicas))} // elr_hw.go
+			Replicas: ip.Replicas, ISR: ip.ISR, MinISR: b.hwMinISR(t, len(ip.Replicas))} // elr_hw.go
 		if cur := b.replicas.Get(it.Name, p); cur != nil && sameState(cur.State(), st) {
 			continue
 		}
