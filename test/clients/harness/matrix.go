@@ -82,6 +82,8 @@ var featureNames = []struct{ id, name string }{
 	{"tools.configs-quotas", "kafka-configs --alter / --describe client quotas (--entity-type clients, users, both)"},
 	{"tools.quotas-throttle", "Throttled producer and consumer (client-id quotas) stay below their byte rate and see throttle time; unthrottled clients next to them are not throttled"},
 	{"tools.reassign-partitions", "kafka-reassign-partitions --list, --execute with the current assignment"},
+	{"tools.reassign-log-dirs", "kafka-reassign-partitions --execute/--verify with log_dirs (AlterReplicaLogDirs): the replica's own directory, and one the broker does not have (LogDirNotFoundException)"},
+	{"tools.configs-list-resources", "kafka-configs --describe --entity-type groups lists a group that only has configs; Admin listConfigResources (ListConfigResources, KIP-1142)"},
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
 	{"tools.reassign-partitions-cluster", "Three-node cluster: kafka-reassign-partitions --execute/--verify moves a partition with data to a new broker; the old copy is deleted"},
 	{"tools.leader-election-cluster", "Three-node cluster: kafka-leader-election preferred (leader back to the first replica) and unclean (offline partition, out-of-sync replica)"},
