@@ -39,6 +39,7 @@ func (b *Broker) startGroupCoordinator() error {
 		StreamsSessionTimeout:         rawMs(c.Raw, "group.streams.session.timeout.ms"),
 		StreamsHeartbeatInterval:      rawMs(c.Raw, "group.streams.heartbeat.interval.ms"),
 		StreamsNumStandbyReplicas:     int(rawMs(c.Raw, "group.streams.num.standby.replicas") / time.Millisecond),
+		GroupConfigs:                  b.groupConfigsOf, // streams_group_configs.go
 	}
 	if c.GroupInitialRebalanceDelayMs == 0 {
 		cfg.InitialRebalanceDelay = -1 // explicitly no delay

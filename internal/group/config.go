@@ -38,6 +38,10 @@ type Config struct {
 	StreamsHeartbeatInterval time.Duration
 	// StreamsNumStandbyReplicas is group.streams.num.standby.replicas (0).
 	StreamsNumStandbyReplicas int
+	// GroupConfigs returns the group configs set on a group (Kafka's GROUP
+	// config resource; nil: none). The streams ones override the three
+	// settings above for that group (streams_configs.go).
+	GroupConfigs func(group string) map[string]string
 }
 
 func (c Config) withDefaults() Config {
