@@ -96,6 +96,7 @@ var featureNames = []struct{ id, name string }{
 	{"streams.exactly-once", "Streams word count with processing.guarantee=exactly_once_v2 (transactional changelog and output)"},
 	{"streams.exactly-once-cluster", "Streams exactly_once_v2 on a three-node cluster, internal topics at RF 3, the transaction coordinator's broker killed (SIGKILL) mid-run: each count exactly once"},
 	{"streams.rebalance-protocol", "Streams word count with group.protocol=streams (KIP-1071): two instances share the tasks, one leaves, its tasks move"},
+	{"streams.rebalance-protocol-killed", "Streams word count with group.protocol=streams and per-group streams configs (session timeout, heartbeat interval, one standby): an instance's JVM killed (SIGKILL), a replacement joins, the counts are complete and exact"},
 	{"connect.distributed", "Connect distributed: compacted internal topics, file source → sink, restart without duplicates"},
 	{"connect.distributed-cluster", "Connect distributed on a three-node cluster, internal topics at their default RF 3, a partition leader killed (SIGKILL) mid-run and restarted: every line reaches the topic and the sink"},
 	{"connect.exactly-once-cluster", "Connect with exactly.once.source.support=enabled on a three-node cluster, the source task's transaction coordinator killed (SIGKILL) mid-run: every line exactly once"},
