@@ -39,6 +39,8 @@ func (b *Broker) startGroupCoordinator() error {
 		StreamsSessionTimeout:         rawMs(c.Raw, "group.streams.session.timeout.ms"),
 		StreamsHeartbeatInterval:      rawMs(c.Raw, "group.streams.heartbeat.interval.ms"),
 		StreamsNumStandbyReplicas:     int(rawMs(c.Raw, "group.streams.num.standby.replicas") / time.Millisecond),
+		StreamsTaskOffsetInterval:     rawMs(c.Raw, "group.streams.task.offset.interval.ms"),
+		StreamsAcceptableRecoveryLag:  b.brokerInt("group.streams.acceptable.recovery.lag"),
 		GroupConfigs:                  b.groupConfigsOf, // streams_group_configs.go
 	}
 	if c.GroupInitialRebalanceDelayMs == 0 {

@@ -7,10 +7,11 @@
 // node keeps them in share-group-configs.json in the data directory (written
 // atomically); a cluster keeps them in its metadata (cluster_group_configs.go).
 //
-// The streams-group configs streams.session.timeout.ms, streams.heartbeat.interval.ms and
-// streams.num.standby.replicas are served too (streams_group_configs.go).
+// The streams-group configs streams.session.timeout.ms, streams.heartbeat.interval.ms,
+// streams.num.standby.replicas, streams.task.offset.interval.ms, streams.acceptable.recovery.lag
+// and streams.num.warmup.replicas are served too (streams_group_configs.go).
 //
-// Differences from Kafka: only the share-group configs and those three streams ones are served;
+// Differences from Kafka: only the share-group configs and those six streams ones are served;
 // Kafka's consumer-group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and
 // the other streams ones (streams.num.warmup.replicas, …) are INVALID_CONFIG ("Unknown group config name").
 package broker
@@ -83,6 +84,8 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 		v.Def.Name, v.Def.Type = n, config.String
 		if share.GroupConfigIsInt(n) {
 			v.Def.Type = config.Int
+		} else if share.GroupConfigIsLong(n) {
+			v.Def.Type = config.Long
 		}
 		if s, ok := set[n]; ok {
 			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)

@@ -14,8 +14,14 @@ import (
 // Apache Kafka 4.x validates them: streams.session.timeout.ms within
 // group.streams.min/max.session.timeout.ms, streams.heartbeat.interval.ms
 // within group.streams.min/max.heartbeat.interval.ms, streams.num.standby.replicas
-// at most group.streams.max.standby.replicas, and the session timeout (the
-// group's, else the broker's) greater than the heartbeat interval. They are
+// at most group.streams.max.standby.replicas, streams.task.offset.interval.ms
+// at least group.streams.min.task.offset.interval.ms, streams.num.warmup.replicas
+// at most group.streams.max.warmup.replicas, streams.acceptable.recovery.lag at
+// least 0, and the session timeout (the group's, else the broker's) greater
+// than the heartbeat interval. The task offset interval and the acceptable
+// recovery lag are what the heartbeat tells the members; the warm-up count has
+// no effect, as with Kafka 4.4's sticky task assignor, which assigns no
+// warm-up tasks. They are
 // stored with the share-group configs (share_group_configs.go) and read by
 // the group coordinator at each streams heartbeat (internal/group/streams_configs.go).
 
@@ -37,9 +43,12 @@ func (b *Broker) brokerInt(name string) int64 {
 func (b *Broker) streamsGroupDefaults() map[string]string {
 	s := func(name string) string { return strconv.FormatInt(b.brokerInt(name), 10) }
 	return map[string]string{
-		share.CfgStreamsSessionTimeout:    s("group.streams.session.timeout.ms"),
-		share.CfgStreamsHeartbeatInterval: s("group.streams.heartbeat.interval.ms"),
-		share.CfgStreamsNumStandbys:       s("group.streams.num.standby.replicas"),
+		share.CfgStreamsSessionTimeout:     s("group.streams.session.timeout.ms"),
+		share.CfgStreamsHeartbeatInterval:  s("group.streams.heartbeat.interval.ms"),
+		share.CfgStreamsNumStandbys:        s("group.streams.num.standby.replicas"),
+		share.CfgStreamsNumWarmups:         s("group.streams.num.warmup.replicas"),
+		share.CfgStreamsTaskOffsetInterval: s("group.streams.task.offset.interval.ms"),
+		share.CfgStreamsAcceptableRecovery: s("group.streams.acceptable.recovery.lag"),
 	}
 }
 
@@ -69,10 +78,24 @@ func (b *Broker) validateStreamsGroupConfigs(next map[string]string) error {
 	if err := inRange(share.CfgStreamsSessionTimeout, "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"); err != nil {
 		return err
 	}
-	if n, ok := val(share.CfgStreamsNumStandbys); ok {
-		if hi := b.brokerInt("group.streams.max.standby.replicas"); n > hi {
-			return errorf(kerr.InvalidConfig, "%s must be less than or equal to %d", share.CfgStreamsNumStandbys, hi)
+	atMost := func(name, maxName string) error {
+		if n, ok := val(name); ok {
+			if hi := b.brokerInt(maxName); n > hi {
+				return errorf(kerr.InvalidConfig, "%s must be less than or equal to %d", name, hi)
+			}
 		}
+		return nil
+	}
+	if err := atMost(share.CfgStreamsNumStandbys, "group.streams.max.standby.replicas"); err != nil {
+		return err
+	}
+	if n, ok := val(share.CfgStreamsTaskOffsetInterval); ok {
+		if lo := b.brokerInt("group.streams.min.task.offset.interval.ms"); n < lo {
+			return errorf(kerr.InvalidConfig, "%s must be greater than or equal to %d", share.CfgStreamsTaskOffsetInterval, lo)
+		}
+	}
+	if err := atMost(share.CfgStreamsNumWarmups, "group.streams.max.warmup.replicas"); err != nil {
+		return err
 	}
 	session, sOK := val(share.CfgStreamsSessionTimeout)
 	hb, hOK := val(share.CfgStreamsHeartbeatInterval)

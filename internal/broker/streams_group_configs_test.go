@@ -23,7 +23,9 @@ func describeStreamsMembers(t *testing.T, tb *testBroker, group string) map[stri
 }
 
 // TestStreamsGroupConfigs: the GROUP configs streams.heartbeat.interval.ms,
-// streams.num.standby.replicas and streams.session.timeout.ms are validated
+// streams.num.standby.replicas, streams.session.timeout.ms,
+// streams.task.offset.interval.ms and streams.acceptable.recovery.lag (and
+// streams.num.warmup.replicas, stored only) are validated
 // against the broker's bounds as Kafka does, described, and override the
 // broker's group.streams.* settings for that group only.
 func TestStreamsGroupConfigs(t *testing.T) {
@@ -44,7 +46,10 @@ func TestStreamsGroupConfigs(t *testing.T) {
 		{"streams.session.timeout.ms", "500"},        // below group.streams.min.session.timeout.ms
 		{"streams.num.standby.replicas", "3"},        // above group.streams.max.standby.replicas
 		{"streams.num.standby.replicas", "-1"},       // negative
-		{"streams.num.warmup.replicas", "1"},         // not served
+		{"streams.num.warmup.replicas", "21"},        // above group.streams.max.warmup.replicas
+		{"streams.task.offset.interval.ms", "1000"},  // below group.streams.min.task.offset.interval.ms
+		{"streams.acceptable.recovery.lag", "-1"},    // negative
+		{"streams.assignor.name", "sticky"},          // not served
 		{"streams.session.timeout.ms", "not-a-time"}, // not an INT
 	} {
 		if code := alterGroupConfig(t, tb, "wc", c.name, &c.value); code != kerr.InvalidConfig.Code {
@@ -55,8 +60,19 @@ func TestStreamsGroupConfigs(t *testing.T) {
 		t.Fatalf("default standbys: %s %v", v, src)
 	}
 
+	if v, src := describeGroupConfig(t, tb, "wc", "streams.num.warmup.replicas"); v != "2" || src != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("default warm-ups: %s %v", v, src)
+	}
+	for name, v := range map[string]string{"streams.task.offset.interval.ms": "30000",
+		"streams.acceptable.recovery.lag": "123", "streams.num.warmup.replicas": "3"} {
+		if code := alterGroupConfig(t, tb, "wc", name, &v); code != 0 {
+			t.Fatalf("%s=%s: %v", name, v, kerr.ErrorForCode(code))
+		}
+	}
+
 	a := &streamsMember{t: t, tb: tb, group: "wc", id: "member-a"}
-	if resp := a.heartbeat(streamsTopology(), false); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 5000 {
+	if resp := a.heartbeat(streamsTopology(), false); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 5000 ||
+		resp.TaskOffsetIntervalMillis != 30000 || resp.AcceptableRecoveryLagLegacy != 123 || len(resp.WarmupTasks) != 0 {
 		t.Fatalf("first heartbeat: %+v", resp)
 	}
 	b := &streamsMember{t: t, tb: tb, group: "wc", id: "member-b"}
@@ -106,7 +122,8 @@ func TestStreamsGroupConfigs(t *testing.T) {
 	}
 	// Another group keeps the broker's settings.
 	o := &streamsMember{t: t, tb: tb, group: "other", id: "member-o"}
-	if resp := o.heartbeat(streamsTopology(), false); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 5000 {
+	if resp := o.heartbeat(streamsTopology(), false); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 5000 ||
+		resp.TaskOffsetIntervalMillis != 60000 || resp.AcceptableRecoveryLagLegacy != 10000 {
 		t.Fatalf("other group: %+v", resp)
 	}
 

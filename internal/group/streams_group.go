@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -270,9 +271,9 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	r.MemberID = m.id
 	r.MemberEpoch = m.epoch
 	r.HeartbeatIntervalMillis = ms(gcfg.heartbeatInterval)
-	r.AcceptableRecoveryLagLegacy = 10000
-	r.AcceptableRecoveryLag = 10000
-	r.TaskOffsetIntervalMillis = 60000
+	r.AcceptableRecoveryLagLegacy = int32(min(gcfg.acceptableLag, math.MaxInt32))
+	r.AcceptableRecoveryLag = gcfg.acceptableLag
+	r.TaskOffsetIntervalMillis = ms(gcfg.taskOffsetInterval)
 	r.Status = append(r.Status, st.status...)
 	if info.topologyEpoch < st.topologyEpoch {
 		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStaleTopology,
