@@ -46,6 +46,9 @@ func (b *Broker) startGroupCoordinator() error {
 	if c.GroupInitialRebalanceDelayMs == 0 {
 		cfg.InitialRebalanceDelay = -1 // explicitly no delay
 	}
+	if cfg.StreamsAcceptableRecoveryLag == 0 {
+		cfg.StreamsAcceptableRecoveryLag = -1 // explicitly 0 (streams_group_configs.go)
+	}
 	b.groups = group.New(group.Options{
 		Config:  cfg,
 		Storage: offsetsStorage{b},

@@ -156,3 +156,13 @@ func TestStreamsGroupConfigs(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// group.streams.acceptable.recovery.lag=0 is told as 0 (not the default).
+func TestStreamsGroupAcceptableLagZero(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"group.streams.acceptable.recovery.lag": "0"}})
+	dpTopic(t, tb, "words", 1, nil)
+	a := &streamsMember{t: t, tb: tb, group: "wc", id: "member-a"}
+	if resp := a.heartbeat(streamsTopology(), false); resp.ErrorCode != 0 || resp.AcceptableRecoveryLagLegacy != 0 {
+		t.Fatalf("heartbeat: %+v", resp)
+	}
+}

@@ -12,10 +12,9 @@ import (
 // streams.task.offset.interval.ms and streams.acceptable.recovery.lag override
 // the broker's group.streams.* settings for one group (streams.num.warmup.replicas
 // is stored but, as with Kafka 4.4's sticky assignor, no warm-up tasks are
-// assigned). The broker validates them
-// when they are set; the coordinator reads them at each heartbeat, so a change
-// applies from the member's next heartbeat (the interval it is given, the
-// session timer it arms). A change of the standby count changes the group's
+// assigned). The broker validates them when they are set; the coordinator
+// reads them at each heartbeat, so a change applies from the member's next
+// heartbeat (the intervals and lag it is told, the session timer it arms). A change of the standby count changes the group's
 // assignment configuration: as Kafka, the group epoch is bumped and the
 // tasks are assigned again.
 
