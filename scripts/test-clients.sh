@@ -221,6 +221,9 @@ listener.name.oauth.sasl.oauthbearer.jwks.endpoint.url=http://127.0.0.1:$OAUTH_S
 listener.name.oauth.sasl.oauthbearer.expected.audience=sluice
 listener.name.oauth.sasl.oauthbearer.expected.issuer=http://127.0.0.1:$OAUTH_SERVER_PORT
 listener.name.oauth.connections.max.reauth.ms=$SLUICE_OAUTH_REAUTH_MS
+# The streams scenario that kills an instance sets its group's streams.session.timeout.ms to 10 s.
+group.streams.min.session.timeout.ms=5000
+group.streams.min.heartbeat.interval.ms=500
 PROPS
   "$WORK/sluice" --config "$WORK/server.properties" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!

@@ -10,9 +10,10 @@
 //     DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED),
 //     the group (GROUP_AUTHORIZATION_FAILED) or the cluster for broker and
 //     broker-logger resources (CLUSTER_AUTHORIZATION_FAILED);
-//   - the cluster-wide APIs (DescribeLogDirs, ElectLeaders, partition
-//     reassignments, client quotas, SCRAM credentials): DESCRIBE or ALTER
-//     (DESCRIBE_CONFIGS or ALTER_CONFIGS for quotas) on the cluster.
+//   - the cluster-wide APIs (DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders,
+//     partition reassignments, client quotas, SCRAM credentials): DESCRIBE or ALTER
+//     (DESCRIBE_CONFIGS or ALTER_CONFIGS for quotas) on the cluster;
+//     ListConfigResources: DESCRIBE_CONFIGS on the cluster.
 
 package broker
 

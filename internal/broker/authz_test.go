@@ -664,6 +664,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe,
 		kmsg.InitializeShareGroupState, kmsg.ReadShareGroupState, kmsg.WriteShareGroupState, // share_coordinator.go
 		kmsg.DeleteShareGroupState, kmsg.ReadShareGroupStateSummary,
+		kmsg.AlterReplicaLogDirs, kmsg.ListConfigResources, // TestAuthzConfigResourcesAndLogDirs
 	} {
 		reviewed[k] = true
 	}

@@ -39,9 +39,15 @@ func (b *Broker) startGroupCoordinator() error {
 		StreamsSessionTimeout:         rawMs(c.Raw, "group.streams.session.timeout.ms"),
 		StreamsHeartbeatInterval:      rawMs(c.Raw, "group.streams.heartbeat.interval.ms"),
 		StreamsNumStandbyReplicas:     int(rawMs(c.Raw, "group.streams.num.standby.replicas") / time.Millisecond),
+		StreamsTaskOffsetInterval:     rawMs(c.Raw, "group.streams.task.offset.interval.ms"),
+		StreamsAcceptableRecoveryLag:  b.brokerInt("group.streams.acceptable.recovery.lag"),
+		GroupConfigs:                  b.groupConfigsOf, // streams_group_configs.go
 	}
 	if c.GroupInitialRebalanceDelayMs == 0 {
 		cfg.InitialRebalanceDelay = -1 // explicitly no delay
+	}
+	if cfg.StreamsAcceptableRecoveryLag == 0 {
+		cfg.StreamsAcceptableRecoveryLag = -1 // explicitly 0 (streams_group_configs.go)
 	}
 	b.groups = group.New(group.Options{
 		Config:  cfg,

@@ -59,6 +59,7 @@ var apiTable = []apiSpec{
 	{key: 31, min: 1, max: 3},                   // DeleteAcls
 	{key: 32, min: 1, max: 4, concurrent: true}, // DescribeConfigs
 	{key: 33, min: 0, max: 2},                   // AlterConfigs
+	{key: 34, min: 1, max: 2},                   // AlterReplicaLogDirs
 	{key: 35, min: 1, max: 4, concurrent: true}, // DescribeLogDirs
 	{key: 36, min: 0, max: 2},                   // SaslAuthenticate: barrier, as SaslHandshake
 	{key: 37, min: 0, max: 3},                   // CreatePartitions
@@ -81,6 +82,7 @@ var apiTable = []apiSpec{
 	{key: 66, min: 0, max: 1, concurrent: true}, // ListTransactions
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat
 	{key: 69, min: 0, max: 1, concurrent: true}, // ConsumerGroupDescribe
+	{key: 74, min: 0, max: 1, concurrent: true}, // ListConfigResources (KIP-1142)
 	{key: 75, min: 0, max: 0, concurrent: true}, // DescribeTopicPartitions
 	{key: 76, min: 1, max: 1},                   // ShareGroupHeartbeat: v0 was Kafka 4.0's early access, removed in 4.1
 	{key: 77, min: 1, max: 1, concurrent: true}, // ShareGroupDescribe

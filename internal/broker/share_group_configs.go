@@ -7,9 +7,13 @@
 // node keeps them in share-group-configs.json in the data directory (written
 // atomically); a cluster keeps them in its metadata (cluster_group_configs.go).
 //
-// Differences from Kafka: only the share-group configs are served; Kafka's consumer-group
-// configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and the Streams
-// ones are INVALID_CONFIG ("Unknown group config name").
+// The streams-group configs streams.session.timeout.ms, streams.heartbeat.interval.ms,
+// streams.num.standby.replicas, streams.task.offset.interval.ms, streams.acceptable.recovery.lag
+// and streams.num.warmup.replicas are served too (streams_group_configs.go).
+//
+// Differences from Kafka: only the share-group configs and those six streams ones are served;
+// Kafka's consumer-group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and
+// the other streams ones (streams.num.warmup.replicas, …) are INVALID_CONFIG ("Unknown group config name").
 package broker
 
 import (
@@ -57,7 +61,7 @@ func (b *Broker) loadGroupConfigs() error {
 	return b.shares.LoadGroupConfigs(data)
 }
 
-// describeGroupConfigs returns every share-group config of group: its own
+// describeGroupConfigs returns every share- and streams-group config of group: its own
 // value (GROUP_CONFIG) or the broker's (DEFAULT_CONFIG).
 func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 	if group == "" {
@@ -73,12 +77,15 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 		share.CfgSessionTimeout:     ms(def.SessionTimeout),
 		share.CfgHeartbeatInterval:  ms(def.HeartbeatInterval),
 	}
+	maps.Copy(defaults, b.streamsGroupDefaults()) // streams_group_configs.go
 	out := make([]config.Value, 0, len(share.GroupConfigNames))
 	for _, n := range share.GroupConfigNames {
 		v := config.Value{Name: n, Value: defaults[n], Source: int8(kmsg.ConfigSourceDefaultConfig)}
 		v.Def.Name, v.Def.Type = n, config.String
 		if share.GroupConfigIsInt(n) {
 			v.Def.Type = config.Int
+		} else if share.GroupConfigIsLong(n) {
+			v.Def.Type = config.Long
 		}
 		if s, ok := set[n]; ok {
 			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)
@@ -118,6 +125,9 @@ func (b *Broker) alterGroupConfigs(group string, ops []config.AlterOp, validateO
 		default:
 			return errorf(kerr.InvalidConfig, "Config value append/subtract is not allowed for config key: %s", op.Name)
 		}
+	}
+	if err := b.validateStreamsGroupConfigs(next); err != nil { // streams_group_configs.go
+		return err
 	}
 	if validateOnly {
 		return nil

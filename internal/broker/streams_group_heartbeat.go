@@ -16,12 +16,14 @@
 // (or on the cluster).
 //
 // Standby replicas of stateful tasks: group.streams.num.standby.replicas
-// (default 0).
+// (default 0). The group configs streams.num.standby.replicas,
+// streams.session.timeout.ms, streams.heartbeat.interval.ms,
+// streams.task.offset.interval.ms and streams.acceptable.recovery.lag override
+// the broker's settings for one group (streams_group_configs.go). No warm-up
+// tasks are assigned, as by Kafka 4.4's sticky task assignor. Streams groups
+// are written to __consumer_offsets (internal/group/streams_persist.go).
 //
-// Differences from Kafka: no warm-up tasks; the standby count is the
-// broker's (no per-group streams.num.standby.replicas); streams groups are
-// kept in memory only (after a restart or a coordinator move the members
-// rejoin; committed offsets stay); task offsets and end offsets reported by members are not kept;
+// Differences from Kafka: task offsets and end offsets reported by members are not kept;
 // StreamsGroupDescribe v1 (topology descriptions, KIP-1331) is not served.
 package broker
 

@@ -38,6 +38,15 @@ type Config struct {
 	StreamsHeartbeatInterval time.Duration
 	// StreamsNumStandbyReplicas is group.streams.num.standby.replicas (0).
 	StreamsNumStandbyReplicas int
+	// StreamsTaskOffsetInterval is group.streams.task.offset.interval.ms (60000).
+	StreamsTaskOffsetInterval time.Duration
+	// StreamsAcceptableRecoveryLag is group.streams.acceptable.recovery.lag
+	// (10000; negative: 0).
+	StreamsAcceptableRecoveryLag int64
+	// GroupConfigs returns the group configs set on a group (Kafka's GROUP
+	// config resource; nil: none). The streams ones override the three
+	// settings above for that group (streams_configs.go).
+	GroupConfigs func(group string) map[string]string
 }
 
 func (c Config) withDefaults() Config {
@@ -79,6 +88,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StreamsHeartbeatInterval <= 0 {
 		c.StreamsHeartbeatInterval = 5000 * time.Millisecond
+	}
+	if c.StreamsTaskOffsetInterval <= 0 {
+		c.StreamsTaskOffsetInterval = 60000 * time.Millisecond
+	}
+	switch {
+	case c.StreamsAcceptableRecoveryLag == 0:
+		c.StreamsAcceptableRecoveryLag = 10000
+	case c.StreamsAcceptableRecoveryLag < 0:
+		c.StreamsAcceptableRecoveryLag = 0
 	}
 	if len(c.ConsumerAssignors) == 0 {
 		c.ConsumerAssignors = []string{assignorUniform, assignorRange}

@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -18,7 +19,7 @@ import (
 // topology (set by the first member and replaced by a newer topology epoch),
 // its resolution against the topics (task counts, internal topics, missing
 // source topics, reported as statuses), each member's process, endpoint and
-// tags. Standby replicas of stateful tasks (group.streams.num.standby.replicas)
+// tags. Standby replicas of stateful tasks (streams.num.standby.replicas, streams_configs.go)
 // go to members of other processes than the task's active owner; they need
 // no hand-over, so a member gets its standby tasks at once (except a task it
 // still owns as active). Streams groups are written to __consumer_offsets in
@@ -44,6 +45,7 @@ type streamsState struct {
 	members       map[string]*streamsMemberInfo
 	endpointEpoch int32
 	standby       map[string]partitionSet // target standby tasks by member
+	numStandbys   int                     // standby replicas per stateful task at the last assignment
 }
 
 type streamsMemberInfo struct {
@@ -252,6 +254,11 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 		cg.metaSig = sig
 		changed = true
 	}
+	gcfg := c.streamsConfig(req.Group)
+	if gcfg.standbys != st.numStandbys { // the assignment configuration changed (streams_configs.go)
+		st.numStandbys = gcfg.standbys
+		changed = true
+	}
 	if changed {
 		cg.epoch++
 	}
@@ -263,10 +270,10 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 
 	r.MemberID = m.id
 	r.MemberEpoch = m.epoch
-	r.HeartbeatIntervalMillis = ms(c.cfg.StreamsHeartbeatInterval)
-	r.AcceptableRecoveryLagLegacy = 10000
-	r.AcceptableRecoveryLag = 10000
-	r.TaskOffsetIntervalMillis = 60000
+	r.HeartbeatIntervalMillis = ms(gcfg.heartbeatInterval)
+	r.AcceptableRecoveryLagLegacy = int32(min(gcfg.acceptableLag, math.MaxInt32))
+	r.AcceptableRecoveryLag = gcfg.acceptableLag
+	r.TaskOffsetIntervalMillis = ms(gcfg.taskOffsetInterval)
 	r.Status = append(r.Status, st.status...)
 	if info.topologyEpoch < st.topologyEpoch {
 		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStaleTopology,
@@ -409,7 +416,8 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	c.computeStandbys(cg, ids, tasks)
 }
 
-// computeStandbys places group.streams.num.standby.replicas standby replicas
+// computeStandbys places the group's standby count (streams.num.standby.replicas,
+// else group.streams.num.standby.replicas) of standby replicas
 // of every stateful task (one whose subtopology has a changelog): never on
 // the member or the process that has the task active, never twice on one
 // process, preferring the member that already has it as a standby, then the
@@ -421,7 +429,7 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 	for _, id := range ids {
 		st.standby[id] = make(partitionSet)
 	}
-	n := c.cfg.StreamsNumStandbyReplicas
+	n := st.numStandbys
 	if n <= 0 {
 		return
 	}
@@ -487,7 +495,8 @@ func (c *Coordinator) scheduleStreamsSession(g *group, m *consumerMember) {
 	stopTimer(m.sessionTimer)
 	m.seq++
 	seq := m.seq
-	m.sessionTimer = c.clock.AfterFunc(c.cfg.StreamsSessionTimeout, func() {
+	session := c.streamsConfig(g.id).sessionTimeout
+	m.sessionTimer = c.clock.AfterFunc(session, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed || c.groups[g.id] != g || !g.isStreams() || g.consumer.members[m.id] != m || m.seq != seq {
@@ -499,7 +508,7 @@ func (c *Coordinator) scheduleStreamsSession(g *group, m *consumerMember) {
 	if m.state == memberUnrevoked && m.revokeTimer == nil {
 		timeout := m.rebalanceTimeout
 		if timeout <= 0 {
-			timeout = c.cfg.StreamsSessionTimeout
+			timeout = session
 		}
 		m.revokeTimer = c.clock.AfterFunc(timeout, func() {
 			c.mu.Lock()
@@ -546,7 +555,7 @@ func (c *Coordinator) streamsLeave(g *group, req *kmsg.StreamsGroupHeartbeatRequ
 	}
 	r.MemberID = m.id
 	r.MemberEpoch = req.MemberEpoch
-	r.HeartbeatIntervalMillis = ms(c.cfg.StreamsHeartbeatInterval)
+	r.HeartbeatIntervalMillis = ms(c.streamsConfig(req.Group).heartbeatInterval)
 	if req.MemberEpoch == epochStaticLeave && m.instanceID != nil {
 		if m.epoch != epochStaticLeave {
 			m.prevEpoch = m.epoch

@@ -547,6 +547,7 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 	}
 	// The records of members without metadata are dropped at the next write.
 	cg.metaSig = c.refreshStreamsTopology(st)
+	st.numStandbys = c.streamsConfig(g.id).standbys
 	cg.emptySince = now
 	for _, id := range ids {
 		c.scheduleStreamsSession(g, cg.members[id])

@@ -20,13 +20,34 @@ const (
 	CfgHeartbeatInterval  = "share.heartbeat.interval.ms"
 )
 
-// GroupConfigNames lists the group configs served, sorted.
-var GroupConfigNames = []string{CfgAutoOffsetReset, CfgHeartbeatInterval, CfgIsolationLevel, CfgRecordLockDuration, CfgSessionTimeout}
+// Group configs that apply to streams groups (KIP-1071). They are kept with
+// the share-group configs (one store of group configs, as Kafka's), and the
+// group coordinator reads them (internal/group/streams_configs.go); the broker
+// checks their ranges against its group.streams.* settings.
+const (
+	CfgStreamsSessionTimeout    = "streams.session.timeout.ms"
+	CfgStreamsHeartbeatInterval = "streams.heartbeat.interval.ms"
+	CfgStreamsNumStandbys       = "streams.num.standby.replicas"
+	// Accepted and described, as Kafka 4.4 does; its sticky task assignor
+	// (like Sluice's) assigns no warm-up tasks.
+	CfgStreamsNumWarmups         = "streams.num.warmup.replicas"
+	CfgStreamsTaskOffsetInterval = "streams.task.offset.interval.ms"
+	CfgStreamsAcceptableRecovery = "streams.acceptable.recovery.lag"
+)
 
-// GroupConfigIsInt reports whether a group config is an INT (else STRING).
+// GroupConfigNames lists the group configs served, sorted.
+var GroupConfigNames = []string{CfgAutoOffsetReset, CfgHeartbeatInterval, CfgIsolationLevel, CfgRecordLockDuration,
+	CfgSessionTimeout, CfgStreamsAcceptableRecovery, CfgStreamsHeartbeatInterval, CfgStreamsNumStandbys,
+	CfgStreamsNumWarmups, CfgStreamsSessionTimeout, CfgStreamsTaskOffsetInterval}
+
+// GroupConfigIsInt reports whether a group config is an INT (else STRING;
+// streams.acceptable.recovery.lag is a LONG, GroupConfigIsLong).
 func GroupConfigIsInt(name string) bool {
-	return strings.HasSuffix(name, ".ms")
+	return strings.HasSuffix(name, ".ms") || name == CfgStreamsNumStandbys || name == CfgStreamsNumWarmups
 }
+
+// GroupConfigIsLong reports whether a group config is a LONG.
+func GroupConfigIsLong(name string) bool { return name == CfgStreamsAcceptableRecovery }
 
 // ValidateGroupConfig checks one group config value; the error is the
 // message of Kafka's INVALID_CONFIG.
@@ -40,10 +61,21 @@ func ValidateGroupConfig(name, value string) error {
 		if v := strings.ToLower(value); v != "read_uncommitted" && v != "read_committed" {
 			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", value, name)
 		}
-	case CfgRecordLockDuration, CfgSessionTimeout, CfgHeartbeatInterval:
+	case CfgRecordLockDuration, CfgSessionTimeout, CfgHeartbeatInterval, CfgStreamsSessionTimeout, CfgStreamsHeartbeatInterval,
+		CfgStreamsTaskOffsetInterval:
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
 		if err != nil || n < 1 {
 			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 1", value, name)
+		}
+	case CfgStreamsNumStandbys, CfgStreamsNumWarmups:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 0", value, name)
+		}
+	case CfgStreamsAcceptableRecovery:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 0", value, name)
 		}
 	default:
 		return fmt.Errorf("Unknown group config name: %s", name)

@@ -82,6 +82,11 @@ public final class Main {
                 List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
                         "StreamsGroupHeartbeat", "StreamsGroupDescribe", "OffsetCommit", "OffsetFetch"),
                 Main::streamsProtocol);
+        h.add("word-count-streams-protocol-instance-killed", "streams.rebalance-protocol-killed",
+                List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
+                        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "OffsetCommit", "OffsetFetch",
+                        "IncrementalAlterConfigs"),
+                InstanceKilled::run);
         // On a three-node cluster of its own, RF 3, a broker killed mid-run (ClusterResilience).
         List<String> cluster = new ArrayList<>(eos);
         cluster.addAll(List.of("DescribeTransactions", "ListTransactions"));
@@ -98,7 +103,7 @@ public final class Main {
         System.exit(ok ? 0 : 1);
     }
 
-    private static Admin admin() {
+    static Admin admin() {
         if (admin == null) {
             admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP,
                     AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000));
@@ -107,7 +112,7 @@ public final class Main {
     }
 
     /** The word-count topology: lines → words → count per word in "counts" (changelog-backed) → output. */
-    private static StreamsBuilder topology(String input, String output) {
+    static StreamsBuilder topology(String input, String output) {
         StreamsBuilder b = new StreamsBuilder();
         // Small changelog segments and an eager dirty ratio, so the cleaner can compact it within the run.
         Map<String, String> changelog = Map.of("segment.ms", "1000", "min.cleanable.dirty.ratio", "0.01");
@@ -122,7 +127,7 @@ public final class Main {
         return b;
     }
 
-    private static Properties streamsProps(String appId, Path stateDir, String guarantee) {
+    static Properties streamsProps(String appId, Path stateDir, String guarantee) {
         Properties p = new Properties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
@@ -139,9 +144,9 @@ public final class Main {
     }
 
     /** A running application instance and what its restore listener saw. */
-    private record Instance(KafkaStreams streams, AtomicLong restored, AtomicReference<Throwable> error) {}
+    record Instance(KafkaStreams streams, AtomicLong restored, AtomicReference<Throwable> error) {}
 
-    private static Instance start(StreamsBuilder b, Properties p) throws Exception {
+    static Instance start(StreamsBuilder b, Properties p) throws Exception {
         KafkaStreams s = new KafkaStreams(b.build(), p);
         AtomicLong restored = new AtomicLong();
         AtomicReference<Throwable> error = new AtomicReference<>();
@@ -171,7 +176,7 @@ public final class Main {
         return in;
     }
 
-    private static void failIfDead(Instance in) {
+    static void failIfDead(Instance in) {
         if (in.error().get() != null) {
             throw new AssertionError("stream thread died: " + Harness.describe(in.error().get()), in.error().get());
         }
@@ -182,7 +187,7 @@ public final class Main {
         }
     }
 
-    private static void produceLines(String topic, List<String> lines) throws Exception {
+    static void produceLines(String topic, List<String> lines) throws Exception {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -194,7 +199,7 @@ public final class Main {
         }
     }
 
-    private static Map<String, Long> expectedCounts(List<String> lines) {
+    static Map<String, Long> expectedCounts(List<String> lines) {
         Map<String, Long> m = new HashMap<>();
         for (String l : lines) {
             for (String w : l.toLowerCase(Locale.ROOT).split("\\W+")) {
@@ -207,7 +212,7 @@ public final class Main {
     }
 
     /** Reads the output topic (latest count per word) until it shows want, failing if the app dies. */
-    private static void awaitCounts(KafkaConsumer<String, Long> out, Map<String, Long> latest, Map<String, Long> want,
+    static void awaitCounts(KafkaConsumer<String, Long> out, Map<String, Long> latest, Map<String, Long> want,
             Instance in) throws Exception {
         long deadline = System.currentTimeMillis() + TIMEOUT_MS;
         while (System.currentTimeMillis() < deadline) {
@@ -223,7 +228,7 @@ public final class Main {
                 + new java.util.TreeMap<>(want));
     }
 
-    private static KafkaConsumer<String, Long> outputReader(String output, String guarantee) {
+    static KafkaConsumer<String, Long> outputReader(String output, String guarantee) {
         Properties p = new Properties();
         if (!guarantee.equals(StreamsConfig.AT_LEAST_ONCE)) {
             // Exactly-once output is transactional: read only what the application committed.
@@ -317,7 +322,7 @@ public final class Main {
         }
     }
 
-    private static int activeTasks(Instance in) {
+    static int activeTasks(Instance in) {
         return in.streams().metadataForLocalThreads().stream().mapToInt(t -> t.activeTasks().size()).sum();
     }
 
@@ -389,7 +394,7 @@ public final class Main {
         }
     }
 
-    private static void deleteTree(Path p) throws IOException {
+    static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;
         }

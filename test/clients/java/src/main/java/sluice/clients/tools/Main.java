@@ -9,6 +9,7 @@ import java.io.File;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -19,6 +20,8 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ListConfigResourcesOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -108,6 +111,12 @@ public final class Main {
         h.add("kafka-reassign-partitions", "tools.reassign-partitions",
                 List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "ListPartitionReassignments",
                         "AlterPartitionAssignments"), Main::reassignPartitions);
+        h.add("kafka-reassign-partitions-log-dirs", "tools.reassign-log-dirs",
+                List.of("CreateTopics", "Metadata", "DescribeCluster", "DescribeLogDirs", "AlterPartitionAssignments",
+                        "ListPartitionReassignments", "AlterReplicaLogDirs"), Main::reassignLogDirs);
+        h.add("kafka-configs-list-config-resources", "tools.configs-list-resources",
+                List.of("CreateTopics", "DescribeConfigs", "IncrementalAlterConfigs", "ListGroups",
+                        "ListConfigResources"), Main::configsListResources);
         h.add("kafka-leader-election", "tools.leader-election", List.of("CreateTopics", "Metadata", "ElectLeaders"),
                 Main::leaderElection);
         // Against a three-node cluster of its own (LocalCluster); the decommission scenario stays last.
@@ -477,6 +486,79 @@ public final class Main {
                 "Successfully started partition reassignment for " + t + "-0");
         contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN, withBootstrap("--list")).ok(),
                 "No partition reassignments found.");
+    }
+
+    /**
+     * kafka-reassign-partitions with "log_dirs" (AlterReplicaLogDirs): a move to the directory the replica is in
+     * completes at once; a move to a directory the broker does not have fails with LogDirNotFoundException.
+     */
+    private static void reassignLogDirs() throws Exception {
+        String t = PREFIX + "-log-dirs";
+        createTopic(t);
+        int node = admin().describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).iterator().next().id();
+        TopicPartition tp = new TopicPartition(t, 0);
+        String dir = null;
+        for (Map.Entry<String, LogDirDescription> e : admin().describeLogDirs(List.of(node)).descriptions().get(node)
+                .get(TIMEOUT_MS, TimeUnit.MILLISECONDS).entrySet()) {
+            if (e.getValue().replicaInfos().containsKey(tp)) {
+                dir = e.getKey();
+            }
+        }
+        check(dir != null, "kafka-log-dirs: no log dir of broker " + node + " holds " + tp);
+        String replica = t + "-0-" + node;
+        File plan = logDirsPlan(t, node, dir);
+        contains(tool(0, "kafka-reassign-partitions", REASSIGN, "--reassignment-json-file", plan.getPath(), "--execute"),
+                "Successfully started moving log directory to " + dir + " for replica " + t + "-0 with broker " + node);
+        // Already in that directory: the move is complete at once.
+        String verify = tool(0, "kafka-reassign-partitions", REASSIGN, "--reassignment-json-file", plan.getPath(),
+                "--verify");
+        contains(verify, "Reassignment of replica " + replica + " completed successfully.");
+        contains(verify, "Reassignment of partition " + tp + " is completed.");
+        File bad = logDirsPlan(t, node, dir + "-not-configured");
+        String failed = tool(1, "kafka-reassign-partitions", REASSIGN, "--reassignment-json-file", bad.getPath(),
+                "--execute");
+        check(failed.contains("Failed to alter dir for " + replica) && failed.contains("LogDirNotFoundException"),
+                "a move to a directory the broker does not have should fail with LogDirNotFoundException: " + failed);
+    }
+
+    private static File logDirsPlan(String topic, int node, String dir) throws Exception {
+        File plan = File.createTempFile("log-dirs", ".json");
+        plan.deleteOnExit();
+        java.nio.file.Files.writeString(plan.toPath(), "{\"version\":1,\"partitions\":[{\"topic\":\"" + topic
+                + "\",\"partition\":0,\"replicas\":[" + node + "],\"log_dirs\":[\""
+                + dir.replace("\\", "\\\\").replace("\"", "\\\"") + "\"]}]}");
+        return plan;
+    }
+
+    /**
+     * kafka-configs --describe --entity-type groups without a name lists the groups that only have configs
+     * (ListConfigResources, KIP-1142), and Admin#listConfigResources lists topics, brokers and groups.
+     */
+    private static void configsListResources() throws Exception {
+        String t = PREFIX + "-listed";
+        createTopic(t);
+        String g = PREFIX + "-configured-group"; // no member ever joins: only its configs make it known
+        configs("--alter", "--entity-type", "groups", "--entity-name", g, "--add-config",
+                "share.auto.offset.reset=earliest").ok();
+        String all = configs("--describe", "--entity-type", "groups").ok().out();
+        contains(all, "Dynamic configs for group " + g + " are:");
+        contains(all, "share.auto.offset.reset=earliest");
+        configs("--describe", "--entity-type", "client-metrics").ok();
+        int node = admin().describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).iterator().next().id();
+        Collection<ConfigResource> listed = admin().listConfigResources(
+                Set.of(ConfigResource.Type.TOPIC, ConfigResource.Type.BROKER, ConfigResource.Type.GROUP),
+                new ListConfigResourcesOptions()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        for (ConfigResource want : List.of(new ConfigResource(ConfigResource.Type.TOPIC, t),
+                new ConfigResource(ConfigResource.Type.BROKER, String.valueOf(node)),
+                new ConfigResource(ConfigResource.Type.GROUP, g))) {
+            check(listed.contains(want), "listConfigResources: " + want + " missing from " + listed);
+        }
+        configs("--alter", "--entity-type", "groups", "--entity-name", g, "--delete-config",
+                "share.auto.offset.reset").ok();
+        Collection<ConfigResource> after = admin().listConfigResources(Set.of(ConfigResource.Type.GROUP),
+                new ListConfigResourcesOptions()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        check(!after.contains(new ConfigResource(ConfigResource.Type.GROUP, g)),
+                "a group whose configs were all deleted is still listed: " + after);
     }
 
     private static void leaderElection() throws Exception {
