@@ -11,7 +11,9 @@
 // missing group is created empty, as Kafka does); each partition's state is replaced by
 // an empty window at the given start offset (-1: the high watermark, -2: the log start
 // offset). Delete: the group must exist and have no members; the state of every
-// partition of each topic is deleted.
+// partition of each topic is deleted. Both wait up to 15 s for a share coordinator that
+// is not there yet (share_state_retry.go), as Kafka's persister does, and answer
+// COORDINATOR_NOT_AVAILABLE if it does not come.
 //
 // Authorization, as Kafka: Describe needs DESCRIBE on the group and on each topic; Alter
 // READ on the group and on each topic; Delete DELETE on the group and READ on each topic
@@ -118,7 +120,7 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 	return resp, nil
 }
 
-func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *wire.Request, req *kmsg.AlterShareGroupOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
@@ -178,9 +180,9 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *wire.Request
 				continue
 			}
 			k := share.Key{Group: req.GroupID, TopicID: [16]byte(top.ID), Partition: qp.Partition}
-			if err := b.shares.ResetStart(k, start); err != nil {
+			if err := retryShareState(ctx, func() error { return b.shares.ResetStart(k, start) }); err != nil {
 				b.logger.Error("share: altering offsets", "group", req.GroupID, "topic", top.Name, "partition", qp.Partition, "err", err)
-				last.ErrorCode = kerr.KafkaStorageError.Code
+				last.ErrorCode = shareStateErrorCode(err)
 			}
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -188,7 +190,7 @@ func (b *Broker) handleAlterShareGroupOffsets(_ context.Context, r *wire.Request
 	return resp, nil
 }
 
-func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *wire.Request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, error) {
+func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *wire.Request, req *kmsg.DeleteShareGroupOffsetsRequest) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	fail := func(e *kerr.Error, msg string) (kmsg.Response, error) {
 		resp.ErrorCode = e.Code
@@ -224,9 +226,10 @@ func (b *Broker) handleDeleteShareGroupOffsets(_ context.Context, r *wire.Reques
 		}
 		rt.TopicID = [16]byte(top.ID)
 		for p := int32(0); p < top.Partitions; p++ {
-			if err := b.shares.DeleteState(share.Key{Group: req.GroupID, TopicID: rt.TopicID, Partition: p}); err != nil {
+			k := share.Key{Group: req.GroupID, TopicID: rt.TopicID, Partition: p}
+			if err := retryShareState(ctx, func() error { return b.shares.DeleteState(k) }); err != nil {
 				b.logger.Error("share: deleting offsets", "group", req.GroupID, "topic", top.Name, "partition", p, "err", err)
-				rt.ErrorCode = kerr.KafkaStorageError.Code
+				rt.ErrorCode = shareStateErrorCode(err)
 			}
 		}
 		resp.Topics = append(resp.Topics, rt)

@@ -416,14 +416,24 @@ func (m *Manager) ResetStart(k Key, start int64) error {
 }
 
 // DeleteState forgets share partition k and writes its tombstone
-// (DeleteShareGroupOffsets).
+// (DeleteShareGroupOffsets). If the tombstone cannot be written, k's state is
+// kept (unless it was recreated meanwhile), so that the deletion can be tried
+// again.
 func (m *Manager) DeleteState(k Key) error {
 	m.mu.Lock()
-	_, had := m.parts[k]
+	old, had := m.parts[k]
 	delete(m.parts, k)
 	m.mu.Unlock()
 	if !had || m.store == nil {
 		return nil
 	}
-	return m.store.Write(k, nil)
+	if err := m.store.Write(k, nil); err != nil {
+		m.mu.Lock()
+		if _, again := m.parts[k]; !again {
+			m.parts[k] = old
+		}
+		m.mu.Unlock()
+		return err
+	}
+	return nil
 }
