@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,25 +18,15 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
+	"github.com/sluice-broker/sluice/internal/testport"
 )
 
-// freePorts returns n TCP ports free on 127.0.0.1 right now.
+// freePorts returns n TCP ports free on 127.0.0.1, reserved for the test
+// (internal/testport: a port closed here and bound later by a node must not
+// be taken in between by another listener or client connection).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var out []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
+	return testport.Free(t, n)
 }
 
 // testCluster is n in-process cluster nodes (combined broker and
