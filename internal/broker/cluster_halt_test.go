@@ -39,7 +39,7 @@ func TestClusterHaltsOnMetadataLogWriteError(t *testing.T) {
 	adm := tb.admin()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	waitFor20(t, "the node to serve", func() bool {
+	waitFor(t, "the node to serve", func() bool {
 		md, err := adm.Metadata(ctx)
 		return err == nil && len(md.Brokers) == 1
 	})
@@ -51,7 +51,7 @@ func TestClusterHaltsOnMetadataLogWriteError(t *testing.T) {
 	_ = callController(cctx, c, "create-topic", c.ctrl.CreateTopic,
 		controller.CreateTopicRequest{Name: "halt-me", Partitions: 1, ReplicationFactor: 1}, &resp)
 	ccancel()
-	waitFor20(t, "the node to halt", func() bool {
+	waitFor(t, "the node to halt", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(halted) > 0
@@ -95,7 +95,7 @@ func TestClusterHaltsOnFailedPartitionLog(t *testing.T) {
 	adm := tb.admin()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	waitFor20(t, "the topic", func() bool {
+	waitFor(t, "the topic", func() bool {
 		res, err := adm.CreateTopic(ctx, 1, 1, nil, "lf")
 		return err == nil && (res.Err == nil || strings.Contains(res.Err.Error(), "TOPIC_ALREADY_EXISTS"))
 	})
@@ -105,7 +105,7 @@ func TestClusterHaltsOnFailedPartitionLog(t *testing.T) {
 	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
 	_ = cl.ProduceSync(pctx, &kgo.Record{Topic: "lf", Value: []byte("x")}).FirstErr()
 	pcancel()
-	waitFor20(t, "the node to halt", func() bool {
+	waitFor(t, "the node to halt", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(halted) > 0

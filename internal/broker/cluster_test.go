@@ -104,9 +104,9 @@ func (tc *testCluster) admin() *kadm.Client {
 // waitCluster polls until cond holds for the metadata seen through adm.
 func waitCluster(t *testing.T, adm *kadm.Client, what string, cond func(kadm.Metadata) bool) kadm.Metadata {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		md, err := adm.Metadata(ctx)
 		cancel()
 		if err == nil && cond(md) {

@@ -34,7 +34,7 @@ func txnConsume(t *testing.T, tb *testBroker, topic string, committed bool, want
 	}
 	cl := tb.client(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var got []string
 	for len(got) < want {
