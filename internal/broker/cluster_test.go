@@ -92,8 +92,13 @@ func (tc *testCluster) addrs() []string {
 	return out
 }
 
+// admin returns an admin client of the running nodes. Its metadata is
+// at most 50 ms old (kadm answers Metadata from kgo's cache, for 5 s by
+// default): waitCluster sees a change as soon as the brokers do, instead of
+// up to 5 s later, and never returns a condition that held 5 s ago only.
 func (tc *testCluster) admin() *kadm.Client {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(10*time.Second))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(10*time.Second),
+		kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		tc.t.Fatal(err)
 	}
@@ -101,13 +106,16 @@ func (tc *testCluster) admin() *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// waitCluster polls until cond holds for the metadata seen through adm.
+// waitCluster polls until cond holds for the metadata a broker returns to
+// adm now.
 func waitCluster(t *testing.T, adm *kadm.Client, what string, cond func(kadm.Metadata) bool) kadm.Metadata {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		md, err := adm.Metadata(ctx)
+		// WithAuthorizedOps makes kadm ask a broker: it would otherwise
+		// answer from kgo's metadata cache, up to 5 s old.
+		md, err := adm.Metadata(kadm.WithAuthorizedOps(ctx))
 		cancel()
 		if err == nil && cond(md) {
 			return md

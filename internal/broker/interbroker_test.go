@@ -134,10 +134,13 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 	if res, err := adm.CreateACLs(ctx, acl); err != nil || len(res) != 2 || res[0].Err != nil || res[1].Err != nil {
 		t.Fatalf("create ACL: %v %+v", err, res)
 	}
-	md, err := adm.Metadata(ctx, "replicated")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The leader, as a broker reports it now: kadm.Metadata may answer from
+	// kgo's cache, filled by the producer right after the topic was created
+	// (leader -1, LEADER_NOT_AVAILABLE).
+	md := waitCluster(t, adm, "replicated's leader", func(md kadm.Metadata) bool {
+		p, ok := md.Topics["replicated"].Partitions[0]
+		return ok && p.Leader > 0
+	})
 	leader := md.Topics["replicated"].Partitions[0].Leader
 	alice := saslClient("alice", "al-secret")
 	pollUntil(t, "alice's ACL to reach the leader", func() bool {
