@@ -142,7 +142,9 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 		return ok && p.Leader > 0
 	})
 	leader := md.Topics["replicated"].Partitions[0].Leader
-	alice := saslClient("alice", "al-secret")
+	// (Metadata at most 50 ms old: kgo would otherwise keep answering from
+	// a cached TOPIC_AUTHORIZATION_FAILED for 5 s.)
+	alice := saslClient("alice", "al-secret", kgo.MetadataMinAge(50*time.Millisecond))
 	pollUntil(t, "alice's ACL to reach the leader", func() bool {
 		o, err := kadm.NewClient(alice).ListEndOffsets(ctx, "replicated")
 		return err == nil && o.Error() == nil
