@@ -260,7 +260,10 @@ func TestInterBrokerMutualTLS(t *testing.T) {
 	ot.Partitions = append(ot.Partitions, op)
 	ofe.Topics = append(ofe.Topics, ot)
 	for _, n := range tc.nodes {
-		app, err := kgo.NewClient(kgo.SeedBrokers(n.listenerAddr("REPLICATION")), kgo.DialTLSConfig(sectest.ClientTLS(ca, other)))
+		// (Metadata at most 50 ms old: the topic was just created, and kgo
+		// would otherwise route by a cached answer without a leader for 5 s.)
+		app, err := kgo.NewClient(kgo.SeedBrokers(n.listenerAddr("REPLICATION")), kgo.DialTLSConfig(sectest.ClientTLS(ca, other)),
+			kgo.MetadataMinAge(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
