@@ -67,6 +67,7 @@ func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) m
 		}
 		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: props, Quiet: true}))
 	}
+	tc.stopOnCleanup()
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -80,6 +81,31 @@ func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) m
 		}
 	})
 	return tc
+}
+
+// stopOnCleanup makes the test's end stop the running nodes, last to
+// first (after the failure logs are written, before each node's own
+// cleanup). The last one has no quorum left to commit its controlled
+// shutdown and would wait out the 2 s timeout of that last heartbeat in
+// every cluster test; its broker epoch is cleared first, so that it skips
+// the heartbeat as a node that never registered does. Every other node
+// still shuts down in the controlled way.
+func (tc *testCluster) stopOnCleanup() {
+	tc.t.Cleanup(func() {
+		var running []*testBroker
+		for _, n := range tc.nodes {
+			if n.srv != nil {
+				running = append(running, n)
+			}
+		}
+		for i := len(running) - 1; i >= 0; i-- {
+			n := running[i]
+			if b := n.srv.Broker(); i == 0 && b != nil && b.cluster != nil {
+				b.cluster.epoch.Store(0)
+			}
+			n.stop()
+		}
+	})
 }
 
 func (tc *testCluster) addrs() []string {

@@ -56,6 +56,7 @@ func startListenerCluster(t *testing.T, n int, ls []security.Listener, props fun
 		}
 		tc.nodes = append(tc.nodes, startTestBroker(t, testOptions{Props: p, Quiet: true, Listeners: ls}))
 	}
+	tc.stopOnCleanup()
 	return tc
 }
 
