@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/txn"
 )
 
@@ -31,10 +33,22 @@ func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 		ps := md.Topics["mk"].Partitions
 		return len(ps) == 1 && ps[0].Leader > 0 && len(ps[0].ISR) == 3
 	})
-	leader := tc.nodes[md.Topics["mk"].Partitions[0].Leader-1]
+	leaderID := md.Topics["mk"].Partitions[0].Leader
+	leader := tc.nodes[leaderID-1]
 	b := leader.broker()
 	tp := txn.TopicPartition{Topic: "mk", Partition: 0}
-	part := b.replicas.Get("mk", 0)
+	// The broker that answered Metadata may be ahead of the others: wait
+	// until every node has published the partition and the leader leads
+	// it locally (else WriteMarker finds no leader to write to yet).
+	waitImages(t, tc, "every node to know mk-0's leader and in-sync set", func(im *metadata.Image) bool {
+		p, ok := im.Partition("mk", 0)
+		return ok && p.Leader == leaderID && len(p.ISR) == 3
+	})
+	var part *replica.Partition
+	waitFor(t, "the leader to lead mk-0 locally", func() bool {
+		part = b.replicas.Get("mk", 0)
+		return part != nil && part.Role() == replica.Leader && len(part.State().ISR) == 3
+	})
 	m := batch.Marker{ProducerID: 7, ProducerEpoch: 0, Type: batch.ControlCommit, Timestamp: time.Now().UnixMilli()}
 
 	// With the followers fetching, the marker is written and below the
