@@ -10,11 +10,12 @@
 // handed out here come from below the ephemeral range
 // (/proc/sys/net/ipv4/ip_local_port_range), which the kernel never assigns
 // by itself, and each is reserved for the test's lifetime by an flock on a
-// file in the temporary directory, so parallel test processes never get the
-// same port.
+// file in the temporary directory ($TMPDIR/sluice-test-ports-<uid>), so
+// parallel test processes never get the same port.
 package testport
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -59,10 +60,10 @@ func one(t testing.TB) int {
 		// kernel picks (racy, as before).
 		return kernelPort(t)
 	}
-	dir := filepath.Join(os.TempDir(), "sluice-test-ports")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		t.Fatalf("testport: %v", err)
-	}
+	// One directory per user: another user's directory may not be
+	// writable (ports are then kept apart only by the bind check).
+	dir := filepath.Join(os.TempDir(), "sluice-test-ports-"+strconv.Itoa(os.Getuid()))
+	_ = os.MkdirAll(dir, 0o755) // if it cannot be made, lock reserves nothing
 	for range 1000 {
 		p := lo + rand.IntN(hi-lo)
 		mu.Lock()
@@ -75,7 +76,9 @@ func one(t testing.TB) int {
 		f, ok := lock(filepath.Join(dir, strconv.Itoa(p)))
 		if ok && bindable(p) {
 			t.Cleanup(func() {
-				f.Close() // releases the flock
+				if f != nil {
+					f.Close() // releases the flock
+				}
 				mu.Lock()
 				delete(held, p)
 				mu.Unlock()
@@ -93,16 +96,18 @@ func one(t testing.TB) int {
 	return 0
 }
 
-// lock takes an exclusive, non-blocking flock on path (another process
-// holding it has reserved the port).
+// lock takes an exclusive, non-blocking flock on path; false when another
+// process holds it (it has reserved the port). When no lock can be taken
+// at all (no such directory, a read-only or full disk), it reserves
+// nothing and says true: the bind check alone then decides.
 func lock(path string) (*os.File, bool) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, false
+		return nil, true
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, false
+		return nil, !errors.Is(err, syscall.EWOULDBLOCK)
 	}
 	return f, true
 }
