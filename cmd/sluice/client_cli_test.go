@@ -139,7 +139,13 @@ func TestBinaryProduceConsume(t *testing.T) {
 // described with its lag, reset with seek (a dry run first; refused while
 // a member is active) and deleted.
 func TestBinaryGroups(t *testing.T) {
-	bin, addr, _ := startBinary(t)
+	// No initial rebalance delay (3 s by default): each consume -g and the
+	// member below would wait for it.
+	cfg := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(cfg, []byte("group.initial.rebalance.delay.ms=0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, addr, _ := startBinary(t, "--config", cfg)
 	env := []string{"SLUICE_BOOTSTRAP=" + addr}
 	mustCLI(t, bin, env, []string{"topic", "create", "gt", "-p", "2"})
 	runCLIInput(t, bin, env, "a\nb\nc\n", "produce", "gt", "-p", "0", "-q")

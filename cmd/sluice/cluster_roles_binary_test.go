@@ -64,10 +64,12 @@ func TestClusterBrokerOnlyProcessKilled(t *testing.T) {
 	adm := kadm.NewClient(cl)
 	waitMeta := func(what string, cond func(kadm.Metadata) bool) kadm.Metadata {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for {
-			mctx, mcancel := context.WithTimeout(ctx, 2*time.Second)
-			md, err := adm.Metadata(mctx)
+			mctx, mcancel := context.WithTimeout(ctx, 5*time.Second)
+			// WithAuthorizedOps makes kadm ask the broker rather than
+			// answer from kgo's metadata cache (up to 5 s old).
+			md, err := adm.Metadata(kadm.WithAuthorizedOps(mctx))
 			mcancel()
 			if err == nil && cond(md) {
 				return md

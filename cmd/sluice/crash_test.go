@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-broker/sluice/internal/testport"
 )
 
 // The real binary, killed with SIGKILL while producers are running, must
@@ -140,14 +142,12 @@ func TestKillDashNineLosesNoAcknowledgedRecord(t *testing.T) {
 	}
 }
 
+// freeAddr returns a 127.0.0.1 address free now and reserved for the test
+// (internal/testport: a binary started, killed and restarted on it must not
+// find it taken by another listener or client connection in between).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return testport.Addr(t)
 }
 
 func waitListening(t *testing.T, addr string, logs *bytes.Buffer) {

@@ -377,7 +377,8 @@ func TestAuthzMetadata(t *testing.T) {
 }
 
 func TestAuthzGroups(t *testing.T) {
-	ab := startAuthzBroker(t, nil)
+	// (No 3 s initial rebalance delay for alice's group consumer.)
+	ab := startAuthzBroker(t, map[string]string{"group.initial.rebalance.delay.ms": "0"})
 	ctx := dpCtx(t, 30*time.Second)
 	adm := kadm.NewClient(ab.as("admin"))
 	if _, err := adm.CreateTopics(ctx, 1, 1, nil, "events", "secret"); err != nil {

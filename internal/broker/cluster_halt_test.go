@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -37,24 +38,29 @@ func TestClusterHaltsOnMetadataLogWriteError(t *testing.T) {
 		mu.Unlock()
 	}})
 	adm := tb.admin()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	waitFor20(t, "the node to serve", func() bool {
-		md, err := adm.Metadata(ctx)
+	waitFor(t, "the node to serve", func() bool {
+		md, err := adm.Metadata(kadm.WithAuthorizedOps(ctx)) // not from kgo's cache
 		return err == nil && len(md.Brokers) == 1
 	})
 	fsys.Add(vfs.Rule{Op: "write", PathContains: "raft.wal", Err: syscall.ENOSPC})
-	// Any metadata change writes the raft log (it never commits).
+	// Any metadata change writes the raft log (it never commits); asked
+	// again until the node halts (a try may fail before it is proposed).
 	c := tb.broker().cluster
-	cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
-	var resp controller.TopicResponse
-	_ = callController(cctx, c, "create-topic", c.ctrl.CreateTopic,
-		controller.CreateTopicRequest{Name: "halt-me", Partitions: 1, ReplicationFactor: 1}, &resp)
-	ccancel()
-	waitFor20(t, "the node to halt", func() bool {
+	waitFor(t, "the node to halt", func() bool {
 		mu.Lock()
-		defer mu.Unlock()
-		return len(halted) > 0
+		n := len(halted)
+		mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+		defer ccancel()
+		var resp controller.TopicResponse
+		_ = callController(cctx, c, "create-topic", c.ctrl.CreateTopic,
+			controller.CreateTopicRequest{Name: "halt-me", Partitions: 1, ReplicationFactor: 1}, &resp)
+		return false
 	})
 	mu.Lock()
 	err := halted[0]
@@ -93,22 +99,28 @@ func TestClusterHaltsOnFailedPartitionLog(t *testing.T) {
 		mu.Unlock()
 	}})
 	adm := tb.admin()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	waitFor20(t, "the topic", func() bool {
+	waitFor(t, "the topic", func() bool {
 		res, err := adm.CreateTopic(ctx, 1, 1, nil, "lf")
 		return err == nil && (res.Err == nil || strings.Contains(res.Err.Error(), "TOPIC_ALREADY_EXISTS"))
 	})
 	fsys.Add(vfs.Rule{Op: "write", PathContains: "lf-0", Err: syscall.ENOSPC})
 	fsys.Add(vfs.Rule{Op: "truncate", PathContains: "lf-0"})
+	// Produced again until the node halts: a produce may fail before it
+	// reaches the log (the partition's leader not published yet).
 	cl := tb.client(kgo.RecordRetries(0), kgo.RequestRetries(0))
-	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
-	_ = cl.ProduceSync(pctx, &kgo.Record{Topic: "lf", Value: []byte("x")}).FirstErr()
-	pcancel()
-	waitFor20(t, "the node to halt", func() bool {
+	waitFor(t, "the node to halt", func() bool {
 		mu.Lock()
-		defer mu.Unlock()
-		return len(halted) > 0
+		n := len(halted)
+		mu.Unlock()
+		if n > 0 {
+			return true
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer pcancel()
+		_ = cl.ProduceSync(pctx, &kgo.Record{Topic: "lf", Value: []byte("x")}).FirstErr()
+		return false
 	})
 	mu.Lock()
 	err := halted[0]

@@ -79,7 +79,7 @@ func TestClusterProcessRoles(t *testing.T) {
 	defer cancel()
 
 	// The quorum: three voters, two observers.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		qr, err := describeQuorum(t, ctx, tc.nodes[4].addr)
 		if err == nil && len(qr.Topics) == 1 && qr.Topics[0].Partitions[0].ErrorCode == 0 {

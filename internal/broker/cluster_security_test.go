@@ -36,7 +36,7 @@ func rawRequest(t *testing.T, addr string, req kmsg.Request, resp kmsg.Response)
 // pollUntil retries cond until it holds or 20 s have passed.
 func pollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,25 +18,15 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
+	"github.com/sluice-broker/sluice/internal/testport"
 )
 
-// freePorts returns n TCP ports free on 127.0.0.1 right now.
+// freePorts returns n TCP ports free on 127.0.0.1, reserved for the test
+// (internal/testport: a port closed here and bound later by a node must not
+// be taken in between by another listener or client connection).
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var lns []net.Listener
-	var out []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
+	return testport.Free(t, n)
 }
 
 // testCluster is n in-process cluster nodes (combined broker and
@@ -89,6 +78,7 @@ func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map
 		}
 		tc.nodes = append(tc.nodes, startTestBroker(t, opts))
 	}
+	tc.stopOnCleanup()
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -104,6 +94,31 @@ func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map
 	return tc
 }
 
+// stopOnCleanup makes the test's end stop the running nodes, last to
+// first (after the failure logs are written, before each node's own
+// cleanup). The last one has no quorum left to commit its controlled
+// shutdown and would wait out the 2 s timeout of that last heartbeat in
+// every cluster test; its broker epoch is cleared first, so that it skips
+// the heartbeat as a node that never registered does. Every other node
+// still shuts down in the controlled way.
+func (tc *testCluster) stopOnCleanup() {
+	tc.t.Cleanup(func() {
+		var running []*testBroker
+		for _, n := range tc.nodes {
+			if n.srv != nil {
+				running = append(running, n)
+			}
+		}
+		for i := len(running) - 1; i >= 0; i-- {
+			n := running[i]
+			if b := n.srv.Broker(); i == 0 && b != nil && b.cluster != nil {
+				b.cluster.epoch.Store(0)
+			}
+			n.stop()
+		}
+	})
+}
+
 func (tc *testCluster) addrs() []string {
 	var out []string
 	for _, n := range tc.nodes {
@@ -114,8 +129,13 @@ func (tc *testCluster) addrs() []string {
 	return out
 }
 
+// admin returns an admin client of the running nodes. Its metadata is
+// at most 50 ms old (kadm answers Metadata from kgo's cache, for 5 s by
+// default): waitCluster sees a change as soon as the brokers do, instead of
+// up to 5 s later, and never returns a condition that held 5 s ago only.
 func (tc *testCluster) admin() *kadm.Client {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(10*time.Second))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(10*time.Second),
+		kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		tc.t.Fatal(err)
 	}
@@ -123,13 +143,16 @@ func (tc *testCluster) admin() *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// waitCluster polls until cond holds for the metadata seen through adm.
+// waitCluster polls until cond holds for the metadata a broker returns to
+// adm now.
 func waitCluster(t *testing.T, adm *kadm.Client, what string, cond func(kadm.Metadata) bool) kadm.Metadata {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		md, err := adm.Metadata(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// WithAuthorizedOps makes kadm ask a broker: it would otherwise
+		// answer from kgo's metadata cache, up to 5 s old.
+		md, err := adm.Metadata(kadm.WithAuthorizedOps(ctx))
 		cancel()
 		if err == nil && cond(md) {
 			return md
@@ -170,26 +193,50 @@ func TestClusterThreeNodes(t *testing.T) {
 		return true
 	})
 	// DescribeQuorum, asked of every broker, names the controller as the
-	// leader of three voters that all have the committed entries.
+	// leader of three voters that all have the committed entries. (Polled:
+	// on a loaded machine an election may move the controller meanwhile.)
 	for _, addr := range tc.addrs() {
 		one, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {
 			t.Fatal(err)
 		}
-		dq := kmsg.NewPtrDescribeQuorumRequest()
-		dt := kmsg.NewDescribeQuorumRequestTopic()
-		dt.Topic = "__cluster_metadata"
-		dt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
-		dq.Topics = append(dq.Topics, dt)
-		qr, err := dq.RequestWith(ctx, one)
+		var last string
+		quorumOK := func() bool {
+			dq := kmsg.NewPtrDescribeQuorumRequest()
+			dt := kmsg.NewDescribeQuorumRequestTopic()
+			dt.Topic = "__cluster_metadata"
+			dt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+			dq.Topics = append(dq.Topics, dt)
+			qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
+			defer qcancel()
+			qr, err := dq.RequestWith(qctx, one)
+			if err != nil {
+				last = err.Error()
+				return false
+			}
+			if len(qr.Topics) != 1 || len(qr.Topics[0].Partitions) != 1 {
+				last = fmt.Sprintf("%+v", qr)
+				return false
+			}
+			qp := qr.Topics[0].Partitions[0]
+			mreq := kmsg.NewPtrMetadataRequest()
+			mreq.Topics = []kmsg.MetadataRequestTopic{}
+			mr, err := mreq.RequestWith(qctx, one)
+			if err != nil {
+				last = err.Error()
+				return false
+			}
+			last = fmt.Sprintf("%+v (controller %d)", qp, mr.ControllerID)
+			return qp.ErrorCode == 0 && qp.LeaderID > 0 && qp.LeaderID == mr.ControllerID && len(qp.CurrentVoters) == 3 && qp.HighWatermark > 0
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !quorumOK() {
+			if time.Now().After(deadline) {
+				t.Fatalf("DescribeQuorum via %s: %s", addr, last)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		one.Close()
-		if err != nil {
-			t.Fatalf("DescribeQuorum via %s: %v", addr, err)
-		}
-		qp := qr.Topics[0].Partitions[0]
-		if qp.ErrorCode != 0 || qp.LeaderID != md.Controller || len(qp.CurrentVoters) != 3 || qp.HighWatermark <= 0 {
-			t.Fatalf("DescribeQuorum via %s: %+v (controller %d)", addr, qp, md.Controller)
-		}
 	}
 	per := map[int32]int{}
 	for _, p := range md.Topics["spread"].Partitions {
@@ -410,6 +457,18 @@ func TestClusterReplication(t *testing.T) {
 			acked[v] = at{res[0].Record.Partition, res[0].Record.Offset}
 		}
 	}
+	// ackedOn is how many records were acknowledged on partition p (the
+	// round-robin partitioner skips a partition that is briefly without a
+	// leader, so it need not be a third).
+	ackedOn := func(p int32) int64 {
+		var n int64
+		for _, a := range acked {
+			if a.p == p {
+				n++
+			}
+		}
+		return n
+	}
 	produce("a", 60)
 
 	// Every replica holds the acknowledged records.
@@ -419,8 +478,9 @@ func TestClusterReplication(t *testing.T) {
 			if l == nil {
 				t.Fatalf("node %d has no replica of rep-%d", i+1, p)
 			}
-			waitFor(t, fmt.Sprintf("node %d's rep-%d to catch up", i+1, p), func() bool {
-				return l.LogEndOffset() == 20 && l.HighWatermark() == 20
+			want := ackedOn(p)
+			waitFor(t, fmt.Sprintf("node %d's rep-%d to catch up to %d", i+1, p, want), func() bool {
+				return l.LogEndOffset() == want && l.HighWatermark() == want
 			})
 		}
 	}
@@ -496,7 +556,8 @@ func TestClusterReplication(t *testing.T) {
 	})
 	for p := int32(0); p < 3; p++ {
 		l := vnode.broker().logs.Get("rep", p)
-		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up", p), func() bool { return l != nil && l.LogEndOffset() == 30 })
+		want := ackedOn(p)
+		waitFor(t, fmt.Sprintf("restarted rep-%d to catch up to %d", p, want), func() bool { return l != nil && l.LogEndOffset() == want })
 	}
 
 	// DeleteRecords on the leader moves every replica's log start.

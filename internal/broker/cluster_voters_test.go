@@ -49,7 +49,7 @@ func raftVoterChange(t *testing.T, ctx context.Context, addr string, add bool, i
 // observers.
 func waitQuorum(t *testing.T, addr string, voters, observers []int32) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	var last string
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

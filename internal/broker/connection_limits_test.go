@@ -35,7 +35,7 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 	a.nc.Close()
 	// Once one closes, a new one is served (the close is noticed
 	// asynchronously: poll).
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c := tb.raw()
 		if c.apiVersionsOK(5 * time.Second) {

@@ -75,7 +75,7 @@ func TestClusterEligibleLeaderReplicas(t *testing.T) {
 		return dresp.Topics[0].Partitions[0]
 	}
 	var last kmsg.DescribeTopicPartitionsResponseTopicPartition
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		last = describe()
 		if slices.Equal(last.EligibleLeaderReplicas, []int32{stopped}) && !slices.Contains(last.ISR, stopped) {

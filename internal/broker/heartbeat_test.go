@@ -13,7 +13,9 @@ import (
 // A member that stops heartbeating is removed after its session timeout and a live
 // consumer then gets every partition.
 func TestSilentMemberIsRemoved(t *testing.T) {
-	tb := startTestBroker(t, testOptions{Props: groupProps()})
+	props := groupProps()
+	props["group.min.session.timeout.ms"] = "3000" // the silent member's session: short, the test waits for it
+	tb := startTestBroker(t, testOptions{Props: props})
 	createTestTopic(t, tb, "t", 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -22,7 +24,7 @@ func TestSilentMemberIsRemoved(t *testing.T) {
 	join := func(memberID string) *kmsg.JoinGroupResponse {
 		r := kmsg.NewPtrJoinGroupRequest()
 		r.Group, r.MemberID, r.ProtocolType = "g", memberID, "consumer"
-		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 6000, 6000
+		r.SessionTimeoutMillis, r.RebalanceTimeoutMillis = 3000, 3000
 		r.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
 		resp, err := r.RequestWith(ctx, cl)
 		if err != nil {

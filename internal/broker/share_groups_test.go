@@ -315,7 +315,7 @@ func TestShareLockExpiryAndDeliveryLimit(t *testing.T) {
 	}
 	epochB := int32(0)
 	var got map[int64]int16
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(got) == 0 && time.Now().Before(deadline) {
 		got = shareAcquired(t, shareFetch(t, tb, "sg", "B", epochB, id, 10, 1000))
 		epochB++

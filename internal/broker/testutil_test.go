@@ -294,10 +294,13 @@ func (w *testLogWriter) done() {
 	w.mu.Unlock()
 }
 
-// waitFor polls cond until it is true or the deadline passes.
+// waitFor polls cond until it is true or the deadline passes. The deadline
+// is generous (60 s) because the CI box has two loaded cores: elections,
+// in-sync sets and coordinator loads can take seconds there; only a failing
+// test ever waits that long.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -34,7 +34,7 @@ func txnConsume(t *testing.T, tb *testBroker, topic string, committed bool, want
 	}
 	cl := tb.client(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(iso),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var got []string
 	for len(got) < want {
@@ -364,17 +364,23 @@ func TestTxnTimeoutAbortsAfterRestart(t *testing.T) {
 	tb := startTestBroker(t, testOptions{Props: txnProps()})
 	dpTopic(t, tb, "slow", 1, nil)
 	ctx := dpCtx(t, 20*time.Second)
+	const timeout = 2 * time.Second
 	p := tb.client(kgo.TransactionalID("slowpoke"), kgo.DefaultProduceTopic("slow"),
-		kgo.TransactionTimeout(1500*time.Millisecond))
+		kgo.TransactionTimeout(timeout))
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now() // the coordinator starts the clock later, at AddPartitionsToTxn
 	if err := p.ProduceSync(ctx, kgo.StringRecord("never")).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	tb.restart() // the transaction is loaded as Ongoing and still times out
-	if _, lso := lastStable(t, tb, "slow"); lso != 0 {
+	// The transaction must still be open, unless the restart took so long
+	// (a loaded machine) that it may have timed out already.
+	if _, lso := lastStable(t, tb, "slow"); lso != 0 && time.Since(began) < timeout {
 		t.Fatalf("lso %d with an open transaction", lso)
+	} else if lso != 0 {
+		t.Logf("the restart took %v: the transaction may have timed out before it", time.Since(began))
 	}
 	waitFor(t, "the timed-out transaction to be aborted", func() bool {
 		d, code := tb.broker().txns.Describe("slowpoke")

@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/metadata"
+	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/txn"
 )
 
@@ -17,7 +19,7 @@ import (
 // next leader, so the transaction was aborted on that partition).
 func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 	defer func(d time.Duration) { markerReplicationTimeout = d }(markerReplicationTimeout)
-	markerReplicationTimeout = 700 * time.Millisecond
+	markerReplicationTimeout = 30 * time.Second
 	tc := startTestCluster(t, 3, map[string]string{"replica.lag.time.max.ms": "30000"})
 	adm := tc.admin()
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
@@ -31,14 +33,27 @@ func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 		ps := md.Topics["mk"].Partitions
 		return len(ps) == 1 && ps[0].Leader > 0 && len(ps[0].ISR) == 3
 	})
-	leader := tc.nodes[md.Topics["mk"].Partitions[0].Leader-1]
+	leaderID := md.Topics["mk"].Partitions[0].Leader
+	leader := tc.nodes[leaderID-1]
 	b := leader.broker()
 	tp := txn.TopicPartition{Topic: "mk", Partition: 0}
-	part := b.replicas.Get("mk", 0)
+	// The broker that answered Metadata may be ahead of the others: wait
+	// until every node has published the partition and the leader leads
+	// it locally (else WriteMarker finds no leader to write to yet).
+	waitImages(t, tc, "every node to know mk-0's leader and in-sync set", func(im *metadata.Image) bool {
+		p, ok := im.Partition("mk", 0)
+		return ok && p.Leader == leaderID && len(p.ISR) == 3
+	})
+	var part *replica.Partition
+	waitFor(t, "the leader to lead mk-0 locally", func() bool {
+		part = b.replicas.Get("mk", 0)
+		return part != nil && part.Role() == replica.Leader && len(part.State().ISR) == 3
+	})
 	m := batch.Marker{ProducerID: 7, ProducerEpoch: 0, Type: batch.ControlCommit, Timestamp: time.Now().UnixMilli()}
 
 	// With the followers fetching, the marker is written and below the
-	// high watermark when WriteMarker returns.
+	// high watermark when WriteMarker returns (on a loaded machine the
+	// followers' next fetch can take seconds).
 	if err := (txnMarkers{b: b}).WriteMarker(tp, m); err != nil {
 		t.Fatalf("marker with every replica up: %v", err)
 	}
@@ -55,6 +70,8 @@ func TestClusterTxnMarkerWaitsForReplicas(t *testing.T) {
 			n.broker().cluster.stopFetchers()
 		}
 	}
+	// (Only this wait, which must time out, is shortened.)
+	markerReplicationTimeout = 700 * time.Millisecond
 	leo := part.LogEndOffset()
 	err := (txnMarkers{b: b}).WriteMarker(tp, m)
 	if err == nil {

@@ -133,7 +133,7 @@ func (c *cluster) tick() {
 // waitFor ticks every live node until cond holds or the deadline passes.
 func (c *cluster) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			c.t.Fatalf("timed out waiting for %s", what)
@@ -173,7 +173,7 @@ func (c *cluster) leader(ids ...uint64) uint64 {
 }
 
 func (c *cluster) propose(id uint64, data string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- c.m[id].node.Propose(ctx, []byte(data)) }()
@@ -492,7 +492,7 @@ func TestTransferLeadership(t *testing.T) {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		errc <- c.m[l].node.TransferLeadership(ctx, to)
 	}()

@@ -31,7 +31,7 @@ func (c *cluster) startObserver(id uint64) {
 }
 
 func (c *cluster) confChange(id uint64, changes ...*raftpb.ConfChangeSingle) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
 	cc := &raftpb.ConfChangeV2{Changes: changes}

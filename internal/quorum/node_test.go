@@ -25,7 +25,7 @@ func TestFailedFsyncStopsNodeBeforeAck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for n.Leader() != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("no leader")
@@ -33,7 +33,7 @@ func TestFailedFsyncStopsNodeBeforeAck(t *testing.T) {
 		n.Tick()
 		time.Sleep(time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := n.Propose(ctx, []byte("ok")); err != nil {
 		t.Fatal(err)
