@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func postForm(t *testing.T, u string, form url.Values) (int, string) {
+	t.Helper()
+	resp, err := http.PostForm(u, form)
+	if err != nil {
+		t.Fatalf("POST %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 512)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// TestTestClockControl: without sluice.test.clock.control there is no
+// /test/clock; with it, a POST moves the clock the logs read (a
+// LogAppendTime produce is stamped with the jumped time), a bad offset is
+// 400, and offset 0 puts the clock back.
+func TestTestClockControl(t *testing.T) {
+	off := startTestBroker(t, testOptions{MetricsListen: "127.0.0.1:0"})
+	if code, _, _ := httpGet(t, "http://"+off.srv.MetricsAddr().String()+TestClockPath); code != http.StatusNotFound {
+		t.Fatalf("%s without %s: %d, want 404", TestClockPath, testClockControlConfig, code)
+	}
+
+	tb := startTestBroker(t, testOptions{MetricsListen: "127.0.0.1:0", Props: map[string]string{testClockControlConfig: "true"}})
+	u := "http://" + tb.srv.MetricsAddr().String() + TestClockPath
+	if code, body, _ := httpGet(t, u); code != 200 || body != "offset_ms 0\n" {
+		t.Fatalf("GET %s: %d %q", TestClockPath, code, body)
+	}
+	for _, bad := range []string{"", "x", "1.5", "99999999999999"} {
+		if code, _ := postForm(t, u, url.Values{"offset_ms": {bad}}); code != http.StatusBadRequest {
+			t.Errorf("offset_ms %q: %d, want 400", bad, code)
+		}
+	}
+	const jump = -10 * time.Minute
+	if code, body := postForm(t, u, url.Values{"offset_ms": {"-600000"}}); code != 200 || body != "offset_ms -600000\n" {
+		t.Fatalf("POST offset_ms=-600000: %d %q", code, body)
+	}
+	dpTopic(t, tb, "lat", 1, map[string]*string{"message.timestamp.type": strp("LogAppendTime")})
+	before := time.Now().Add(jump).UnixMilli()
+	p := dpProduce(t, tb, dpProduceReq("lat", 0, dpBatch(t, -1, -1, -1, 2)))
+	after := time.Now().Add(jump).UnixMilli()
+	if p.ErrorCode != 0 || p.LogAppendTime < before || p.LogAppendTime > after {
+		t.Fatalf("LogAppendTime with the clock 10 min back: error %d, append time %d, want within [%d, %d]", p.ErrorCode, p.LogAppendTime, before, after)
+	}
+	if code, _ := postForm(t, u, url.Values{"offset_ms": {"0"}}); code != 200 {
+		t.Fatalf("POST offset_ms=0: %d", code)
+	}
+	before = time.Now().UnixMilli()
+	p = dpProduce(t, tb, dpProduceReq("lat", 0, dpBatch(t, -1, -1, -1, 2)))
+	if p.ErrorCode != 0 || p.LogAppendTime < before || p.LogAppendTime > time.Now().UnixMilli() {
+		t.Fatalf("LogAppendTime with the clock back: error %d, append time %d (before %d)", p.ErrorCode, p.LogAppendTime, before)
+	}
+}
