@@ -157,6 +157,9 @@ func (s *Server) Start() (err error) {
 	if s.lock, err = lockDataDir(dataDir); err != nil {
 		return err
 	}
+	if err = s.installFsyncShadow(b, dataDir); err != nil { // test_fsync.go
+		return err
+	}
 	if b.scram, err = security.OpenScramStore(o.FS, dataDir); err != nil {
 		return err
 	}

@@ -3,9 +3,13 @@ package broker
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func postForm(t *testing.T, u string, form url.Values) (int, string) {
@@ -65,5 +69,33 @@ func TestTestClockControl(t *testing.T) {
 	p = dpProduce(t, tb, dpProduceReq("lat", 0, dpBatch(t, -1, -1, -1, 2)))
 	if p.ErrorCode != 0 || p.LogAppendTime < before || p.LogAppendTime > time.Now().UnixMilli() {
 		t.Fatalf("LogAppendTime with the clock back: error %d, append time %d (before %d)", p.ErrorCode, p.LogAppendTime, before)
+	}
+}
+
+// TestFsyncShadowRestart: with sluice.test.fsync.shadow.dir the broker keeps
+// a copy of its data directory as of its fsyncs; after a clean shutdown
+// (which syncs everything) the copy alone starts a broker holding every
+// acknowledged record.
+func TestFsyncShadowRestart(t *testing.T) {
+	base := t.TempDir()
+	data, shadow := filepath.Join(base, "data"), filepath.Join(base, "fsynced")
+	tb := startTestBroker(t, testOptions{DataDir: data, Props: map[string]string{testFsyncShadowConfig: shadow}})
+	dpTopic(t, tb, "sh", 1, nil)
+	for range 3 {
+		if p := dpProduce(t, tb, dpProduceReq("sh", 0, dpBatch(t, -1, -1, -1, 2))); p.ErrorCode != 0 {
+			t.Fatalf("produce: error %d", p.ErrorCode)
+		}
+	}
+	tb.stop()
+	copyDir := vfs.ShadowPath(shadow, data)
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.CopyTree(copyDir, data); err != nil {
+		t.Fatal(err)
+	}
+	tb.start()
+	if p := dpProduce(t, tb, dpProduceReq("sh", 0, dpBatch(t, -1, -1, -1, 1))); p.ErrorCode != 0 || p.BaseOffset != 6 {
+		t.Fatalf("produce after the restart from the copy: error %d, base offset %d, want 6", p.ErrorCode, p.BaseOffset)
 	}
 }

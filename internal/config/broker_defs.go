@@ -339,4 +339,8 @@ var brokerDefs = []Def{
 		`Test only, never in production: lets the fault checker jump this broker's wall clock (docs/reliability.md). `+
 			`When true, /test/clock on the metrics listener reads (GET) and sets (POST offset_ms=N) the offset of the clock `+
 			`the logs, the transaction and group coordinators, the log cleaner and share groups read.`),
+	bdef("sluice.test.fsync.shadow.dir", String, ptr(""), rule{}, "",
+		`Test only, never in production: a directory (outside the data directory) where the broker keeps a copy of its `+
+			`data directory as of each file's last fsync, for the fault checker's lose-unfsynced fault (docs/reliability.md). `+
+			`"" (the default) keeps none.`),
 }

@@ -93,7 +93,7 @@ func unavailable(f string, nodes int) string {
 		}
 		return ""
 	case Clock:
-		return "clock jumps need a process-wide injectable clock in Sluice, which it does not have (only the group coordinator takes a Clock; logs, transactions, the controller and the quorum read time.Now), and libfaketime does not affect Go"
+		return ""
 	case DiskFull:
 		if err := tmpfsAvailable(); err != nil {
 			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
@@ -103,6 +103,27 @@ func unavailable(f string, nodes int) string {
 		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process (dropping the page cache loses nothing written); it needs an in-process mode on vfs.MemFS's crash model"
 	}
 	return "unknown fault type"
+}
+
+// ClockOffset draws a clock fault's jump from pick: 30 s to 10 min, forward
+// or backward.
+func ClockOffset(pick uint64) time.Duration {
+	d := 30*time.Second + time.Duration(pick>>1%uint64(570))*time.Second
+	if pick&1 == 1 {
+		d = -d
+	}
+	return d
+}
+
+// NeedsClockControl tells whether the nodes run with the test-only clock
+// control (sluice.test.clock.control).
+func NeedsClockControl(faults []string) bool {
+	for _, f := range faults {
+		if f == Clock {
+			return true
+		}
+	}
+	return false
 }
 
 // Known lists every fault type name.
@@ -209,7 +230,7 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem:
+		case Netem, Clock:
 			s.Pick = rng.Uint64()
 		}
 		at += s.Quiet + s.Duration
@@ -330,6 +351,12 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		d, j, l := NetemParams(s.Pick)
 		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
 		err = n.Net.Netem(s.Node+1, d, j, l)
+	case Clock:
+		off := ClockOffset(s.Pick)
+		kind.Kind = fmt.Sprintf("clock %+ds", int64(off/time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = nd.SetClock(ctx, off)
+		cancel()
 	default:
 		err = fmt.Errorf("fault %q cannot be injected", s.Fault)
 	}
@@ -347,7 +374,7 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Pause:
 		f = history.FResume
-	case Partition, Netem, DiskFull:
+	case Partition, Netem, DiskFull, Clock:
 		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
@@ -362,6 +389,10 @@ func (n *Nemesis) heal(s Step) error {
 		err = n.Net.HealAll()
 	case Netem:
 		err = n.Net.ClearNetem(s.Node + 1)
+	case Clock:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = nd.SetClock(ctx, 0)
+		cancel()
 	case DiskFull:
 		err = nd.Unfill()
 		if err == nil && nd.Exited() {
