@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/vfs"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func postForm(t *testing.T, u string, form url.Values) (int, string) {
@@ -97,5 +98,43 @@ func TestFsyncShadowRestart(t *testing.T) {
 	tb.start()
 	if p := dpProduce(t, tb, dpProduceReq("sh", 0, dpBatch(t, -1, -1, -1, 1))); p.ErrorCode != 0 || p.BaseOffset != 6 {
 		t.Fatalf("produce after the restart from the copy: error %d, base offset %d, want 6", p.ErrorCode, p.BaseOffset)
+	}
+}
+
+// TestTestClockTimesOutTransactions: the transaction coordinator reads the
+// jumpable clock: a jump forward past an ongoing transaction's timeout
+// aborts it (as Apache Kafka's, which compares wall-clock times), and its
+// producer cannot commit it.
+func TestTestClockTimesOutTransactions(t *testing.T) {
+	tb := startTestBroker(t, testOptions{MetricsListen: "127.0.0.1:0", Props: map[string]string{
+		testClockControlConfig: "true",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100",
+		"transaction.state.log.num.partitions":                        "1",
+	}})
+	dpTopic(t, tb, "tx", 1, nil)
+	ctx := dpCtx(t, 60*time.Second)
+	cl := tb.client(kgo.TransactionalID("jumped"), kgo.TransactionTimeout(5*time.Minute), kgo.DefaultProduceTopic("tx"))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, kgo.StringRecord("v")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := postForm(t, "http://"+tb.srv.MetricsAddr().String()+TestClockPath, url.Values{"offset_ms": {"600000"}}); code != 200 {
+		t.Fatalf("POST offset_ms=600000: %d %q", code, body)
+	}
+	// (60 s under load at most; the transaction's own timeout, 5 min of
+	// the real clock, cannot pass meanwhile.)
+	state := ""
+	for deadline := time.Now().Add(60 * time.Second); state != "CompleteAbort" && state != "PrepareAbort"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction state %q 60 s after a 10 min jump of a 5 min transaction timeout, want aborted", state)
+		}
+		if got, err := tb.admin().DescribeTransactions(ctx, "jumped"); err == nil {
+			state = got["jumped"].State
+		}
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err == nil {
+		t.Fatal("the producer committed a transaction its coordinator aborted on timeout")
 	}
 }
