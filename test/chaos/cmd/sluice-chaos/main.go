@@ -162,6 +162,13 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "sluice-chaos: --faults %s: %v\n", o.faults, err)
 		return 2
 	}
+	if nemesis.NeedsFsyncShadow(faults) && (o.rf < 2 || o.minInsync < 2) {
+		// Apache Kafka acknowledges acks=all writes that only the leader
+		// holds when min.insync.replicas is 1, and fsyncs nothing by
+		// default: one node's lost page cache may then lose them, by design.
+		fmt.Fprintf(os.Stderr, "sluice-chaos: --faults %s: %q needs --rf and --min-insync of at least 2 (have %d and %d): with one copy acknowledged, losing a node's un-fsynced writes loses acknowledged ones by design\n", o.faults, nemesis.LoseUnfsynced, o.rf, o.minInsync)
+		return 2
+	}
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
@@ -317,6 +324,19 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	if wl["compact"] {
 		// The cleaner looks for work every second (Kafka's default: 15 s).
 		props["log.cleaner.backoff.ms"] = "1000"
+	}
+	if nemesis.NeedsClockControl(faults) {
+		// Test only: /test/clock on each node's metrics listener.
+		props[node.ClockControlConfig] = "true"
+	}
+	if nemesis.NeedsFsyncShadow(faults) {
+		// Test only: each node keeps a copy of its data directory as of its
+		// fsyncs, which lose-unfsynced restores after a SIGKILL. The
+		// internal topics (__consumer_offsets) get min.insync.replicas 2
+		// too (Apache Kafka's default, 1, acknowledges offset commits only
+		// their leader holds).
+		props[node.FsyncShadowConfig] = node.FsyncShadowPerNode
+		props["min.insync.replicas"] = "2"
 	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
