@@ -72,7 +72,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), compact (keyed writes and tombstones to a compacted topic)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -172,11 +172,11 @@ func run() int {
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka", "metadata", "group", "compact":
+		case "append", "txn", "rdkafka", "metadata", "group", "rdkafka-group", "compact":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, compact)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, rdkafka-group, compact)\n", w)
 			return 2
 		}
 	}
@@ -433,6 +433,13 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		for i := range 3 {
 			spawn(func() { env.GroupMember(workCtx, i, seed*100+60+uint64(i)) })
 		}
+	}
+	if wl["rdkafka-group"] {
+		for i := range 2 {
+			spawn(func() { env.GroupMemberRdkafka(workCtx, i, seed*100+80+uint64(i)) })
+		}
+	}
+	if wl["group"] || wl["rdkafka-group"] {
 		spawn(func() { env.GroupOffsets(workCtx, 500*time.Millisecond) })
 	}
 	if wl["metadata"] {
@@ -495,7 +502,7 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 		cancel()
 	}
-	if wl["group"] {
+	if wl["group"] || wl["rdkafka-group"] {
 		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
 		env.FinalGroupOffsets(ctx)
 		cancel()
