@@ -23,6 +23,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -435,7 +437,13 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 	if wl["rdkafka-group"] {
-		for i := range 2 {
+		// Two librdkafka members, one beside franz-go's three (every
+		// member joining or leaving rebalances the whole group).
+		n := 2
+		if wl["group"] {
+			n = 1
+		}
+		for i := range n {
 			spawn(func() { env.GroupMemberRdkafka(workCtx, i, seed*100+80+uint64(i)) })
 		}
 	}
@@ -523,7 +531,11 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 	if o.rf > 1 {
-		recordReplicaLogs(rec, env, cluster, o.partitions)
+		var compactBelow map[string]int64
+		if wl["compact"] {
+			compactBelow = finalTargets(rec.Ops(), history.FKVFinal)
+		}
+		recordReplicaLogs(rec, env, cluster, o.partitions, compactBelow)
 	}
 	if err := rec.Close(); err != nil {
 		return 0, fmt.Errorf("history: %w", err)
@@ -572,11 +584,26 @@ func rfText(o options) string {
 	return fmt.Sprintf("replication factor %d, %s, acks=all and idempotent producers", o.rf, mi)
 }
 
+// finalTargets is the high watermark per partition the last completed
+// operation f (a final read) aimed at.
+func finalTargets(ops []history.Op, f string) map[string]int64 {
+	var t map[string]int64
+	for _, op := range ops {
+		if op.F == f && op.Type != history.Invoke && op.Targets != nil {
+			t = op.Targets
+		}
+	}
+	return t
+}
+
 // recordReplicaLogs reads, from every stopped node's data directory, the
 // batch headers of its copy of each workload partition and records them, one
 // replica-log operation per node: the checker compares the replicas below
-// the final high watermark.
-func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.Cluster, partitions int) {
+// the final high watermark. With compactBelow (the final compacted read's
+// high watermarks), each copy of the compacted topic's partitions gives the
+// latest record of every record key below it (replica-kv mops): replicas
+// compact on their own, so their batches differ, but not what they keep.
+func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.Cluster, partitions int, compactBelow map[string]int64) {
 	for _, n := range cluster.Nodes {
 		id := n.ID
 		proc := env.NextProcess()
@@ -596,6 +623,38 @@ func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.C
 					}
 					ms = append(ms, history.Mop{F: history.MReplica, Key: workload.Key(t, int32(p)), Batches: bs, Aborted: ab})
 				}
+			}
+		}
+		for p := range partitions {
+			key := workload.Key(workload.CompactTopic, int32(p))
+			below, ok := compactBelow[key]
+			if !ok {
+				continue
+			}
+			latest, ok, err := node.ReplicaLatest(n.DataDir(), workload.CompactTopic, int32(p), below)
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			if !ok || err != nil {
+				continue
+			}
+			ms = append(ms, history.Mop{F: history.MReplicaKV, Key: key})
+			items := make([]string, 0, len(latest))
+			for it := range latest {
+				items = append(items, it)
+			}
+			sort.Strings(items)
+			for _, it := range items {
+				kv := latest[it]
+				m := history.Mop{F: history.MReplicaKV, Key: key, Item: it, Offset: history.I64(kv.Offset)}
+				if kv.Value != nil {
+					v, err := strconv.ParseInt(string(kv.Value), 10, 64)
+					if err != nil {
+						v = -1
+					}
+					m.Value = history.I64(v)
+				}
+				ms = append(ms, m)
 			}
 		}
 		typ, errS := history.OK, ""
