@@ -6,10 +6,11 @@
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
 // controlled shutdown, then restart), rolling-restart (terminate every node
 // in turn, waiting for /readyz), partition (network namespaces), netem
-// (where the kernel has it), disk-full (tmpfs data directories), and the
-// ones issue #13 asks for that cannot be injected (clock, lose-unfsynced).
-// Asking for one that cannot be injected here is an error, never a silent
-// skip.
+// (where the kernel has it), disk-full (tmpfs data directories), clock (a
+// node's wall clock jumped through its test-only /test/clock) and
+// lose-unfsynced (SIGKILL, then the data directory as of the broker's last
+// fsyncs, from its test-only copy). Asking for one that cannot be injected
+// here is an error, never a silent skip.
 package nemesis
 
 import (
