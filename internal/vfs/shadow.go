@@ -29,8 +29,17 @@ type Shadow struct {
 	FS
 	root, dir string
 
-	mu    sync.Mutex
-	dirty map[string]int64 // path -> lowest offset written or truncated to since its last sync
+	mu      sync.Mutex
+	entries map[string]*shadowEntry // by the copy's current path
+}
+
+// shadowEntry is one file of the copy: where it is now (renames move it,
+// with the handles open on it) and what is not synced yet.
+type shadowEntry struct {
+	sh    string
+	dirty bool
+	from  int64 // lowest offset written or truncated to since the last sync
+	gone  bool  // removed, or replaced by a rename: its handles sync nothing
 }
 
 // ShadowPath is where a Shadow with shadow directory dir keeps the copy of
@@ -49,7 +58,7 @@ func NewShadow(fsys FS, root, dir string) (*Shadow, error) {
 	if dir == root || strings.HasPrefix(dir, root+string(filepath.Separator)) {
 		return nil, fmt.Errorf("vfs: shadow directory %s is inside %s", dir, root)
 	}
-	s := &Shadow{FS: fsys, root: root, dir: dir, dirty: map[string]int64{}}
+	s := &Shadow{FS: fsys, root: root, dir: dir, entries: map[string]*shadowEntry{}}
 	copyTo := ShadowPath(dir, root)
 	if err := os.RemoveAll(copyTo); err != nil {
 		return nil, err
@@ -120,10 +129,22 @@ func (s *Shadow) shadowOf(name string) string {
 	return ShadowPath(s.dir, abs)
 }
 
-func (s *Shadow) markDirty(sh string, off int64) {
+// entry returns the copy's entry at sh, made if needed.
+func (s *Shadow) entry(sh string) *shadowEntry {
 	s.mu.Lock()
-	if d, ok := s.dirty[sh]; !ok || off < d {
-		s.dirty[sh] = off
+	defer s.mu.Unlock()
+	e := s.entries[sh]
+	if e == nil {
+		e = &shadowEntry{sh: sh}
+		s.entries[sh] = e
+	}
+	return e
+}
+
+func (s *Shadow) markDirty(e *shadowEntry, off int64) {
+	s.mu.Lock()
+	if !e.dirty || off < e.from {
+		e.dirty, e.from = true, off
 	}
 	s.mu.Unlock()
 }
@@ -144,10 +165,11 @@ func (s *Shadow) OpenFile(name string, flag int, perm os.FileMode) (File, error)
 			_ = c.Close()
 		}
 	}
+	e := s.entry(sh)
 	if flag&os.O_TRUNC != 0 {
-		s.markDirty(sh, 0)
+		s.markDirty(e, 0)
 	}
-	return &shadowFile{File: f, s: s, sh: sh, append: flag&os.O_APPEND != 0}, nil
+	return &shadowFile{File: f, s: s, e: e, append: flag&os.O_APPEND != 0}, nil
 }
 
 // Remove implements FS.
@@ -156,9 +178,12 @@ func (s *Shadow) Remove(name string) error {
 		return err
 	}
 	if sh := s.shadowOf(name); sh != "" {
-		_ = os.Remove(sh)
 		s.mu.Lock()
-		delete(s.dirty, sh)
+		_ = os.Remove(sh)
+		if e := s.entries[sh]; e != nil {
+			e.gone = true
+			delete(s.entries, sh)
+		}
 		s.mu.Unlock()
 	}
 	return nil
@@ -173,20 +198,28 @@ func (s *Shadow) Rename(oldpath, newpath string) error {
 	if so == "" || sn == "" {
 		return nil
 	}
-	_ = os.Rename(so, sn)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, v := range s.dirty {
+	_ = os.Rename(so, sn)
+	if e := s.entries[sn]; e != nil { // replaced
+		e.gone = true
+		delete(s.entries, sn)
+	}
+	moved := map[string]*shadowEntry{}
+	for k, e := range s.entries {
 		switch {
 		case k == so:
-			delete(s.dirty, k)
-			s.dirty[sn] = v
+			e.sh = sn
 		case strings.HasPrefix(k, so+string(filepath.Separator)):
-			delete(s.dirty, k)
-			s.dirty[sn+k[len(so):]] = v
-		case k == sn:
-			delete(s.dirty, k)
+			e.sh = sn + k[len(so):]
+		default:
+			continue
 		}
+		delete(s.entries, k)
+		moved[e.sh] = e
+	}
+	for k, e := range moved {
+		s.entries[k] = e
 	}
 	return nil
 }
@@ -206,16 +239,17 @@ func (s *Shadow) MkdirAll(path string, perm os.FileMode) error {
 func (s *Shadow) sync(f *shadowFile) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	from, ok := s.dirty[f.sh]
-	if !ok {
+	e := f.e
+	if e.gone || !e.dirty {
 		return nil
 	}
+	from := e.from
 	fi, err := f.File.Stat()
 	if err != nil {
 		return err
 	}
 	size := fi.Size()
-	c, err := os.OpenFile(f.sh, os.O_WRONLY|os.O_CREATE, 0o644)
+	c, err := os.OpenFile(e.sh, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
@@ -239,19 +273,19 @@ func (s *Shadow) sync(f *shadowFile) error {
 	if err := c.Truncate(size); err != nil {
 		return err
 	}
-	delete(s.dirty, f.sh)
+	e.dirty = false
 	return nil
 }
 
 type shadowFile struct {
 	File
 	s      *Shadow
-	sh     string
+	e      *shadowEntry
 	append bool
 }
 
 func (f *shadowFile) WriteAt(b []byte, off int64) (int, error) {
-	f.s.markDirty(f.sh, off)
+	f.s.markDirty(f.e, off)
 	return f.File.WriteAt(b, off)
 }
 
@@ -266,12 +300,12 @@ func (f *shadowFile) Write(b []byte) (int, error) {
 			off = pos
 		}
 	}
-	f.s.markDirty(f.sh, off)
+	f.s.markDirty(f.e, off)
 	return f.File.Write(b)
 }
 
 func (f *shadowFile) Truncate(size int64) error {
-	f.s.markDirty(f.sh, size)
+	f.s.markDirty(f.e, size)
 	return f.File.Truncate(size)
 }
 

@@ -137,3 +137,77 @@ func TestShadowKeepsWhatWasSynced(t *testing.T) {
 		t.Fatalf("restarted shadow: copy %q", got)
 	}
 }
+
+// TestShadowRenameWhileOpen: a handle follows its file through a rename (a
+// sync after it lands in the copy under the new name), and a handle on a
+// file replaced by a rename or removed syncs nothing into the copy.
+func TestShadowRenameWhileOpen(t *testing.T) {
+	base := t.TempDir()
+	root, dir := filepath.Join(base, "data"), filepath.Join(base, "shadow")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewShadow(OS(), root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyOf := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(ShadowPath(dir, root), rel))
+		if err != nil {
+			return "<missing>"
+		}
+		return string(b)
+	}
+	open := func(name string) File {
+		f, err := s.OpenFile(filepath.Join(root, name), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Close() })
+		return f
+	}
+	a := open("seg.cleaned")
+	if _, err := a.WriteAt([]byte("kept"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rename(filepath.Join(root, "seg.cleaned"), filepath.Join(root, "seg.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := copyOf("seg.log"); got != "kept" {
+		t.Fatalf("synced after its rename: copy %q, want kept", got)
+	}
+	if got := copyOf("seg.cleaned"); got != "<missing>" {
+		t.Fatalf("old name in the copy: %q", got)
+	}
+	// The old wal is replaced by a rename; a late sync of its handle must
+	// not overwrite the new file's copy.
+	old := open("wal")
+	if _, err := old.WriteAt([]byte("old-old-old"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(s, filepath.Join(root, "wal"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := copyOf("wal"); got != "new" {
+		t.Fatalf("replaced file's copy: %q, want new", got)
+	}
+	gone := open("gone")
+	if _, err := gone.WriteAt([]byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(filepath.Join(root, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if err := gone.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := copyOf("gone"); got != "<missing>" {
+		t.Fatalf("removed file synced back into the copy: %q", got)
+	}
+}
