@@ -7,10 +7,13 @@
 # Usage: scripts/chaos.sh [--quick] [--time 300s] [--seed N] [--faults kill,pause] [--nodes 1] ...
 #        scripts/chaos.sh --selftest-broken   (the checker against a broken broker build)
 #        (every flag goes to sluice-chaos; sluice-chaos --help lists them)
-# --quick without --nodes makes four short runs: one node and a 3-node
-# cluster with replication factor 1 (25 s of faults each), a 3-node
-# cluster with replication factor 3 and min.insync.replicas 2 (35 s; with
-# the consumer-group and compaction workloads too), and
+# --quick without --nodes makes four short runs: one node (kill, pause) and
+# a 3-node cluster with replication factor 1 (kill, pause and clock jumps;
+# 25 s of faults each), a
+# 3-node cluster with replication factor 3 and min.insync.replicas 2 (35 s;
+# with the consumer-group workloads of both clients and the compaction
+# workload too; not lose-unfsynced yet: docs/reliability.md, finding 17;
+# --faults given replaces the fault lists of these three runs), and
 # the same cluster with each node in its own network namespace under
 # network partitions and kills (30 s). That last run needs network
 # namespaces (root, iproute2): where they cannot be made it is skipped and
@@ -60,11 +63,13 @@ fi
 quick=0
 nodes_given=0
 time_given=0
+faults_given=0
 for a in "$@"; do
   case "$a" in
     --quick|-quick|--quick=true|-quick=true) quick=1 ;;
     --nodes|-nodes|--nodes=*|-nodes=*) nodes_given=1 ;;
     --time|-time|--time=*|-time=*) time_given=1 ;;
+    --faults|-faults|--faults=*|-faults=*) faults_given=1 ;;
   esac
 done
 
@@ -100,11 +105,12 @@ run() {
 }
 
 if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
-  short=() rf3=() part=()
+  short=() rf3=() part=() f3=()
   if [ "$time_given" = 0 ]; then short=(--time 25s) rf3=(--time 35s) part=(--time 30s); fi
+  if [ "$faults_given" = 0 ]; then f3=(--faults kill,pause,clock); fi
   run run "$@" "${short[@]}"
-  run run3 "$@" "${short[@]}" --nodes 3 --rf 1
-  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,compact
+  run run3 "$@" "${short[@]}" "${f3[@]}" --nodes 3 --rf 1
+  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,rdkafka-group,compact
   set +e
   why=$("$work/sluice-chaos" --netns-check)
   netns_status=$?

@@ -98,6 +98,7 @@ type Broker struct {
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---
 	fs            vfs.FS              // the partition logs' filesystem (producer snapshots and ids)
+	clock         *testClock          // nil unless sluice.test.clock.control (test_clock.go)
 	producers     producerStates      // idempotent-producer state per partition (init_producer_id.go)
 	producerIDs   *producer.IDs       // producer id allocator (init_producer_id.go)
 	fetchSessions *fetchsession.Cache // KIP-227 fetch sessions (fetch.go)

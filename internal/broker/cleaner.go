@@ -21,6 +21,7 @@ func (b *Broker) startCleaner() error {
 		TopicConfig:      b.compactionConfig,
 		Logger:           b.logger,
 		Registerer:       b.metrics.Registry,
+		Now:              b.nowFunc(),
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ func (b *Broker) startGroupCoordinator() error {
 		Topics:  groupTopics{b},
 		Logger:  b.logger,
 		Leads:   b.leadsInternal(group.OffsetsTopic),
+		Clock:   b.groupClock(),
 	})
 	if err := b.groups.Start(); err != nil {
 		return err

@@ -126,6 +126,7 @@ func (s *Server) Start() (err error) {
 		replicas: replica.NewManager(o.Config.NodeID),
 		metrics:  metrics.New(nil),
 		fs:       o.FS,
+		clock:    newTestClock(o.Config), // test_clock.go
 	}
 	s.broker = b
 	if b.clusterCfg, err = parseClusterConfig(o.Config); err != nil {
@@ -151,8 +152,12 @@ func (s *Server) Start() (err error) {
 	if err = s.bindMetrics(b); err != nil { // health.go
 		return err
 	}
+	s.installTestClock(b) // test_clock.go
 
 	if s.lock, err = lockDataDir(dataDir); err != nil {
+		return err
+	}
+	if err = s.installFsyncShadow(b, dataDir); err != nil { // test_fsync.go
 		return err
 	}
 	if b.scram, err = security.OpenScramStore(o.FS, dataDir); err != nil {
@@ -178,6 +183,7 @@ func (s *Server) Start() (err error) {
 
 	mopts := log.ManagerOptions{
 		Logger:                 o.Logger,
+		Now:                    b.nowFunc(),
 		RetentionCheckInterval: time.Duration(o.Config.LogRetentionCheckIntervalMs) * time.Millisecond,
 		// Partitions found on disk open with their topic's config.
 		ConfigFor: func(topic string, partition int32) log.Config {

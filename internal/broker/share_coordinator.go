@@ -61,7 +61,7 @@ func (b *Broker) startShareCoordinator() error {
 		Append:      b.appendShareState,
 		Partitions:  func() int32 { return b.internalTopicPartitions(ShareStateTopic, b.cfg.ShareStateTopicNumPartitions) },
 		PerSnapshot: per,
-		NowMs:       func() int64 { return time.Now().UnixMilli() },
+		NowMs:       func() int64 { return b.now().UnixMilli() },
 	}
 	b.replicas.Listen(internalPartitionListener(ShareStateTopic, b.loadShareState, b.shareCoord.UnloadPartition))
 	// A share partition whose topic partition this broker stops leading is

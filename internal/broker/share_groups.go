@@ -50,6 +50,7 @@ func (b *Broker) startShareGroups() error {
 		}
 	}
 	opts.ConfigStore = groupConfigStore{b}
+	opts.Now = b.nowFunc() // test_clock.go
 	b.shares = share.New(opts)
 	if err := b.loadGroupConfigs(); err != nil {
 		return fmt.Errorf("reading %s: %w", groupConfigsFileName, err)

@@ -53,6 +53,7 @@ func (b *Broker) startTxnCoordinator() error {
 		Partitions: txnMarkers{b: b},
 		IDs:        b.producerIDs,
 		Logger:     b.logger,
+		Now:        b.nowFunc(),
 		// From transaction.version 1 on, __transaction_state values are
 		// written in Kafka's flexible version 1.
 		TransactionVersion: func() int16 { return b.featureLevel(features.TransactionVersion) },

@@ -15,7 +15,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,7 +36,7 @@ func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = mk.ProducerID
 		m := batch.Marker{ProducerID: mk.ProducerID, ProducerEpoch: mk.ProducerEpoch, Type: batch.ControlAbort,
-			CoordinatorEpoch: mk.CoordinatorEpoch, Timestamp: time.Now().UnixMilli()}
+			CoordinatorEpoch: mk.CoordinatorEpoch, Timestamp: b.now().UnixMilli()}
 		if mk.Committed {
 			m.Type = batch.ControlCommit
 		}

@@ -355,4 +355,12 @@ var brokerDefs = []Def{
 	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",
 		`Format of the broker's log lines on standard error: text (key=value) or json (one object per line). `+
 			`--log-format and SLUICE_LOG_FORMAT override it.`),
+	bdef("sluice.test.clock.control", Boolean, ptr("false"), vBool(), "",
+		`Test only, never in production: lets the fault checker jump this broker's wall clock (docs/reliability.md). `+
+			`When true, /test/clock on the metrics listener reads (GET) and sets (POST offset_ms=N) the offset of the clock `+
+			`the logs, the transaction and group coordinators, the log cleaner and share groups read.`),
+	bdef("sluice.test.fsync.shadow.dir", String, ptr(""), rule{}, "",
+		`Test only, never in production: a directory (outside the data directory) where the broker keeps a copy of its `+
+			`data directory as of each file's last fsync, for the fault checker's lose-unfsynced fault (docs/reliability.md). `+
+			`"" (the default) keeps none.`),
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/vfs"
@@ -226,4 +227,50 @@ func TestDeferredLoadFailure(t *testing.T) {
 func isStorageErr(err error) bool {
 	var se *StorageError
 	return errors.As(err, &se)
+}
+
+// A deferred log's first use may be SetHighWatermark (the partition layer
+// applying new metadata): its load runs the OnLoad hook, whose producer
+// rebuild restores aborted-transaction index entries under the log's lock,
+// so the load must not run with that lock held (it deadlocked the metadata
+// publisher of a restarted broker: docs/reliability.md, finding 16).
+func TestDeferredLoadBySetHighWatermark(t *testing.T) {
+	e := newEnv(t, DefaultConfig())
+	l, err := e.m.Open("a", 0, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		mustAppend(t, l, mkBatch(t, 2, 100, int64(i)))
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// A crash: the log is entered unloaded, its offsets unknown until it
+	// is recovered.
+	e.fs.Crash(vfs.CrashOptions{})
+	o := e.opts()
+	o.OnLoad = func(v LoadView) error {
+		return v.RestoreAbortedTxn(AbortedTxn{ProducerID: 7, FirstOffset: 1, LastOffset: 2})
+	}
+	m, err := OpenManager(e.fs, "/data", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	a := m.Get("a", 0)
+	if a.Loaded() {
+		t.Fatal("log loaded at the start")
+	}
+	done := make(chan struct{})
+	go func() { a.SetHighWatermark(4); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("SetHighWatermark on a deferred log still blocked after 60 s (its load deadlocked)")
+	}
+	// (the high watermark followed the log end until then, and never moves back)
+	if !a.Loaded() || a.LogEndOffset() != 6 || a.HighWatermark() != 6 {
+		t.Fatalf("after SetHighWatermark(4): loaded %v, log end %d, high watermark %d", a.Loaded(), a.LogEndOffset(), a.HighWatermark())
+	}
 }

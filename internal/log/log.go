@@ -127,6 +127,10 @@ func (l *Log) HighWatermark() int64 {
 // The first call stops the high watermark from following the log end; the
 // value then starts where it was.
 func (l *Log) SetHighWatermark(offset int64) {
+	// A log deferred after an unclean shutdown is loaded first, without
+	// l.mu: its load runs the OnLoad hook, whose producer rebuild restores
+	// aborted-transaction index entries under l.mu.
+	l.needOffsets()
 	l.mu.Lock()
 	cur := l.HighWatermark()
 	if l.hwFollowsEnd.Load() {

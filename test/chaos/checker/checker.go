@@ -85,7 +85,7 @@ const (
 var AllTypes = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, PhantomRead,
 	NonMonotonicSend, NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead,
 	HWMBackwards, LSOBackwards, IncompleteFinalRead, NodeNotRecovered, MetadataLost, MetadataDiverged, ReplicaDivergence,
-	GroupOffsetBackwards, GroupMissed, CompactionMismatch}
+	GroupOffsetBackwards, GroupMissed, CompactionMismatch, CompactedReplicaDivergence}
 
 // Anomaly is one finding.
 type Anomaly struct {
@@ -220,6 +220,7 @@ func Check(ops []history.Op) Result {
 	c.checkReplicas()
 	c.checkGroups()
 	c.checkCompaction()
+	c.checkCompactedReplicas()
 	c.availability()
 	c.controllers()
 	c.leaders()

@@ -102,3 +102,85 @@ func (c *state) checkCompaction() {
 		}
 	}
 }
+
+// CompactedReplicaDivergence: after healing, two nodes' copies of a
+// partition of the compacted topic disagree on the latest record of a
+// record key below the final read's high watermark (offset or value; a
+// tombstone and no record at all count as the same: each replica removes
+// tombstones on its own once delete.retention.ms has passed).
+const CompactedReplicaDivergence = "compacted-replica-divergence"
+
+// checkCompactedReplicas compares the nodes' latest record per record key
+// (replica-kv mops of replica-log operations) of each compacted partition.
+func (c *state) checkCompactedReplicas() {
+	type copyOf struct {
+		node, op int
+		kv       map[string]string
+	}
+	copies := map[string][]*copyOf{}
+	for _, p := range c.ops {
+		if p.comp.F != history.FReplicaLog || !p.done || p.inv.Node == nil {
+			continue
+		}
+		byKey := map[string]*copyOf{}
+		for _, m := range p.comp.Value {
+			if m.F != history.MReplicaKV {
+				continue
+			}
+			cp := byKey[m.Key]
+			if cp == nil {
+				cp = &copyOf{node: *p.inv.Node, op: p.comp.Index, kv: map[string]string{}}
+				byKey[m.Key] = cp
+				copies[m.Key] = append(copies[m.Key], cp)
+			}
+			if m.Item != "" && m.Value != nil && m.Offset != nil {
+				cp.kv[m.Item] = fmt.Sprintf("value %d at offset %d", *m.Value, *m.Offset)
+			}
+		}
+	}
+	for _, key := range sortedKeys(copies) {
+		cs := copies[key]
+		sort.Slice(cs, func(i, j int) bool { return cs[i].node < cs[j].node })
+		// The reference is the view most copies hold, so that one
+		// deviating replica is the one named.
+		text := func(cp *copyOf) string { return fmt.Sprint(cp.kv) }
+		same := map[string]int{}
+		for _, cp := range cs {
+			same[text(cp)]++
+		}
+		ref := cs[0]
+		for _, cp := range cs {
+			if same[text(cp)] > same[text(ref)] {
+				ref = cp
+			}
+		}
+		for _, cp := range cs {
+			if cp == ref || text(cp) == text(ref) {
+				continue
+			}
+			items := map[string]bool{}
+			for it := range ref.kv {
+				items[it] = true
+			}
+			for it := range cp.kv {
+				items[it] = true
+			}
+			for _, it := range sortedKeys(items) {
+				a, b := ref.kv[it], cp.kv[it]
+				if a == b {
+					continue
+				}
+				c.add(CompactedReplicaDivergence, key, fmt.Sprintf("record key %s: node %d's copy holds %s as its latest record, node %d's %s",
+					it, ref.node, orTombstone(a), cp.node, orTombstone(b)), ref.op, cp.op)
+				break
+			}
+		}
+	}
+}
+
+func orTombstone(s string) string {
+	if s == "" {
+		return "a tombstone or nothing"
+	}
+	return s
+}

@@ -57,3 +57,41 @@ func TestCompaction(t *testing.T) {
 		}
 	}
 }
+
+// replicaKV records one node's copy of compacted partition c/0: its latest
+// record per record key (kv mops; a nil value is a tombstone).
+func (b *builder) replicaKV(node int, latest ...history.Mop) {
+	proc := 50 + node
+	b.rec(history.Op{Process: proc, Type: history.Invoke, F: history.FReplicaLog, Node: &node})
+	ms := []history.Mop{{F: history.MReplicaKV, Key: "c/0"}}
+	for _, m := range latest {
+		m.F = history.MReplicaKV
+		ms = append(ms, m)
+	}
+	b.rec(history.Op{Process: proc, Type: history.OK, F: history.FReplicaLog, Node: &node, Value: ms})
+}
+
+func TestCompactedReplicas(t *testing.T) {
+	v := history.I64
+	a, b, c := kvm("a", v(102), 2), kvm("b", nil, 3), kvm("c", v(103), 4)
+	for name, tc := range map[string]struct {
+		copies [3][]history.Mop
+		want   int
+	}{
+		"identical":                        {[3][]history.Mop{{a, b, c}, {a, b, c}, {a, b, c}}, 0},
+		"tombstone removed on one replica": {[3][]history.Mop{{a, b, c}, {a, c}, {a, b, c}}, 0},
+		"an older value on one replica":    {[3][]history.Mop{{a, b, c}, {kvm("a", v(100), 0), b, c}, {a, b, c}}, 1},
+		"a key missing on one replica":     {[3][]history.Mop{{a, b, c}, {a, b, c}, {a, b}}, 1},
+		"a deleted key back on one":        {[3][]history.Mop{{a, b, c}, {a, kvm("b", v(101), 1), c}, {a, b, c}}, 1},
+		"two replicas off":                 {[3][]history.Mop{{a, b, c}, {a, b}, {kvm("a", v(100), 0), b, c}}, 2},
+	} {
+		bl := clean()
+		for i, cp := range tc.copies {
+			bl.replicaKV(i+1, cp...)
+		}
+		res := Check(bl.ops)
+		if res.Counts[CompactedReplicaDivergence] != tc.want || len(res.Anomalies) != tc.want {
+			t.Errorf("%s: %v, want %d %s", name, res.Anomalies, tc.want, CompactedReplicaDivergence)
+		}
+	}
+}

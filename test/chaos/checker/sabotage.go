@@ -10,7 +10,7 @@ import (
 // Sabotages lists the anomalies Sabotage can plant in a real history.
 var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMonotonicSend,
 	NonMonotonicPoll, PollSkip, AbortedRead, UncommittedRead, HWMBackwards, MetadataLost, MetadataDiverged,
-	ReplicaDivergence, GroupOffsetBackwards, GroupMissed, CompactionMismatch}
+	ReplicaDivergence, GroupOffsetBackwards, GroupMissed, CompactionMismatch, CompactedReplicaDivergence}
 
 // needs names the operation a workload must have run for an anomaly to be
 // planted: a history without transactions (--workloads without txn) has
@@ -19,7 +19,8 @@ var Sabotages = []string{LostWrite, Unseen, Duplicate, InconsistentOffset, NonMo
 var needs = map[string]string{AbortedRead: history.FTxn, UncommittedRead: history.FTxn,
 	MetadataLost: history.FCreateTopic, MetadataDiverged: history.FFinalMetadata,
 	ReplicaDivergence: history.FReplicaLog, GroupOffsetBackwards: history.FFinalCommitted,
-	GroupMissed: history.FFinalCommitted, CompactionMismatch: history.FKVFinal}
+	GroupMissed: history.FFinalCommitted, CompactionMismatch: history.FKVFinal,
+	CompactedReplicaDivergence: history.MReplicaKV}
 
 // Sabotage returns a copy of a (clean) history with one anomaly of the given
 // type planted in it, as a broken broker would have produced it: a record
@@ -430,6 +431,22 @@ func Sabotage(ops []history.Op, kind string) ([]history.Op, error) {
 			}
 		}
 		return nil, fmt.Errorf("no key in the final read of the compacted topic")
+	case CompactedReplicaDivergence:
+		// One node's copy of a compacted partition kept an older value of
+		// a record key (its cleaner removed the latest record instead).
+		for i, op := range out {
+			if op.F != history.FReplicaLog || op.Type == history.Invoke {
+				continue
+			}
+			for j, m := range op.Value {
+				if m.F == history.MReplicaKV && m.Item != "" && m.Value != nil {
+					c := clone(i)
+					c.Value[j].Value = history.I64(*m.Value + 1_000_000_000)
+					return out, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("no copy of the compacted topic holds a record")
 	default:
 		return nil, fmt.Errorf("cannot plant %q (can: %v)", kind, Sabotages)
 	}
@@ -446,6 +463,11 @@ func SabotageAll(ops []history.Op) ([]string, error) {
 	ran := map[string]bool{}
 	for _, op := range ops {
 		ran[op.F] = true
+		if op.F == history.FReplicaLog {
+			for _, m := range op.Value {
+				ran[m.F] = true // replica-kv: copies of the compacted topic compared
+			}
+		}
 	}
 	var lines, missed []string
 	for _, kind := range Sabotages {

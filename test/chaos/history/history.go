@@ -76,6 +76,11 @@ const (
 	// MKV: key: partition; item: the record key; value: the value
 	// written or read (absent: a tombstone); offset.
 	MKV = "kv"
+	// MReplicaKV: key: partition of the compacted topic; item: a record
+	// key; offset and value (absent: a tombstone) of its latest record in
+	// one node's copy, below the final read's high watermark. A mop
+	// without an item only says the node holds a copy.
+	MReplicaKV = "replica-kv"
 	// MCommit: key: partition; offset: a committed offset of the group.
 	MCommit = "commit"
 	// MReplica: key: partition; batches: what one node's copy holds.

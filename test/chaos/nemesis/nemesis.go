@@ -6,10 +6,11 @@
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
 // controlled shutdown, then restart), rolling-restart (terminate every node
 // in turn, waiting for /readyz), partition (network namespaces), netem
-// (where the kernel has it), disk-full (tmpfs data directories), and the
-// ones issue #13 asks for that cannot be injected (clock, lose-unfsynced).
-// Asking for one that cannot be injected here is an error, never a silent
-// skip.
+// (where the kernel has it), disk-full (tmpfs data directories), clock (a
+// node's wall clock jumped through its test-only /test/clock) and
+// lose-unfsynced (SIGKILL, then the data directory as of the broker's last
+// fsyncs, from its test-only copy). Asking for one that cannot be injected
+// here is an error, never a silent skip.
 package nemesis
 
 import (
@@ -93,16 +94,51 @@ func unavailable(f string, nodes int) string {
 		}
 		return ""
 	case Clock:
-		return "clock jumps need a process-wide injectable clock in Sluice, which it does not have (only the group coordinator takes a Clock; logs, transactions, the controller and the quorum read time.Now), and libfaketime does not affect Go"
+		return ""
 	case DiskFull:
 		if err := tmpfsAvailable(); err != nil {
 			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
 		}
 		return ""
 	case LoseUnfsynced:
-		return "losing un-fsynced writes needs a copy of the data directory taken at the last fsync, which the checker cannot observe from outside the process (dropping the page cache loses nothing written); it needs an in-process mode on vfs.MemFS's crash model"
+		if nodes < 3 {
+			return fmt.Sprintf("losing one node's un-fsynced writes loses acknowledged ones by design unless other replicas hold them: it needs at least 3 nodes (--nodes %d), with --rf and --min-insync at least 2", nodes)
+		}
+		return ""
 	}
 	return "unknown fault type"
+}
+
+// ClockOffset draws a clock fault's jump from pick: 30 s to 10 min, forward
+// or backward.
+func ClockOffset(pick uint64) time.Duration {
+	d := 30*time.Second + time.Duration(pick>>1%uint64(570))*time.Second
+	if pick&1 == 1 {
+		d = -d
+	}
+	return d
+}
+
+// NeedsFsyncShadow tells whether the nodes keep a copy of their data
+// directories as of their fsyncs (sluice.test.fsync.shadow.dir).
+func NeedsFsyncShadow(faults []string) bool {
+	for _, f := range faults {
+		if f == LoseUnfsynced {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsClockControl tells whether the nodes run with the test-only clock
+// control (sluice.test.clock.control).
+func NeedsClockControl(faults []string) bool {
+	for _, f := range faults {
+		if f == Clock {
+			return true
+		}
+	}
+	return false
 }
 
 // Known lists every fault type name.
@@ -209,7 +245,7 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem:
+		case Netem, Clock:
 			s.Pick = rng.Uint64()
 		}
 		at += s.Quiet + s.Duration
@@ -306,6 +342,8 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 	switch s.Fault {
 	case Kill:
 		err = nd.Kill(10 * time.Second)
+	case LoseUnfsynced:
+		kind.Kind, err = nd.LoseUnfsynced(10 * time.Second)
 	case Pause:
 		err = nd.Pause()
 	case Terminate:
@@ -330,6 +368,12 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		d, j, l := NetemParams(s.Pick)
 		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
 		err = n.Net.Netem(s.Node+1, d, j, l)
+	case Clock:
+		off := ClockOffset(s.Pick)
+		kind.Kind = fmt.Sprintf("clock %+ds", int64(off/time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = nd.SetClock(ctx, off)
+		cancel()
 	default:
 		err = fmt.Errorf("fault %q cannot be injected", s.Fault)
 	}
@@ -347,14 +391,14 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Pause:
 		f = history.FResume
-	case Partition, Netem, DiskFull:
+	case Partition, Netem, DiskFull, Clock:
 		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
 	var err error
 	note := ""
 	switch s.Fault {
-	case Kill, Terminate:
+	case Kill, Terminate, LoseUnfsynced:
 		err = nd.Start()
 	case Pause:
 		err = nd.Resume()
@@ -362,6 +406,10 @@ func (n *Nemesis) heal(s Step) error {
 		err = n.Net.HealAll()
 	case Netem:
 		err = n.Net.ClearNetem(s.Node + 1)
+	case Clock:
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = nd.SetClock(ctx, 0)
+		cancel()
 	case DiskFull:
 		err = nd.Unfill()
 		if err == nil && nd.Exited() {

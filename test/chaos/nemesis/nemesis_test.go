@@ -14,11 +14,16 @@ func TestParseRefusesWhatCannotBeInjected(t *testing.T) {
 	if got, err := Parse("terminate,kill", 3); err != nil || !reflect.DeepEqual(got, []string{Kill, Terminate}) {
 		t.Fatalf("terminate,kill: %v %v", got, err)
 	}
+	if got, err := Parse("clock,lose-unfsynced", 3); err != nil || !reflect.DeepEqual(got, []string{Clock, LoseUnfsynced}) {
+		t.Fatalf("clock,lose-unfsynced on 3 nodes: %v %v", got, err)
+	}
+	if got, err := Parse("clock", 1); err != nil || !reflect.DeepEqual(got, []string{Clock}) {
+		t.Fatalf("clock on 1 node: %v %v", got, err)
+	}
 	for list, want := range map[string]string{
 		"kill,partition": `"partition" cannot be injected here: a network partition needs at least 2 nodes`,
-		"clock":          `"clock" cannot be injected here`,
 		"kill,netem":     `"netem" cannot be injected here`,
-		"lose-unfsynced": `"lose-unfsynced" cannot be injected here`,
+		"lose-unfsynced": `"lose-unfsynced" cannot be injected here: losing one node's un-fsynced writes loses acknowledged ones by design unless other replicas hold them: it needs at least 3 nodes`,
 		"kill,crash":     `"crash": unknown fault type`,
 		"":               "no fault types given",
 	} {
@@ -68,5 +73,23 @@ func TestScheduleTargetsTheControllerOnAClusterOnly(t *testing.T) {
 	}
 	if ctrl == 0 || other == 0 {
 		t.Fatalf("3 nodes: %d steps on the controller, %d on a chosen node; want both", ctrl, other)
+	}
+}
+
+func TestClockOffsetsJumpBothWaysByMinutes(t *testing.T) {
+	fwd, back := 0, 0
+	for pick := range uint64(200) {
+		d := ClockOffset(pick * 0x9e3779b97f4a7c15)
+		if d.Abs() < 30*time.Second || d.Abs() > 10*time.Minute {
+			t.Fatalf("pick %d: jump %v, want 30s to 10m either way", pick, d)
+		}
+		if d > 0 {
+			fwd++
+		} else {
+			back++
+		}
+	}
+	if fwd == 0 || back == 0 {
+		t.Fatalf("%d jumps forward, %d back: want both", fwd, back)
 	}
 }

@@ -113,6 +113,9 @@ func New(bin string, cfg Config) (*Node, error) {
 	for k, v := range cfg.Props {
 		props[k] = v
 	}
+	if props[FsyncShadowConfig] == FsyncShadowPerNode {
+		props[FsyncShadowConfig] = cfg.FsyncedDir()
+	}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-broker/sluice/test/chaos/history"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // CompactTopic is the compaction workload's topic: cleanup.policy=compact,
@@ -167,7 +169,9 @@ func (e *Env) FinalCompactRead(ctx context.Context) error {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		fs := rc.PollFetches(pctx)
 		cancel()
+		progressed := map[string]bool{}
 		fs.EachRecord(func(r *kgo.Record) {
+			progressed[Key(r.Topic, r.Partition)] = true
 			k := Key(r.Topic, r.Partition)
 			pos[k] = max(pos[k], r.Offset+1)
 			m := history.Mop{F: history.MKV, Key: k, Item: string(r.Key), Offset: history.I64(r.Offset)}
@@ -187,6 +191,15 @@ func (e *Env) FinalCompactRead(ctx context.Context) error {
 				pos[k] = max(pos[k], min(p.HighWatermark, targets[k]))
 			}
 		})
+		// A partition whose log ends in batches the cleaner emptied (a
+		// last tombstone removed) gives the consumer nothing more, and
+		// franz-go returns no fetch without records: ask its leader
+		// whether anything is left below the target.
+		for k, t := range targets {
+			if pos[k] < t && !progressed[k] {
+				pos[k] = max(pos[k], e.recordsLeftFrom(ctx, cl, k, pos[k], t))
+			}
+		}
 	}
 	var ms []history.Mop
 	for i := range compactItems {
@@ -201,4 +214,63 @@ func (e *Env) FinalCompactRead(ctx context.Context) error {
 	}
 	e.Rec.Record(op)
 	return nil
+}
+
+// recordsLeftFrom fetches partition key of the compacted topic from its
+// leader at offset from and returns how far the log holds no record: to
+// (or the high watermark) when only emptied batches, or none, lie between,
+// else the offset of the first batch holding records (from on any error).
+func (e *Env) recordsLeftFrom(ctx context.Context, cl *kgo.Client, key string, from, to int64) int64 {
+	i := strings.LastIndexByte(key, '/')
+	part, err := strconv.Atoi(key[i+1:])
+	if i < 0 || err != nil {
+		return from
+	}
+	topic := key[:i]
+	mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	md, err := kadm.NewClient(cl).Metadata(mctx, topic)
+	if err != nil {
+		return from
+	}
+	pd, ok := md.Topics[topic].Partitions[int32(part)]
+	if !ok || pd.Leader < 0 {
+		return from
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MaxBytes = -1, 0, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, md.Topics[topic].ID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = int32(part), from, 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(mctx, cl.Broker(int(pd.Leader)))
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return from
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 {
+		return from
+	}
+	// (The workload writes one record per batch, so a batch the cleaner
+	// left records in holds no removed offset after them worth skipping.)
+	at, raw := from, p.RecordBatches
+	for len(raw) > 0 {
+		var b kmsg.RecordBatch
+		if len(raw) < 61 || b.ReadFrom(raw) != nil || 12+int(b.Length) > len(raw) {
+			return min(at, to) // a batch cut short by MaxBytes: only up to it
+		}
+		raw = raw[12+int(b.Length):]
+		last := b.FirstOffset + int64(b.LastOffsetDelta)
+		if last < at {
+			continue
+		}
+		if b.NumRecords > 0 && b.Attributes&0x20 == 0 {
+			return min(max(at, b.FirstOffset), to) // records left: the consumer gets them
+		}
+		at = last + 1 // an emptied batch, or a control batch
+	}
+	// Every batch up to the high watermark seen, none with records.
+	return min(max(at, p.HighWatermark), to)
 }

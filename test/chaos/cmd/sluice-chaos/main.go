@@ -23,6 +23,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,7 +74,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), compact (keyed writes and tombstones to a compacted topic)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -162,14 +164,21 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "sluice-chaos: --faults %s: %v\n", o.faults, err)
 		return 2
 	}
+	if nemesis.NeedsFsyncShadow(faults) && (o.rf < 2 || o.minInsync < 2) {
+		// Apache Kafka acknowledges acks=all writes that only the leader
+		// holds when min.insync.replicas is 1, and fsyncs nothing by
+		// default: one node's lost page cache may then lose them, by design.
+		fmt.Fprintf(os.Stderr, "sluice-chaos: --faults %s: %q needs --rf and --min-insync of at least 2 (have %d and %d): with one copy acknowledged, losing a node's un-fsynced writes loses acknowledged ones by design\n", o.faults, nemesis.LoseUnfsynced, o.rf, o.minInsync)
+		return 2
+	}
 	wl := map[string]bool{}
 	for _, w := range strings.Split(o.workloads, ",") {
 		switch w = strings.TrimSpace(w); w {
-		case "append", "txn", "rdkafka", "metadata", "group", "compact":
+		case "append", "txn", "rdkafka", "metadata", "group", "rdkafka-group", "compact":
 			wl[w] = true
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, compact)\n", w)
+			fmt.Fprintf(os.Stderr, "sluice-chaos: unknown workload %q (append, txn, rdkafka, metadata, group, rdkafka-group, compact)\n", w)
 			return 2
 		}
 	}
@@ -318,6 +327,19 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		// The cleaner looks for work every second (Kafka's default: 15 s).
 		props["log.cleaner.backoff.ms"] = "1000"
 	}
+	if nemesis.NeedsClockControl(faults) {
+		// Test only: /test/clock on each node's metrics listener.
+		props[node.ClockControlConfig] = "true"
+	}
+	if nemesis.NeedsFsyncShadow(faults) {
+		// Test only: each node keeps a copy of its data directory as of its
+		// fsyncs, which lose-unfsynced restores after a SIGKILL. The
+		// internal topics (__consumer_offsets) get min.insync.replicas 2
+		// too (Apache Kafka's default, 1, acknowledges offset commits only
+		// their leader holds).
+		props[node.FsyncShadowConfig] = node.FsyncShadowPerNode
+		props["min.insync.replicas"] = "2"
+	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
 		// or kill of a few seconds then exercises fencing and unfencing, not
@@ -413,6 +435,19 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		for i := range 3 {
 			spawn(func() { env.GroupMember(workCtx, i, seed*100+60+uint64(i)) })
 		}
+	}
+	if wl["rdkafka-group"] {
+		// Two librdkafka members, one beside franz-go's three (every
+		// member joining or leaving rebalances the whole group).
+		n := 2
+		if wl["group"] {
+			n = 1
+		}
+		for i := range n {
+			spawn(func() { env.GroupMemberRdkafka(workCtx, i, seed*100+80+uint64(i)) })
+		}
+	}
+	if wl["group"] || wl["rdkafka-group"] {
 		spawn(func() { env.GroupOffsets(workCtx, 500*time.Millisecond) })
 	}
 	if wl["metadata"] {
@@ -475,7 +510,7 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 		cancel()
 	}
-	if wl["group"] {
+	if wl["group"] || wl["rdkafka-group"] {
 		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
 		env.FinalGroupOffsets(ctx)
 		cancel()
@@ -496,7 +531,11 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 	if o.rf > 1 {
-		recordReplicaLogs(rec, env, cluster, o.partitions)
+		var compactBelow map[string]int64
+		if wl["compact"] {
+			compactBelow = finalTargets(rec.Ops(), history.FKVFinal)
+		}
+		recordReplicaLogs(rec, env, cluster, o.partitions, compactBelow)
 	}
 	if err := rec.Close(); err != nil {
 		return 0, fmt.Errorf("history: %w", err)
@@ -545,11 +584,26 @@ func rfText(o options) string {
 	return fmt.Sprintf("replication factor %d, %s, acks=all and idempotent producers", o.rf, mi)
 }
 
+// finalTargets is the high watermark per partition the last completed
+// operation f (a final read) aimed at.
+func finalTargets(ops []history.Op, f string) map[string]int64 {
+	var t map[string]int64
+	for _, op := range ops {
+		if op.F == f && op.Type != history.Invoke && op.Targets != nil {
+			t = op.Targets
+		}
+	}
+	return t
+}
+
 // recordReplicaLogs reads, from every stopped node's data directory, the
 // batch headers of its copy of each workload partition and records them, one
 // replica-log operation per node: the checker compares the replicas below
-// the final high watermark.
-func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.Cluster, partitions int) {
+// the final high watermark. With compactBelow (the final compacted read's
+// high watermarks), each copy of the compacted topic's partitions gives the
+// latest record of every record key below it (replica-kv mops): replicas
+// compact on their own, so their batches differ, but not what they keep.
+func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.Cluster, partitions int, compactBelow map[string]int64) {
 	for _, n := range cluster.Nodes {
 		id := n.ID
 		proc := env.NextProcess()
@@ -569,6 +623,38 @@ func recordReplicaLogs(rec *history.Recorder, env *workload.Env, cluster *node.C
 					}
 					ms = append(ms, history.Mop{F: history.MReplica, Key: workload.Key(t, int32(p)), Batches: bs, Aborted: ab})
 				}
+			}
+		}
+		for p := range partitions {
+			key := workload.Key(workload.CompactTopic, int32(p))
+			below, ok := compactBelow[key]
+			if !ok {
+				continue
+			}
+			latest, ok, err := node.ReplicaLatest(n.DataDir(), workload.CompactTopic, int32(p), below)
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			if !ok || err != nil {
+				continue
+			}
+			ms = append(ms, history.Mop{F: history.MReplicaKV, Key: key})
+			items := make([]string, 0, len(latest))
+			for it := range latest {
+				items = append(items, it)
+			}
+			sort.Strings(items)
+			for _, it := range items {
+				kv := latest[it]
+				m := history.Mop{F: history.MReplicaKV, Key: key, Item: it, Offset: history.I64(kv.Offset)}
+				if kv.Value != nil {
+					v, err := strconv.ParseInt(string(kv.Value), 10, 64)
+					if err != nil {
+						v = -1
+					}
+					m.Value = history.I64(v)
+				}
+				ms = append(ms, m)
 			}
 		}
 		typ, errS := history.OK, ""
