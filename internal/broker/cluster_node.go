@@ -193,7 +193,8 @@ type clusterNode struct {
 	pubMu       sync.Mutex
 	pubChanged  chan struct{}
 
-	creating atomic.Bool // an internal topic is being created
+	creating  atomic.Bool // an internal topic is being created
+	voterTold atomic.Bool // this voter's endpoints are in the metadata (update_raft_voter.go)
 
 	leases txnLeases    // admissions granted to other brokers' transactional appends (cluster_txn.go)
 	fetch  fetchers     // replica fetchers by leader (replica_fetcher.go)

@@ -186,6 +186,7 @@ func (c *clusterNode) joinLoop(ctx context.Context) {
 			if c.cfg.observer {
 				c.logger.Info("joined the metadata quorum as an observer", "peer_address", c.peerAddr)
 			}
+			c.voterUpdateLoop(ctx) // update_raft_voter.go
 			return
 		}
 		if ctx.Err() == nil {

@@ -143,6 +143,16 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req 
 			n := kmsg.NewDescribeQuorumResponseNode()
 			n.NodeID = int32(v.ID)
 			if c := b.cluster; c != nil {
+				if q, ok := c.store.Image().QuorumNode(int32(v.ID)); ok && len(q.Listeners) > 0 {
+					// The endpoints the voter told (UpdateRaftVoter).
+					for _, ql := range q.Listeners {
+						l := kmsg.NewDescribeQuorumResponseNodeListener()
+						l.Name, l.Host, l.Port = ql.Name, ql.Host, ql.Port
+						n.Listeners = append(n.Listeners, l)
+					}
+					resp.Nodes = append(resp.Nodes, n)
+					continue
+				}
 				addr, ok := c.peers.Addr(v.ID)
 				if v.ID == uint64(c.cfg.nodeID) {
 					addr, ok = c.peerAddr, true
