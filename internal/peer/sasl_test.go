@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
+
+	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
 
 type nopRaft struct{}
@@ -57,11 +60,16 @@ func (s *twoStepSession) Step(tok []byte) ([]byte, bool, error) {
 	return []byte("ok"), true, nil
 }
 
-func startSASLServer(t *testing.T, authorize func(user, host string) error) string {
+func startSASLServer(t *testing.T, authorize func(user, host string) error, serverTLS ...*tls.Config) string {
 	t.Helper()
+	var ln net.Listener
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if len(serverTLS) > 0 {
+		ln = tls.NewListener(ln, serverTLS[0])
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s := NewServer(nopRaft{}, quiet)
@@ -79,7 +87,7 @@ func startSASLServer(t *testing.T, authorize func(user, host string) error) stri
 	done := make(chan struct{})
 	go func() { s.Serve(sl); close(done) }()
 	t.Cleanup(func() { s.Close(); sl.Close(); <-done })
-	return ln.Addr().String()
+	return addr
 }
 
 // A connection authenticates over several round trips before it carries
@@ -141,4 +149,30 @@ type otherMech struct{}
 func (otherMech) Name() string { return "OTHER" }
 func (otherMech) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
 	return nil, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
+}
+
+// SASL_SSL: TLS first, then the SASL exchange inside it.
+func TestSASLOverTLS(t *testing.T) {
+	ca := sectest.NewCA(t, "test-ca")
+	srvTLS := &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "node").TLSCertificate()}}
+	addr := startSASLServer(t, nil, srvTLS)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	good := NewClient(nil, &tls.Config{RootCAs: ca.Pool()}, quiet, WithSASL(twoStep{user: "alice", secret: "right"}))
+	defer good.Close()
+	if st, err := good.PeerStatus(ctx, addr, 5); err != nil || st.Node != 7 {
+		t.Fatalf("TLS and SASL: %+v %v", st, err)
+	}
+	bad := NewClient(nil, &tls.Config{RootCAs: ca.Pool()}, quiet, WithSASL(twoStep{user: "alice", secret: "wrong"}))
+	defer bad.Close()
+	var se *SASLError
+	if _, err := bad.PeerStatus(ctx, addr, 5); !errors.As(err, &se) {
+		t.Fatalf("TLS and a wrong secret: %v, want a SASL refusal", err)
+	}
+	plain := NewClient(nil, nil, quiet, WithSASL(twoStep{user: "alice", secret: "right"}))
+	defer plain.Close()
+	if _, err := plain.PeerStatus(ctx, addr, 5); err == nil {
+		t.Fatal("SASL without TLS was answered by a TLS listener")
+	}
 }
