@@ -10,8 +10,10 @@
 // is not the leader asks the leader over the peer listener, as Kafka's
 // brokers forward DescribeQuorum to the controller. The topic must be
 // __cluster_metadata partition 0 (else UNKNOWN_TOPIC_OR_PARTITION, as
-// Kafka). On a single node the broker answers as a one-voter quorum that it
-// leads. It needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+// Kafka). v2's Nodes give each voter's endpoints as it told them
+// (UpdateRaftVoter, update_raft_voter.go), else its peer address under the
+// name CONTROLLER. On a single node the broker answers as a one-voter quorum
+// that it leads. It needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 package broker
 
 import (
