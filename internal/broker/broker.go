@@ -93,7 +93,8 @@ type Broker struct {
 	// cluster is the cluster side of a cluster node (cluster_node.go); nil
 	// on a single node.
 	cluster    *clusterNode
-	clusterCfg *clusterConfig // set from the start on a cluster node
+	clusterCfg *clusterConfig          // set from the start on a cluster node
+	pubCfgs    map[string]publishedCfg // each topic's resolved log config, for publish (cluster_publish.go)
 
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---

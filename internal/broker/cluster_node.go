@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -109,12 +108,22 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	name := ""
 	if len(ctl) > 0 {
-		cc.peerBind, cc.peerListener = ctl[0].Bind, ctl[0].Name
+		cc.peerBind, name = ctl[0].Bind, ctl[0].Name
+	} else {
+		// A node without the listener (a broker-only node's file, as
+		// Kafka's): the first name still says how to reach the quorum.
+		v, _ := cfg.Value("controller.listener.names")
+		first, _, _ := strings.Cut(v, ",")
+		name = strings.ToUpper(strings.TrimSpace(first))
+	}
+	if name != "" {
+		cc.peerListener = name
 		pmRaw, _ := cfg.Value("listener.security.protocol.map")
 		pm, err := config.ParseProtocolMap(pmRaw)
 		if err == nil {
-			if p, ok := pm[ctl[0].Name]; ok {
+			if p, ok := pm[name]; ok {
 				cc.peerProtocol = p
 			}
 		}
@@ -172,6 +181,7 @@ type clusterNode struct {
 	peers *peer.Client
 	srv   *peer.Server
 	ln    net.Listener
+	sec   peerSecurity // the controller listener's TLS and SASL (cluster_peer_security.go)
 
 	incarnation string
 	peerAddr    string                         // where other nodes reach this node's peer listener
@@ -193,7 +203,8 @@ type clusterNode struct {
 	pubMu       sync.Mutex
 	pubChanged  chan struct{}
 
-	creating atomic.Bool // an internal topic is being created
+	creating  atomic.Bool // an internal topic is being created
+	voterTold atomic.Bool // this voter's endpoints are in the metadata (update_raft_voter.go)
 
 	leases txnLeases    // admissions granted to other brokers' transactional appends (cluster_txn.go)
 	fetch  fetchers     // replica fetchers by leader (replica_fetcher.go)
@@ -232,21 +243,13 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			return err
 		}
 	}
-	var serverTLS, clientTLS *tls.Config
-	switch cc.peerProtocol {
-	case security.Plaintext:
-	case security.SSL:
-		if serverTLS, clientTLS, err = security.PeerTLS(b.cfg, cc.peerListener); err != nil {
-			return fmt.Errorf("sluice: controller listener %s: %w", cc.peerListener, err)
-		}
-	default:
-		return fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT or SSL (mutual TLS) for now",
-			cc.peerListener, cc.peerProtocol)
+	if c.sec, err = b.newPeerSecurity(cc); err != nil { // cluster_peer_security.go
+		return err
 	}
 	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
 		// An observer with no log is harmless, unless the quorum counts
 		// it as a voter (it was promoted, then lost its disk).
-		if err := c.checkObserverAmnesia(clientTLS); err != nil {
+		if err := c.checkObserverAmnesia(); err != nil {
 			return err
 		}
 	} else if statErr != nil {
@@ -254,11 +257,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		// its metadata log. Voting with amnesia could elect a leader that
 		// misses committed records, so a node whose peers already hold a
 		// log refuses to start (unless told to take that risk).
-		if err := c.checkAmnesia(clientTLS); err != nil {
+		if err := c.checkAmnesia(); err != nil {
 			return err
 		}
 	}
-	c.peers = peer.NewClient(maps.Clone(cc.voters), clientTLS, c.logger)
+	c.peers = c.newPeerClient(maps.Clone(cc.voters))
 	c.bootAddrs = map[uint64]string{}
 	if c.raftCluster, err = c.raftClusterID(fsys, dir, c.peers); err != nil {
 		c.peers.Close()
@@ -273,9 +276,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
 	}
 	c.peerAddr = c.peerAdvertise()
-	if serverTLS != nil {
-		c.ln = tls.NewListener(c.ln, serverTLS)
-	}
+	c.ln = c.sec.listen(c.ln)
 	var peersIDs []uint64
 	if !cc.observer {
 		for id := range cc.voters {
@@ -474,8 +475,8 @@ func (c *clusterNode) notReady() string {
 // (it registered, so it had a log, and lost it). A voter that never joined
 // (a new cluster, or one started late) starts normally. Best effort: with
 // every other voter unreachable nothing can be checked.
-func (c *clusterNode) checkAmnesia(tc *tls.Config) error {
-	probe := peer.NewClient(c.cfg.voters, tc, c.logger)
+func (c *clusterNode) checkAmnesia() error {
+	probe := c.newPeerClient(c.cfg.voters)
 	defer probe.Close()
 	for id, addr := range c.cfg.voters {
 		if id == uint64(c.cfg.nodeID) {

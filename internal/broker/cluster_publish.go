@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/topics"
@@ -29,6 +31,7 @@ func (b *Broker) publish(im *metadata.Image) {
 		if ok && topics.ID(it.ID) == t.ID {
 			continue
 		}
+		delete(b.pubCfgs, t.Name)
 		b.logger.Info("topic removed by the cluster metadata", "topic", t.Name, "topic_id", t.ID.String())
 		if err := b.deleteTopicLocal(t.Name); err != nil {
 			b.logger.Error("removing topic failed", "topic", t.Name, "err", err)
@@ -63,7 +66,7 @@ func (b *Broker) publishTopic(im *metadata.Image, it *metadata.Topic, self int32
 		b.logger.Error("cannot record topic from the cluster metadata", "topic", it.Name, "err", err)
 		return
 	}
-	cfg, err := b.logConfig(t.Configs)
+	cfg, err := b.publishedLogConfig(it.Name, t.Configs)
 	if err != nil {
 		b.logger.Error("topic has an invalid config in the cluster metadata", "topic", it.Name, "err", err)
 		return
@@ -99,6 +102,35 @@ func (b *Broker) publishTopic(im *metadata.Image, it *metadata.Topic, self int32
 			b.logger.Error("cannot apply partition state", "topic", it.Name, "partition", p, "err", err)
 		}
 	}
+}
+
+// publishedCfg is a topic's log config as publish last resolved it, from
+// the broker configuration conf and the topic's overrides.
+type publishedCfg struct {
+	conf      *config.Broker
+	overrides map[string]string
+	cfg       log.Config
+}
+
+// publishedLogConfig is logConfig, remembered per topic until the broker
+// configuration (a dynamic config change swaps it) or the topic's overrides
+// change: publish runs for every image, and resolving every topic's configs
+// each time made a metadata change cost time in proportion to the number of
+// topics. Runs on the publish goroutine only.
+func (b *Broker) publishedLogConfig(topic string, overrides map[string]string) (log.Config, error) {
+	conf := b.conf()
+	if pc, ok := b.pubCfgs[topic]; ok && pc.conf == conf && maps.Equal(pc.overrides, overrides) {
+		return pc.cfg, nil
+	}
+	cfg, err := logConfigOf(conf, overrides)
+	if err != nil {
+		return cfg, err
+	}
+	if b.pubCfgs == nil {
+		b.pubCfgs = map[string]publishedCfg{}
+	}
+	b.pubCfgs[topic] = publishedCfg{conf: conf, overrides: maps.Clone(overrides), cfg: cfg}
+	return cfg, nil
 }
 
 func sameState(a, b replica.State) bool {

@@ -22,7 +22,6 @@ package broker
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,6 +185,7 @@ func (c *clusterNode) joinLoop(ctx context.Context) {
 			if c.cfg.observer {
 				c.logger.Info("joined the metadata quorum as an observer", "peer_address", c.peerAddr)
 			}
+			c.voterUpdateLoop(ctx) // update_raft_voter.go
 			return
 		}
 		if ctx.Err() == nil {
@@ -363,8 +363,8 @@ func remoteToControllerError(ctx context.Context, err error, who string) error {
 // but that the quorum counts as a voter (promoted before, then its disk was
 // lost): voting with amnesia could elect a leader missing committed
 // entries.
-func (c *clusterNode) checkObserverAmnesia(tc *tls.Config) error {
-	probe := peer.NewClient(nil, tc, c.logger)
+func (c *clusterNode) checkObserverAmnesia() error {
+	probe := c.newPeerClient(nil)
 	defer probe.Close()
 	for _, addr := range c.controllerCandidates() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

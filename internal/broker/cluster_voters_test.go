@@ -49,10 +49,10 @@ func raftVoterChange(t *testing.T, ctx context.Context, addr string, add bool, i
 // observers.
 func waitQuorum(t *testing.T, addr string, voters, observers []int32) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // generous: CI shares two cores
 	var last string
 	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		qr, err := describeQuorum(t, ctx, addr)
 		cancel()
 		if err == nil && len(qr.Topics) == 1 && qr.Topics[0].Partitions[0].ErrorCode == 0 {

@@ -10,8 +10,10 @@
 // is not the leader asks the leader over the peer listener, as Kafka's
 // brokers forward DescribeQuorum to the controller. The topic must be
 // __cluster_metadata partition 0 (else UNKNOWN_TOPIC_OR_PARTITION, as
-// Kafka). On a single node the broker answers as a one-voter quorum that it
-// leads. It needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+// Kafka). v2's Nodes give each voter's endpoints as it told them
+// (UpdateRaftVoter, update_raft_voter.go), else its peer address under the
+// name CONTROLLER. On a single node the broker answers as a one-voter quorum
+// that it leads. It needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 package broker
 
 import (
@@ -143,6 +145,16 @@ func (b *Broker) handleDescribeQuorum(ctx context.Context, r *wire.Request, req 
 			n := kmsg.NewDescribeQuorumResponseNode()
 			n.NodeID = int32(v.ID)
 			if c := b.cluster; c != nil {
+				if q, ok := c.store.Image().QuorumNode(int32(v.ID)); ok && len(q.Listeners) > 0 {
+					// The endpoints the voter told (UpdateRaftVoter).
+					for _, ql := range q.Listeners {
+						l := kmsg.NewDescribeQuorumResponseNodeListener()
+						l.Name, l.Host, l.Port = ql.Name, ql.Host, ql.Port
+						n.Listeners = append(n.Listeners, l)
+					}
+					resp.Nodes = append(resp.Nodes, n)
+					continue
+				}
 				addr, ok := c.peers.Addr(v.ID)
 				if v.ID == uint64(c.cfg.nodeID) {
 					addr, ok = c.peerAddr, true

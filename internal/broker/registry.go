@@ -90,6 +90,7 @@ var apiTable = []apiSpec{
 	{key: 79, min: 1, max: 2},                   // ShareAcknowledge
 	{key: 80, min: 0, max: 1},                   // AddRaftVoter (cluster nodes; raft_voters.go)
 	{key: 81, min: 0, max: 0},                   // RemoveRaftVoter
+	{key: 82, min: 0, max: 0},                   // UpdateRaftVoter (update_raft_voter.go)
 	{key: 83, min: 0, max: 0},                   // InitializeShareGroupState (share coordinator; share_coordinator.go)
 	{key: 84, min: 0, max: 0},                   // ReadShareGroupState
 	{key: 85, min: 0, max: 1},                   // WriteShareGroupState

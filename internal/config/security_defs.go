@@ -91,6 +91,11 @@ var securityDefs = []Def{
 	bdef("sasl.mechanism.inter.broker.protocol", String, ptr("GSSAPI"), rule{}, "",
 		`SASL mechanism followers use on a SASL inter-broker listener: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI, the default, `+
 			`is refused at start-up when the inter-broker listener uses SASL).`),
+	bdef("sasl.mechanism.controller.protocol", String, ptr("GSSAPI"), rule{}, "",
+		`SASL mechanism a cluster node uses on a SASL_PLAINTEXT or SASL_SSL controller listener (controller.listener.names) `+
+			`for the quorum's and the controller's traffic: PLAIN, with the username/password of the listener's PlainLoginModule `+
+			`(listener.name.<listener>.plain.sasl.jaas.config, whose user_<name> options list who may connect). GSSAPI, the `+
+			`default, is refused at start-up when the controller listener uses SASL. See docs/cluster.md.`),
 	bdef("sasl.server.callback.handler.class", Class, nil, rule{}, "",
 		`SASL server callback handler, given per listener and mechanism as Kafka requires `+
 			`(listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class; an unprefixed value is ignored, as in Kafka). For OAUTHBEARER: `+

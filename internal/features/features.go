@@ -48,7 +48,7 @@ type Feature struct {
 // metadata.version spans Kafka 4's range (7 = 3.3-IV3 up to 33 = 4.4-IV2)
 // and is finalized at its latest: Sluice's metadata records do not depend on
 // it. kraft.version stays at 0 although cluster nodes serve KIP-853's
-// AddRaftVoter and RemoveRaftVoter (docs/cluster.md): Sluice keeps its voter
+// AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter (docs/cluster.md): Sluice keeps its voter
 // set in raft's own configuration, not in Kafka's kraft.version records. transaction.version 2 is KIP-890 part 2, group.version 1 the
 // KIP-848 consumer protocol, share.version 1 share groups (KIP-932),
 // streams.version 1 the Streams rebalance protocol (KIP-1071).

@@ -36,3 +36,44 @@ func TestQuorumNodeRecords(t *testing.T) {
 		t.Fatalf("after restore: %+v %v", q, ok)
 	}
 }
+
+// A voter's endpoints and kraft.version range (UpdateRaftVoter) are kept
+// with its address, checked, and carried by snapshots.
+func TestQuorumNodeListeners(t *testing.T) {
+	ls := []QuorumListener{{Name: "CONTROLLER", Host: "10.0.0.2", Port: 9093}, {Name: "CONTROLLER2", Host: "h2", Port: 9094}}
+	im, skipped := apply(t, Empty(), 3,
+		Record{Type: SetQuorumNode, BrokerID: 2, Address: "10.0.0.2:9093", Controller: true, Listeners: ls,
+			KRaftVersions: &VersionRange{Min: 0, Max: 1}},
+		Record{Type: SetQuorumNode, BrokerID: 3, Address: "h:3", Listeners: []QuorumListener{{Name: "C", Host: "h"}}},
+		Record{Type: SetQuorumNode, BrokerID: 3, Address: "h:3", Listeners: []QuorumListener{{Name: "C", Host: "h", Port: 1}, {Name: "C", Host: "h", Port: 2}}},
+		Record{Type: SetQuorumNode, BrokerID: 3, Address: "h:3", KRaftVersions: &VersionRange{Min: 1, Max: 0}})
+	if len(skipped) != 3 {
+		t.Fatalf("skipped %v, want the port-less listener, the duplicate name and the bad range", skipped)
+	}
+	want := QuorumNode{Address: "10.0.0.2:9093", Controller: true, Listeners: ls, KRaftVersions: &VersionRange{Min: 0, Max: 1}}
+	if q, ok := im.QuorumNode(2); !ok || !q.Equal(want) {
+		t.Fatalf("node 2: %+v %v", q, ok)
+	}
+	if _, ok := im.QuorumNode(3); ok {
+		t.Fatal("a refused record was applied")
+	}
+	s := NewStore()
+	rec := Record{Type: SetQuorumNode, BrokerID: 2, Address: want.Address, Controller: true, Listeners: ls, KRaftVersions: want.KRaftVersions}
+	if err := s.Apply([]quorum.Entry{{Index: 1, Data: Batch{Records: []Record{rec}}.Encode()}}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewStore()
+	if err := r.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if q, ok := r.Image().QuorumNode(2); !ok || !q.Equal(want) {
+		t.Fatalf("after restore: %+v %v", q, ok)
+	}
+	if want.Equal(QuorumNode{Address: want.Address, Controller: true, Listeners: ls}) {
+		t.Fatal("Equal ignores the kraft.version range")
+	}
+}

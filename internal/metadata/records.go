@@ -94,9 +94,12 @@ type Record struct {
 	User      string           `json:"user,omitempty"`
 	Mechanism string           `json:"mechanism,omitempty"`
 	Scram     *ScramCredential `json:"scram,omitempty"`
-	// Address and Controller: SetQuorumNode.
-	Address    string `json:"address,omitempty"`
-	Controller bool   `json:"controller,omitempty"`
+	// Address and Controller: SetQuorumNode; Listeners and KRaftVersions
+	// too when a voter told its endpoints (UpdateRaftVoter, image_quorum.go).
+	Address       string           `json:"address,omitempty"`
+	Controller    bool             `json:"controller,omitempty"`
+	Listeners     []QuorumListener `json:"listeners,omitempty"`
+	KRaftVersions *VersionRange    `json:"kraft_versions,omitempty"`
 }
 
 // Batch is what one quorum entry carries: records applied all together.

@@ -3,7 +3,9 @@
 // (broker registration and heartbeats, topic changes, producer-id blocks)
 // from brokers to the active controller.
 //
-// It is HTTP on the controller listener's address: POST /raft carries a
+// It is HTTP on the controller listener's address (over TLS, and after a
+// SASL exchange per connection, as the listener is configured; sasl.go):
+// POST /raft carries a
 // batch of raft messages (length-prefixed protobuf), one-way; POST
 // /controller/<method> carries one JSON request and its JSON answer. Each
 // peer has one sending goroutine with a bounded queue, so a slow or dead
@@ -235,13 +237,17 @@ type Client struct {
 }
 
 // NewClient returns a client reaching node ids at addrs (host:port), over
-// TLS when tc is set (the controller listener's, see security.PeerTLS).
-func NewClient(addrs map[uint64]string, tc *tls.Config, logger *slog.Logger) *Client {
+// TLS when tc is set (the controller listener's, see security.PeerTLS),
+// with SASL when an option says so (WithSASL, sasl.go).
+func NewClient(addrs map[uint64]string, tc *tls.Config, logger *slog.Logger, opts ...ClientOption) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     time.Minute,
 		TLSClientConfig:     tc,
+	}
+	for _, o := range opts {
+		o(tr)
 	}
 	scheme := "http"
 	if tc != nil {

@@ -119,6 +119,10 @@ type Node struct {
 	confChanged bool // a configuration change was applied in this Ready
 	// startedEmpty: the raft log was empty when the node started.
 	startedEmpty bool
+	// loneCampaign: once the committed log is applied (and so the
+	// configuration known), campaign at once if this node is the only
+	// voter.
+	loneCampaign bool
 	stopc        chan struct{}
 	donec        chan struct{}
 	leader       atomic.Uint64
@@ -227,13 +231,12 @@ func Start(cfg Config) (*Node, error) {
 	}
 	n.rn = rn
 	n.startedEmpty = st.Empty()
-	if v := rn.Status().Config.Voters.IDs(); len(v) == 1 {
-		if _, self := v[cfg.ID]; self {
-			// The only voter need not wait an election timeout: its own
-			// vote is a majority (raft's election, started at once).
-			_ = rn.Campaign()
-		}
-	}
+	// The only voter need not wait an election timeout: its own vote is a
+	// majority. Raft neither campaigns while a configuration change is
+	// committed but not applied nor knows the configuration of a restarted
+	// node before its log is applied, so the run loop decides once the
+	// committed entries are applied (raft's own election then).
+	n.loneCampaign = true
 	go n.run()
 	return n, nil
 }
@@ -369,6 +372,16 @@ func (n *Node) run() {
 				n.err = err
 				n.cfg.Logger.Errorf("quorum: node %d stops: %v", n.cfg.ID, err)
 				return
+			}
+		}
+		if n.loneCampaign {
+			if st := n.rn.Status(); st.Applied >= st.HardState.GetCommit() {
+				n.loneCampaign = false
+				v := st.Config.Voters.IDs()
+				if _, self := v[n.cfg.ID]; self && len(v) == 1 && st.RaftState != raft.StateLeader {
+					_ = n.rn.Campaign()
+					continue
+				}
 			}
 		}
 		select {

@@ -65,3 +65,36 @@ func TestFailedFsyncStopsNodeBeforeAck(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A new one-voter quorum elects itself without waiting an election timeout:
+// no tick is ever given, yet it leads and commits (what a single node's
+// start relies on).
+func TestLoneVoterLeadsWithoutTicks(t *testing.T) {
+	mem := vfs.NewMemFS()
+	for run := range 2 { // a new directory, then a restart
+		sm := &listSM{}
+		n, err := Start(Config{ID: 1, ClusterID: 3, Peers: []uint64{1}, FS: mem, Dir: "/q",
+			Transport: &countingTransport{}, StateMachine: sm, ElectionTick: 10, HeartbeatTick: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for n.Leader() != 1 {
+			if time.Now().After(deadline) {
+				st, _ := n.Status()
+				n.Stop()
+				t.Fatalf("run %d: no leader without ticks: %+v applied %d", run, st.BasicStatus, st.Applied)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = n.Propose(ctx, []byte("x"))
+		cancel()
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if err := n.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

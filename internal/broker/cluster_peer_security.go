@@ -1,0 +1,144 @@
+package broker
+
+// How the controller listener is secured, as its security protocol in
+// listener.security.protocol.map says (Kafka's names and settings):
+//
+//   - PLAINTEXT: nothing (a private network only);
+//   - SSL: mutual TLS, every node presenting its certificate and verifying
+//     the others' against its trust store (security.PeerTLS);
+//   - SASL_PLAINTEXT and SASL_SSL: every connection authenticates with
+//     sasl.mechanism.controller.protocol before it carries anything (raft
+//     messages or the controller's requests; internal/peer/sasl.go). The
+//     listener accepts the mechanisms of its sasl.enabled.mechanisms
+//     (listener.name.<l>.sasl.enabled.mechanisms) with the users of its
+//     PlainLoginModule (user_<name> options of
+//     listener.name.<l>.plain.sasl.jaas.config), and this node connects
+//     with the username and password options of the same login module, as
+//     a Kafka controller does. With an authorizer, the user must be a super
+//     user or be allowed CLUSTER_ACTION on the cluster (Kafka's rule for
+//     the controllers' own requests). With SASL_SSL the connection is TLS
+//     first (the listener's key store; ssl.client.auth as configured), then
+//     SASL.
+//
+// Only PLAIN is taken: SCRAM credentials live in the metadata, which the
+// controllers cannot read before they can talk to each other.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/peer"
+	"github.com/sluice-broker/sluice/internal/security"
+)
+
+// peerSecurity is the controller listener's security, both sides.
+type peerSecurity struct {
+	serverTLS, clientTLS *tls.Config
+	sasl                 *peer.SASLServer    // nil: no SASL
+	clientOpts           []peer.ClientOption // WithSASL when SASL
+}
+
+// newPeerSecurity reads the controller listener's security settings.
+// Errors name the config at fault.
+func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
+	var ps peerSecurity
+	name := cc.peerListener
+	var err error
+	switch cc.peerProtocol {
+	case security.Plaintext:
+		return ps, nil
+	case security.SSL:
+		if ps.serverTLS, ps.clientTLS, err = security.PeerTLS(b.cfg, name); err != nil {
+			return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
+		}
+		return ps, nil
+	case security.SASLPlaintext:
+	case security.SASLSSL:
+		if ps.serverTLS, err = security.ServerTLS(b.cfg, name); err != nil {
+			return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
+		}
+		if ps.clientTLS, err = security.ClientTLS(b.cfg, name); err != nil {
+			return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
+		}
+	default:
+		return ps, fmt.Errorf("sluice: controller listener %s is %s; Sluice's controller listener is PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+			name, cc.peerProtocol)
+	}
+	sc, err := security.ListenerSASL(b.cfg, name)
+	if err != nil {
+		return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
+	}
+	for _, m := range sc.Mechanisms {
+		if m != security.MechPlain {
+			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN only "+
+				"(SCRAM credentials and OAUTHBEARER settings live in the metadata the controllers must first agree on)", name, m)
+		}
+	}
+	mech, _ := b.cfg.Value("sasl.mechanism.controller.protocol")
+	mech = strings.ToUpper(strings.TrimSpace(mech))
+	if mech != security.MechPlain {
+		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN "+
+			"(set sasl.mechanism.controller.protocol=PLAIN)", mech, name)
+	}
+	user, pass, err := security.ClientCredentials(b.cfg, name, mech)
+	if err != nil {
+		return ps, fmt.Errorf("sluice: controller listener %s (sasl.mechanism.controller.protocol): %w", name, err)
+	}
+	if _, ok := sc.PlainUsers[user]; !ok {
+		b.logger.Warn("this node's own controller user is not among the users of its controller listener; other nodes must list it",
+			"listener", name, "user", user)
+	}
+	ps.sasl = &peer.SASLServer{
+		NewSession: func(m string) (peer.SASLSession, bool) {
+			s, ok := sc.NewSession(m, nil)
+			if !ok {
+				return nil, false
+			}
+			return s, true
+		},
+		Authorize: func(user, host string) error {
+			if b.authz == nil {
+				return nil
+			}
+			d := b.authz.Decide(authz.Request{Principal: "User:" + user, Host: host}, authz.OpClusterAction,
+				authz.ResourceCluster, authz.ClusterName)
+			if !d.Allowed {
+				return fmt.Errorf("User:%s is not allowed CLUSTER_ACTION on the cluster (%s): make it a super user", user, d.Reason)
+			}
+			return nil
+		},
+		Logger: b.logger.With("component", "cluster"),
+	}
+	ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
+	return ps, nil
+}
+
+// listen wraps the controller listener's socket with its TLS and SASL.
+func (ps peerSecurity) listen(ln net.Listener) net.Listener {
+	if ps.serverTLS != nil {
+		ln = tls.NewListener(ln, ps.serverTLS)
+	}
+	if ps.sasl != nil {
+		ln = peer.SASLListener(ln, *ps.sasl)
+	}
+	return ln
+}
+
+// newPeerClient is a peer client secured as the controller listener.
+func (c *clusterNode) newPeerClient(addrs map[uint64]string) *peer.Client {
+	return peer.NewClient(addrs, c.sec.clientTLS, c.logger, c.sec.clientOpts...)
+}
+
+// plainMechanism is the client side of SASL PLAIN (RFC 4616).
+type plainMechanism struct{ user, pass string }
+
+func (plainMechanism) Name() string { return security.MechPlain }
+
+func (m plainMechanism) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
+	first := []byte("\x00" + m.user + "\x00" + m.pass)
+	return first, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
+}
