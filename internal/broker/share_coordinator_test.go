@@ -125,8 +125,14 @@ func TestShareCoordinatorRPCs(t *testing.T) {
 	fc.Version, fc.CoordinatorType = 6, 2
 	fc.CoordinatorKeys = []string{share.Key{Group: "sg", TopicID: id}.CoordinatorKey(), "bad-key"}
 	resp := tb.request(fc).(*kmsg.FindCoordinatorResponse)
-	if len(resp.Coordinators) != 2 || resp.Coordinators[0].ErrorCode != 0 || resp.Coordinators[0].NodeID != tb.broker().self() ||
-		resp.Coordinators[1].ErrorCode != kerr.InvalidRequest.Code {
+	// (franz-go sends one request per key and merges the answers in the
+	// order they arrive, so they are matched by key.)
+	byKey := map[string]kmsg.FindCoordinatorResponseCoordinator{}
+	for _, c := range resp.Coordinators {
+		byKey[c.Key] = c
+	}
+	if good, bad := byKey[fc.CoordinatorKeys[0]], byKey["bad-key"]; len(resp.Coordinators) != 2 || good.ErrorCode != 0 ||
+		good.NodeID != tb.broker().self() || bad.Key != "bad-key" || bad.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("FindCoordinator: %+v", resp.Coordinators)
 	}
 
