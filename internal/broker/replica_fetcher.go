@@ -38,6 +38,7 @@ type fetchedPartition struct {
 	truncated bool  // the log was checked against the leader for epoch
 	pos       int64 // the offset the last Fetch asked for
 	copying   bool  // the log is a copy of the leader's from an empty start (replica_recopy.go)
+	copyTo    int64 // the leader's high watermark when the copy began
 }
 
 // leaderFetcher replicates the partitions led by one broker.

@@ -26,14 +26,14 @@ import (
 // reports whether the follower restarted its log instead (the answer is
 // then dropped: the next Fetch asks from the leader's log start).
 func (f *leaderFetcher) recopyIfCleanedAway(fp *fetchedPartition, rp *kmsg.FetchResponseTopicPartition) bool {
-	if fp.pos <= fp.p.LogStartOffset() {
+	if fp.pos <= fp.p.LogStartOffset() && !fp.copying {
 		// Nothing below the position: what follows is a plain copy of the
-		// leader's log, cleaned or not.
-		fp.copying = true
+		// leader's log, cleaned or not, up to its high watermark of now.
+		fp.copying, fp.copyTo = true, rp.HighWatermark
 	}
 	if fp.copying {
-		if fp.pos >= rp.HighWatermark {
-			fp.copying = false // caught up: from now on, any lag counts again
+		if fp.pos >= fp.copyTo {
+			fp.copying = false // copied: from now on, any lag counts again
 		}
 		return false
 	}
@@ -47,7 +47,7 @@ func (f *leaderFetcher) recopyIfCleanedAway(fp *fetchedPartition, rp *kmsg.Fetch
 		f.c.logger.Warn("replica restart at the leader's log start failed", "partition", fp.p.String(), "err", err)
 		return true
 	}
-	fp.copying = true
+	fp.copying, fp.copyTo = true, rp.HighWatermark
 	return true
 }
 
