@@ -36,6 +36,9 @@ type fetchedPartition struct {
 	topicID   [16]byte
 	epoch     int32 // the leader epoch being followed
 	truncated bool  // the log was checked against the leader for epoch
+	pos       int64 // the offset the last Fetch asked for
+	copying   bool  // the log is a copy of the leader's from an empty start (replica_recopy.go)
+	copyTo    int64 // the leader's high watermark when the copy began
 }
 
 // leaderFetcher replicates the partitions led by one broker.
@@ -280,6 +283,7 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 			continue
 		}
 		ready = append(ready, fp)
+		fp.pos = pos
 		i, ok := byName[fp.p.Topic()]
 		if !ok {
 			t := kmsg.NewFetchRequestTopic()
@@ -353,6 +357,9 @@ func (f *leaderFetcher) apply(fp *fetchedPartition, rp *kmsg.FetchResponseTopicP
 	default:
 		// Not the leader (yet), fenced or unknown epoch: the metadata will
 		// tell us what changed.
+		return
+	}
+	if f.recopyIfCleanedAway(fp, rp) {
 		return
 	}
 	if len(rp.RecordBatches) > 0 {

@@ -188,6 +188,9 @@ func (c *Cleaner) roundResult(w *worker, res *PassResult) (bool, error) {
 		return false, nil
 	}
 	v := c.grab()
+	if err := c.flushCheckpoint(); err != nil { // a checkpoint grab lowered
+		c.logger.Error("cannot write cleaner checkpoint", "err", err)
+	}
 	if v == nil {
 		return false, nil
 	}
@@ -246,6 +249,7 @@ func (c *Cleaner) checkpointLocked(tp log.TopicPartition) int64 {
 // before a restart are still removed on time.
 func (c *Cleaner) viewLocked(tp log.TopicPartition, l *log.Log) *logView {
 	st := c.stateLocked(tp)
+	c.lowerCheckpointLocked(tp, l)
 	cp := c.checkpointLocked(tp)
 	if !st.horizonKnown {
 		st.pendingHorizon, st.pendingTombstones = scanHorizons(l, cp)

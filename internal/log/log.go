@@ -26,6 +26,8 @@ type Log struct {
 	cfg      atomic.Pointer[Config]
 	jitterMs atomic.Int64
 
+	endFloor endFloor // lowest end since the cleaner last looked (end_floor.go)
+
 	mu    sync.Mutex                 // the append lock
 	segs  atomic.Pointer[[]*segment] // sorted by base offset; last is active; replaced, never mutated
 	guard ProducerGuard              // (mu)

@@ -155,6 +155,7 @@ func (l *Log) load(p loadParams) error {
 		}
 	}
 	l.leo.Store(leo)
+	l.endFloor.note(leo)
 	l.logStart.Store(logStart)
 	l.checkpointChanged()
 	rp := leo

@@ -129,6 +129,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // publishEnd sets a lower log end offset after a truncation.
 func (l *Log) publishEnd(leo int64) {
 	l.leo.Store(leo)
+	l.endFloor.note(leo)
 	if l.hw.Load() > leo {
 		l.hw.Store(leo)
 	}
