@@ -117,10 +117,9 @@ if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
   set -e
   if [ "$netns_status" -eq 0 ]; then
     # Faults of 2 s at most: shorter than the 3 s broker session timeout, an
-    # isolated leader keeps its leaderships. Longer partitions move them and
-    # then sometimes show a new leader's high watermark below its
-    # predecessor's (docs/reliability.md, finding 11, a broker bug not fixed
-    # yet), which would make this CI run fail now and then.
+    # isolated leader keeps its leaderships, so the run stays short and
+    # steady. (Longer partitions once showed finding 11 of
+    # docs/reliability.md, fixed since; long runs cover them.)
     run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults partition,kill --max-fault 2s
   else
     echo "== chaos: SKIPPED the network partition run (--faults partition): $why"
