@@ -11,9 +11,9 @@
 # a 3-node cluster with replication factor 1 (kill, pause and clock jumps;
 # 25 s of faults each), a
 # 3-node cluster with replication factor 3 and min.insync.replicas 2 (35 s;
-# with the consumer-group workloads of both clients and the compaction
-# workload too; not lose-unfsynced yet: docs/reliability.md, finding 17;
-# --faults given replaces the fault lists of these three runs), and
+# kill, pause and lost un-fsynced writes; with the consumer-group workloads
+# of both clients and the compaction workload too; --faults given replaces
+# the fault lists of these three runs), and
 # the same cluster with each node in its own network namespace under
 # network partitions and kills (30 s). That last run needs network
 # namespaces (root, iproute2): where they cannot be made it is skipped and
@@ -105,12 +105,12 @@ run() {
 }
 
 if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
-  short=() rf3=() part=() f3=()
+  short=() rf3=() part=() f3=() f3rf3=()
   if [ "$time_given" = 0 ]; then short=(--time 25s) rf3=(--time 35s) part=(--time 30s); fi
-  if [ "$faults_given" = 0 ]; then f3=(--faults kill,pause,clock); fi
+  if [ "$faults_given" = 0 ]; then f3=(--faults kill,pause,clock) f3rf3=(--faults kill,pause,lose-unfsynced); fi
   run run "$@" "${short[@]}"
   run run3 "$@" "${short[@]}" "${f3[@]}" --nodes 3 --rf 1
-  run run3rf3 "$@" "${rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,rdkafka-group,compact
+  run run3rf3 "$@" "${rf3[@]}" "${f3rf3[@]}" --nodes 3 --rf 3 --min-insync 2 --workloads append,txn,rdkafka,metadata,group,rdkafka-group,compact
   set +e
   why=$("$work/sluice-chaos" --netns-check)
   netns_status=$?
