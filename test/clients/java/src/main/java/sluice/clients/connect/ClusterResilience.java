@@ -112,8 +112,16 @@ final class ClusterResilience {
             Main.await("Connect's internal topic " + t + " exists with 3 replicas", () -> {
                 TopicDescription d = admin.describeTopics(List.of(t)).allTopicNames().get(10, TimeUnit.SECONDS)
                         .get(t);
-                d.partitions().forEach(pi -> check(pi.replicas().size() == 3,
-                        t + " partition " + pi.partition() + " has replicas " + pi.replicas() + ", want 3"));
+                // Admin lists a partition's replicas among the brokers its
+                // DescribeCluster answer named; right after the worker created
+                // the topic that answer may not name them all yet: asked again.
+                for (var pi : d.partitions()) {
+                    if (pi.replicas().isEmpty()) {
+                        return "partition " + pi.partition() + " lists no replica yet";
+                    }
+                    check(pi.replicas().size() == 3,
+                            t + " partition " + pi.partition() + " has replicas " + pi.replicas() + ", want 3");
+                }
                 return "ok";
             }, "ok"::equals);
         }
