@@ -60,6 +60,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/sluice-clients.XXXXXX")
 RESULTS_DIR=$WORK/results
 mkdir -p "$RESULTS_DIR"
 BROKER_PID=""
+ACL_BROKER_PID=""
 OAUTH_PID=""
 
 cleanup() {
@@ -68,6 +69,11 @@ cleanup() {
     kill -TERM "$BROKER_PID" 2>/dev/null || true
     for _ in $(seq 100); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$BROKER_PID" 2>/dev/null || true
+  fi
+  if [ -n "$ACL_BROKER_PID" ] && kill -0 "$ACL_BROKER_PID" 2>/dev/null; then
+    kill -TERM "$ACL_BROKER_PID" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$ACL_BROKER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$ACL_BROKER_PID" 2>/dev/null || true
   fi
   if [ -n "$keep" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
@@ -227,6 +233,25 @@ group.streams.min.heartbeat.interval.ms=500
 PROPS
   "$WORK/sluice" --config "$WORK/server.properties" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!
+  # A second broker with the authorizer on, for the security.acls scenarios of confluent-kafka, Java
+  # Admin and kafkajs (SLUICE_ACL_*): SASL_PLAINTEXT, PLAIN users admin (super user) and alice, no ACLs.
+  if wanted python || wanted java || wanted kafkajs; then
+    ACL_PORT=$("$WORK/harness" freeport -n 1)
+    export SLUICE_ACL_BOOTSTRAP=127.0.0.1:$ACL_PORT SLUICE_ACL_ADMIN_USER=admin SLUICE_ACL_ADMIN_PASSWORD=admin-secret
+    export SLUICE_ACL_USER=alice SLUICE_ACL_PASSWORD=alice-secret
+    cat >"$WORK/acl-server.properties" <<PROPS
+listeners=SASL_PLAINTEXT://$SLUICE_ACL_BOOTSTRAP
+sasl.enabled.mechanisms=PLAIN
+sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\
+    username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:admin
+offsets.topic.num.partitions=1
+PROPS
+    "$WORK/sluice" --config "$WORK/acl-server.properties" --data-dir "$WORK/acl-data" --metrics-listen "" \
+      >"$WORK/acl-sluice.log" 2>&1 &
+    ACL_BROKER_PID=$!
+  fi
   # kafka-dump-log reads the broker's segment files.
   export SLUICE_CLIENTS_DATA_DIR=$WORK/data
 fi
@@ -242,6 +267,16 @@ until APIS=$("$WORK/harness" apis -bootstrap "$BOOTSTRAP" -timeout 2s 2>/dev/nul
   sleep 0.2
 done
 echo "broker $BROKER_VERSION at $BOOTSTRAP advertises: $APIS"
+if [ -n "$ACL_BROKER_PID" ]; then
+  deadline=$(( $(date +%s) + 30 ))
+  until "$WORK/harness" apis -bootstrap "$SLUICE_ACL_BOOTSTRAP" -timeout 2s >/dev/null 2>&1; do
+    if ! kill -0 "$ACL_BROKER_PID" 2>/dev/null || [ "$(date +%s)" -ge "$deadline" ]; then
+      group_failure broker "the broker with the authorizer (security.acls) did not start: $(tail -n 5 "$WORK/acl-sluice.log" | tr '\n' ' ')"
+      unset SLUICE_ACL_BOOTSTRAP; break
+    fi
+    sleep 0.2
+  done
+fi
 echo "SASL_SSL: ${SLUICE_SASL_SSL_BOOTSTRAP:-(not set)}, SASL_PLAINTEXT: ${SLUICE_SASL_PLAINTEXT_BOOTSTRAP:-(not set)}, CA: ${SLUICE_CA_PEM:-(not set)}, OAUTH: ${SLUICE_OAUTH_BOOTSTRAP:-(not set)}"
 "$WORK/harness" api-versions -bootstrap "$BOOTSTRAP" -timeout 10s -out "$WORK/api-versions.json" ||
   echo '[]' >"$WORK/api-versions.json"

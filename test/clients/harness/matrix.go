@@ -63,6 +63,7 @@ var featureNames = []struct{ id, name string }{
 	{"security.oauthbearer-unsecured", "SASL/OAUTHBEARER with unsecured (unsigned, development) tokens: produce and consume"},
 	{"security.oauthbearer-oidc", "SASL/OAUTHBEARER with a client-credentials login at an OAuth token endpoint, JWT checked against the JWKS: produce and consume"},
 	{"security.reauthentication", "KIP-368 re-authentication: sessions of 5 s renewed on the same connections while producing"},
+	{"security.acls", "Authorizer on: produce, fetch, groups, transactions and admin refused without ACLs (Kafka's errors; nothing changed), allowed after the client's admin API creates ACLs, refused again after it deletes them"},
 	{"security.scram-tool", "kafka-configs --alter / --describe a SCRAM user, then the tools over SASL_SSL (--command-config)"},
 	{"example.compacted-topics", "Compacted-topics walkthrough (example)"},
 	{"example.compaction", "Walkthrough after compaction (example)"},
