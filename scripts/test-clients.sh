@@ -234,16 +234,19 @@ PROPS
   "$WORK/sluice" --config "$WORK/server.properties" --data-dir "$WORK/data" >"$WORK/sluice.log" 2>&1 &
   BROKER_PID=$!
   # A second broker with the authorizer on, for the security.acls scenarios of confluent-kafka, Java
-  # Admin and kafkajs (SLUICE_ACL_*): SASL_PLAINTEXT, PLAIN users admin (super user) and alice, no ACLs.
+  # Admin and kafkajs (SLUICE_ACL_*): SASL_PLAINTEXT, PLAIN users admin (super user) and, with no ACLs,
+  # alice-<client> (SLUICE_ACL_USER-python, -java, -kafkajs: one each, so that one scenario's ACLs never
+  # help another's), all with SLUICE_ACL_PASSWORD; its log (SLUICE_ACL_LOG) holds the audit lines.
   if wanted python || wanted java || wanted kafkajs; then
     ACL_PORT=$("$WORK/harness" freeport -n 1)
     export SLUICE_ACL_BOOTSTRAP=127.0.0.1:$ACL_PORT SLUICE_ACL_ADMIN_USER=admin SLUICE_ACL_ADMIN_PASSWORD=admin-secret
-    export SLUICE_ACL_USER=alice SLUICE_ACL_PASSWORD=alice-secret
+    export SLUICE_ACL_USER=alice SLUICE_ACL_PASSWORD=alice-secret SLUICE_ACL_LOG=$WORK/acl-sluice.log
     cat >"$WORK/acl-server.properties" <<PROPS
 listeners=SASL_PLAINTEXT://$SLUICE_ACL_BOOTSTRAP
 sasl.enabled.mechanisms=PLAIN
 sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\
-    username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";
+    username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" \\
+    user_alice-python="alice-secret" user_alice-java="alice-secret" user_alice-kafkajs="alice-secret";
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 super.users=User:admin
 offsets.topic.num.partitions=1

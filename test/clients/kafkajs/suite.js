@@ -348,6 +348,214 @@ scenario('security-scram-sha-256-ssl', 'security.scram',
     await secureRoundTrip(saslSslKafka({ mechanism: 'scram-sha-256', username: user, password }), `${PREFIX}-scram256`);
   });
 
+// ---- security: the authorizer (a second broker, SLUICE_ACL_*) ----------------------------------
+
+const ACL = process.env.SLUICE_ACL_BOOTSTRAP || '';
+
+const ACL_USER = `${process.env.SLUICE_ACL_USER || 'alice'}-kafkajs`; // this client's own user: no other scenario's ACLs help it
+
+function aclKafka(username, password) {
+  return new Kafka({
+    clientId: 'sluice-clients-acl',
+    brokers: [ACL],
+    sasl: { mechanism: 'plain', username, password },
+    logLevel: logLevel.NOTHING, // the refusals below are expected; kafkajs would log each one
+    connectionTimeout: 10000,
+    requestTimeout: TIMEOUT_MS,
+    retry: { retries: 1, initialRetryTime: 100 },
+  });
+}
+
+/** The Kafka error type (e.g. TOPIC_AUTHORIZATION_FAILED) of a kafkajs error, looking through its causes. */
+function errorTypes(e) {
+  const out = [];
+  for (let x = e, depth = 0; x && depth < 5; x = x.cause || x.originalError, depth++) {
+    if (x.type) out.push(x.type);
+    for (const inner of x.errors || []) out.push(...errorTypes(inner));
+  }
+  return out;
+}
+
+/**
+ * fn must fail with the Kafka error type. kafkajs reports a refused FindCoordinator as
+ * KafkaJSGroupCoordinatorNotFound without the broker's error: then the broker's audit line
+ * (SLUICE_ACL_LOG) must show the denial of that resource ([resourceType, name]).
+ */
+async function expectError(what, type, fn, resource) {
+  try {
+    await fn();
+  } catch (e) {
+    await checkRefusal(what, type, e, resource);
+    return;
+  }
+  throw new Error(`${what}: succeeded, want ${type}`);
+}
+
+async function checkRefusal(what, type, e, resource) {
+  if (resource && e && e.name === 'KafkaJSGroupCoordinatorNotFound' && !errorTypes(e).includes(type)) {
+    const [rt, name] = resource;
+    const line = new RegExp(`authorization denied.* principal=User:${ACL_USER} .*resource_type=${rt} resource=${name} `);
+    if (!process.env.SLUICE_ACL_LOG) throw new Skip(`kafkajs hides ${type} (${e.message}) and SLUICE_ACL_LOG is not set`);
+    await eventually(`${what}: the broker's audit line for ${rt} ${name}`, 10000,
+      () => fs.readFileSync(process.env.SLUICE_ACL_LOG, 'utf8').split('\n').some((l) => line.test(l)));
+    return;
+  }
+  check(errorTypes(e).includes(type), `${what}: ${e && e.name}: ${e && e.message} (types ${errorTypes(e)}; want ${type})`);
+}
+
+/** Runs a group consumer of topic until it crashes with the error type; it must read nothing. */
+async function expectConsumerRefused(what, k, groupId, topic, type, resource) {
+  const c = k.consumer({ groupId, sessionTimeout: 10000, heartbeatInterval: 1000, retry: { retries: 0 } });
+  const read = [];
+  let crash;
+  c.on(c.events.CRASH, (ev) => { crash = ev.payload.error; });
+  await c.connect();
+  try {
+    // kafkajs asks for the topic's metadata when it subscribes: a topic it may not describe fails there.
+    await c.subscribe({ topics: [topic], fromBeginning: true });
+    await c.run({ eachMessage: async ({ message }) => { read.push(String(message.value)); } });
+    await eventually(`${what} refused`, TIMEOUT_MS, () => crash !== undefined);
+  } catch (e) {
+    crash = e;
+  } finally {
+    await c.disconnect();
+  }
+  check(read.length === 0, `${what} read ${read}`);
+  await checkRefusal(what, type, crash, resource);
+}
+
+scenario('security-acls', 'security.acls',
+  [...SASL_APIS, 'CreateACLs', 'DescribeACLs', 'DeleteACLs', 'CreateTopics', 'Produce', 'Fetch', 'ListOffsets',
+    'FindCoordinator', 'JoinGroup', 'SyncGroup', 'OffsetCommit', 'OffsetFetch', 'InitProducerID', 'AddPartitionsToTxn', 'EndTxn'],
+  async () => {
+    if (!ACL) throw new Skip('not set: SLUICE_ACL_BOOTSTRAP (no broker with the authorizer)');
+    const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = require('kafkajs');
+    const principal = `User:${ACL_USER}`;
+    const t = `${PREFIX}-acl`;
+    const g = `${PREFIX}-acl-group`;
+    const tx = `${PREFIX}-acl-tx`;
+    const created = `${PREFIX}-acl-new`;
+    const su = aclKafka(process.env.SLUICE_ACL_ADMIN_USER || 'admin', process.env.SLUICE_ACL_ADMIN_PASSWORD || 'admin-secret');
+    const al = aclKafka(ACL_USER, process.env.SLUICE_ACL_PASSWORD || 'alice-secret');
+    const sa = su.admin();
+    const aa = al.admin();
+    await sa.connect();
+    await aa.connect();
+    const send = async (k, value) => {
+      const p = k.producer();
+      await p.connect();
+      try {
+        await p.send({ topic: t, acks: -1, messages: [{ partition: 0, value }] });
+      } finally {
+        await p.disconnect();
+      }
+    };
+    const endOffset = async () => (await sa.fetchTopicOffsets(t))[0].high;
+    // Without waiting for leaders: that asks for the topic's metadata, and Create does not imply Describe.
+    const createIn = (a, topic) => a.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: false,
+      timeout: TIMEOUT_MS });
+    try {
+      await createIn(sa, t);
+      await send(su, 'by-admin');
+
+      // Without ACLs: every family refused with Kafka's error.
+      await expectError('alice creates a topic', 'TOPIC_AUTHORIZATION_FAILED', () => createIn(aa, created));
+      await expectError('alice lists ACLs', 'CLUSTER_AUTHORIZATION_FAILED', () => aa.describeAcls({
+        resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY,
+        operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+      }));
+      await expectError('alice produces', 'TOPIC_AUTHORIZATION_FAILED', () => send(al, 'denied'));
+      await expectConsumerRefused("alice's consumer", al, g, t, 'TOPIC_AUTHORIZATION_FAILED');
+      await expectError("alice fetches the group's offsets", 'GROUP_AUTHORIZATION_FAILED', () => aa.fetchOffsets({ groupId: g, topics: [t] }),
+        ['GROUP', g]);
+      // kafkajs's idempotent producer asks for a producer id without its transactional id when it connects:
+      // Kafka wants IdempotentWrite on the cluster or Write on some topic for that.
+      await expectError("alice's idempotent producer", 'CLUSTER_AUTHORIZATION_FAILED', async () => {
+        const p = al.producer({ idempotent: true, maxInFlightRequests: 1 });
+        try {
+          await p.connect();
+        } finally {
+          await p.disconnect();
+        }
+      });
+      await expectError("alice's transactional producer", 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', async () => {
+        const p = al.producer({ transactionalId: tx, maxInFlightRequests: 1 });
+        await p.connect();
+        try {
+          await p.transaction();
+        } finally {
+          await p.disconnect();
+        }
+      }, ['TRANSACTIONAL_ID', tx]);
+
+      // A denied request changed nothing: no record, no topic, no group.
+      check(await endOffset() === '1', `end offset after alice's denied produce: ${await endOffset()} (want 1)`);
+      check(!(await sa.listTopics()).includes(created), `${created} exists after a denied CreateTopics`);
+      check(!(await sa.listGroups()).groups.some((x) => x.groupId === g), `${g} exists after denied group requests`);
+
+      // ACLs created with the admin API: the topic's first, so that the consumer's refusal is the group's.
+      const acl = (resourceType, resourceName, resourcePatternType, operation) => ({
+        resourceType, resourceName, resourcePatternType, principal, host: '*', operation, permissionType: AclPermissionTypes.ALLOW,
+      });
+      const topicAcls = [
+        acl(AclResourceTypes.TOPIC, t, ResourcePatternTypes.LITERAL, AclOperationTypes.WRITE),
+        acl(AclResourceTypes.TOPIC, t, ResourcePatternTypes.LITERAL, AclOperationTypes.READ),
+      ];
+      await sa.createAcls({ acl: topicAcls });
+      await expectConsumerRefused("alice's consumer (Read on the topic, not the group)", al, `${g}-other`, t,
+        'GROUP_AUTHORIZATION_FAILED', ['GROUP', `${g}-other`]);
+      const more = [
+        ...topicAcls,
+        acl(AclResourceTypes.GROUP, g, ResourcePatternTypes.LITERAL, AclOperationTypes.READ),
+        acl(AclResourceTypes.TRANSACTIONAL_ID, tx, ResourcePatternTypes.LITERAL, AclOperationTypes.WRITE),
+        acl(AclResourceTypes.TOPIC, created, ResourcePatternTypes.PREFIXED, AclOperationTypes.CREATE),
+      ];
+      await sa.createAcls({ acl: more.slice(topicAcls.length) });
+      const mine = {
+        resourceType: AclResourceTypes.ANY, resourcePatternType: ResourcePatternTypes.ANY, principal,
+        operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY,
+      };
+      const listed = (await sa.describeAcls(mine)).resources.reduce((n, r) => n + r.acls.length, 0);
+      check(listed === more.length, `describeAcls lists ${listed} of alice's ${more.length} ACLs`);
+
+      check(await createIn(aa, created), `alice's CreateTopics of ${created} created nothing`);
+      check((await sa.listTopics()).includes(created), `${created} not listed after alice created it`);
+      await send(al, 'by-alice');
+      const c = al.consumer({ groupId: g, sessionTimeout: 10000, heartbeatInterval: 1000 });
+      const got = [];
+      await c.connect();
+      try {
+        await c.subscribe({ topics: [t], fromBeginning: true });
+        await c.run({ eachMessage: async ({ message }) => { got.push(String(message.value)); } });
+        await eventually("alice's group consumer read 2 records", 60000, () => got.length >= 2);
+      } finally {
+        await c.disconnect(); // commits what it read
+      }
+      check(got.join(',') === 'by-admin,by-alice', `alice's group consumer read ${got}`);
+      const offs = await aa.fetchOffsets({ groupId: g, topics: [t] });
+      check(offs[0].partitions[0].offset === '2', `alice's committed offsets: ${JSON.stringify(offs)}`);
+      const p = al.producer({ transactionalId: tx, idempotent: true, maxInFlightRequests: 1 });
+      await p.connect();
+      try {
+        const txn = await p.transaction();
+        await txn.send({ topic: t, acks: -1, messages: [{ partition: 0, value: 'in-txn' }] });
+        await txn.commit();
+      } finally {
+        await p.disconnect();
+      }
+      check(await endOffset() === '4', `end offset after alice's transaction: ${await endOffset()} (want 4)`);
+
+      // Removed again: refused again.
+      const del = await sa.deleteAcls({ filters: [mine] });
+      const removed = del.filterResponses[0].matchingAcls.length;
+      check(removed === more.length, `deleteAcls removed ${removed} of ${more.length}`);
+      await expectError('alice produces after deleteAcls', 'TOPIC_AUTHORIZATION_FAILED', () => send(al, 'denied-again'));
+    } finally {
+      await sa.disconnect();
+      await aa.disconnect();
+    }
+  });
+
 scenario('security-wrong-password', 'security.wrong-password', [...SASL_APIS, 'Metadata'], async () => {
   for (const sasl of [
     { mechanism: 'plain', username: PLAIN_USER, password: `not-${PLAIN_PASSWORD}` },

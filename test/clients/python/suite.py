@@ -630,14 +630,14 @@ ACL_APIS = (*SASL_APIS, "CreateACLs", "DescribeACLs", "DeleteACLs", "CreateTopic
             "AddPartitionsToTxn", "EndTxn")
 
 
-def acl_conf(user_var, password_var):
+def acl_conf(user, password):
     return {
         **BASE,
         "bootstrap.servers": ACL,
         "security.protocol": "SASL_PLAINTEXT",
         "sasl.mechanisms": "PLAIN",
-        "sasl.username": os.environ.get(user_var, ""),
-        "sasl.password": os.environ.get(password_var, ""),
+        "sasl.username": user,
+        "sasl.password": password,
         "log_level": 0,  # the refusals below are expected: librdkafka would log each retry
     }
 
@@ -687,8 +687,10 @@ def acls():
     from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType,
                                        ResourcePatternType, ResourceType)
 
-    su_conf = acl_conf("SLUICE_ACL_ADMIN_USER", "SLUICE_ACL_ADMIN_PASSWORD")
-    al_conf = acl_conf("SLUICE_ACL_USER", "SLUICE_ACL_PASSWORD")
+    env = os.environ.get
+    su_conf = acl_conf(env("SLUICE_ACL_ADMIN_USER", "admin"), env("SLUICE_ACL_ADMIN_PASSWORD", "admin-secret"))
+    # A user of this client's own (alice-python), so that no other scenario's ACLs help it.
+    al_conf = acl_conf(env("SLUICE_ACL_USER", "alice") + "-python", env("SLUICE_ACL_PASSWORD", "alice-secret"))
     principal = "User:" + al_conf["sasl.username"]
     t, g, tx, created = PREFIX + "-acl", PREFIX + "-acl-group", PREFIX + "-acl-tx", PREFIX + "-acl-new"
     su, al = AdminClient(su_conf), AdminClient(al_conf)
