@@ -88,6 +88,7 @@ public final class Main {
         Transactions.register(h);
         Security.register(h);
         OAuth.register(h);
+        Acls.register(h);
         Share.register(h);
         boolean ok;
         try {
