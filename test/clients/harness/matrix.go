@@ -79,7 +79,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.dump-log-offsets", "kafka-dump-log --offsets-decoder on __consumer_offsets"},
 	{"tools.dump-log-transactions", "kafka-dump-log --transaction-log-decoder on __transaction_state"},
 	{"tools.acls", "kafka-acls --list, --add: SECURITY_DISABLED (no authorizer), as Kafka without one"},
-	{"tools.acls-authorizer", "kafka-acls with the authorizer on: --add --producer/--consumer, --list, --remove; denials and grants over SASL_PLAINTEXT"},
+	{"tools.acls-authorizer", "kafka-acls with the authorizer on: --add --producer (with --transactional-id)/--consumer, --list, --remove; denials and grants (topics, groups, transactions) over SASL_PLAINTEXT"},
 	{"tools.configs-quotas", "kafka-configs --alter / --describe client quotas (--entity-type clients, users, both)"},
 	{"tools.quotas-throttle", "Throttled producer and consumer (client-id quotas) stay below their byte rate and see throttle time; unthrottled clients next to them are not throttled"},
 	{"tools.reassign-partitions", "kafka-reassign-partitions --list, --execute with the current assignment"},

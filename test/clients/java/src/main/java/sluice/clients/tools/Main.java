@@ -101,7 +101,7 @@ public final class Main {
         h.add("kafka-acls-authorizer", "tools.acls-authorizer",
                 List.of("SASLHandshake", "SASLAuthenticate", "CreateACLs", "DescribeACLs", "DeleteACLs", "CreateTopics",
                         "Metadata", "InitProducerID", "Produce", "FindCoordinator", "JoinGroup", "SyncGroup", "Fetch",
-                        "OffsetCommit"),
+                        "OffsetCommit", "AddPartitionsToTxn", "EndTxn", "DescribeTransactions"),
                 Main::aclsWithAuthorizer);
         h.add("kafka-configs-quotas", "tools.configs-quotas", List.of("AlterClientQuotas", "DescribeClientQuotas"),
                 Quotas::configsQuotas);
@@ -415,6 +415,7 @@ public final class Main {
             String alice = b.clientConfig("alice");
             String t = PREFIX + "-acl-topic";
             String g = PREFIX + "-acl-group";
+            String tx = PREFIX + "-acl-tx";
             java.util.function.BiFunction<String, String[], ToolRunner.Result> as = (cfg, args) -> {
                 List<String> all = new ArrayList<>(List.of("--bootstrap-server", b.bootstrap, "--command-config", cfg));
                 all.addAll(Arrays.asList(args));
@@ -431,13 +432,37 @@ public final class Main {
                     "--command-config", alice, "--create", "--topic", t, "--partitions", "1");
             check(create.status() != 0 && (create.out() + create.err()).contains("TopicAuthorizationException"),
                     "kafka-topics --create as alice (no ACL): " + create);
+            java.util.function.Supplier<ToolRunner.Result> describeTx = () -> {
+                try {
+                    return ToolRunner.run("kafka-transactions", TRANSACTIONS, "--bootstrap-server", b.bootstrap,
+                            "--command-config", alice, "describe", "--transactional-id", tx);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            };
+            ToolRunner.Result txDenied = describeTx.get();
+            // The tool's words for the TransactionalIdAuthorizationException of FindCoordinator.
+            String txRefused = "failed due to authorization failure";
+            check(txDenied.status() != 0 && (txDenied.out() + txDenied.err()).contains(txRefused),
+                    "kafka-transactions describe as alice (no ACL): " + txDenied);
+            try {
+                commitOne(b.bootstrap, alice, tx, t, "denied");
+                throw new AssertionError("alice's transactional producer initialized without an ACL");
+            } catch (org.apache.kafka.common.errors.TransactionalIdAuthorizationException expected) {
+                // Kafka's error for InitProducerId without Write on the transactional id.
+            }
 
-            as.apply(admin, new String[] {"--add", "--allow-principal", "User:alice", "--producer", "--topic", t}).ok();
+            as.apply(admin, new String[] {"--add", "--allow-principal", "User:alice", "--producer", "--topic", t,
+                    "--transactional-id", tx}).ok();
             as.apply(admin, new String[] {"--add", "--allow-principal", "User:alice", "--consumer", "--topic", t,
                     "--group", g}).ok();
             ToolRunner.Result list = as.apply(admin, new String[] {"--list", "--topic", t}).ok();
             for (String op : List.of("WRITE", "CREATE", "DESCRIBE", "READ")) {
                 contains(list, "(principal=User:alice, host=*, operation=" + op + ", permissionType=ALLOW)");
+            }
+            ToolRunner.Result txList = as.apply(admin, new String[] {"--list", "--transactional-id", tx}).ok();
+            for (String op : List.of("WRITE", "DESCRIBE")) {
+                contains(txList, "(principal=User:alice, host=*, operation=" + op + ", permissionType=ALLOW)");
             }
 
             contains(ToolRunner.run("kafka-topics", TOPICS, "--bootstrap-server", b.bootstrap, "--command-config",
@@ -457,8 +482,12 @@ public final class Main {
             check(b.log().contains("resource_type=GROUP resource=" + g + "-other"),
                     "the broker logged no GROUP denial for " + g + "-other");
 
+            commitOne(b.bootstrap, alice, tx, t, "in-txn");
+            ToolRunner.Result txDescribed = describeTx.get().ok();
+            contains(txDescribed, "CompleteCommit");
+
             as.apply(admin, new String[] {"--remove", "--allow-principal", "User:alice", "--producer", "--topic", t,
-                    "--force"}).ok();
+                    "--transactional-id", tx, "--force"}).ok();
             as.apply(admin, new String[] {"--remove", "--allow-principal", "User:alice", "--consumer", "--topic", t,
                     "--group", g, "--force"}).ok();
             ToolRunner.Result after = as.apply(admin, new String[] {"--list", "--topic", t}).ok();
@@ -466,7 +495,28 @@ public final class Main {
             ToolRunner.Result hidden = ToolRunner.run("kafka-topics", TOPICS, "--bootstrap-server", b.bootstrap,
                     "--command-config", alice, "--list").ok();
             check(!hidden.out().contains(t), "alice still lists " + t + " without ACLs: " + hidden);
+            ToolRunner.Result txAgain = describeTx.get();
+            check(txAgain.status() != 0 && (txAgain.out() + txAgain.err()).contains(txRefused),
+                    "kafka-transactions describe as alice after --remove: " + txAgain);
             check(b.log().contains("authorization denied"), "the broker logged no denial");
+        }
+    }
+
+    /** One committed transaction of one record, as the client config file (--command-config) logs in. */
+    private static void commitOne(String bootstrap, String config, String txId, String topic, String value)
+            throws Exception {
+        Properties p = new Properties();
+        try (var in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(config))) {
+            p.load(in);
+        }
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txId);
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) TIMEOUT_MS);
+        try (KafkaProducer<String, String> pr = new KafkaProducer<>(p, new StringSerializer(), new StringSerializer())) {
+            pr.initTransactions();
+            pr.beginTransaction();
+            pr.send(new ProducerRecord<>(topic, value));
+            pr.commitTransaction();
         }
     }
 
