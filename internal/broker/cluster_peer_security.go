@@ -27,6 +27,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 
@@ -40,6 +41,9 @@ type peerSecurity struct {
 	serverTLS, clientTLS *tls.Config
 	sasl                 *peer.SASLServer    // nil: no SASL
 	clientOpts           []peer.ClientOption // WithSASL when SASL
+	// certAuthorize checks an SSL listener's peers (cluster_peer_tls_authz.go).
+	certAuthorize func(cs *tls.ConnectionState, host string) error
+	logger        *slog.Logger
 }
 
 // newPeerSecurity reads the controller listener's security settings.
@@ -55,6 +59,10 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 		if ps.serverTLS, ps.clientTLS, err = security.PeerTLS(b.cfg, name); err != nil {
 			return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
 		}
+		if ps.certAuthorize, err = b.peerCertAuthorizer(name); err != nil {
+			return ps, err
+		}
+		ps.logger = b.logger.With("component", "cluster")
 		return ps, nil
 	case security.SASLPlaintext:
 	case security.SASLSSL:
@@ -121,6 +129,9 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 func (ps peerSecurity) listen(ln net.Listener) net.Listener {
 	if ps.serverTLS != nil {
 		ln = tls.NewListener(ln, ps.serverTLS)
+	}
+	if ps.certAuthorize != nil {
+		ln = newPeerCertListener(ln, ps.certAuthorize, ps.logger)
 	}
 	if ps.sasl != nil {
 		ln = peer.SASLListener(ln, *ps.sasl)

@@ -600,7 +600,8 @@ func TestClusterReplication(t *testing.T) {
 
 // With an SSL controller listener the nodes speak raft and the controller's
 // requests over mutual TLS; a client without a trusted certificate gets no
-// answer from it.
+// answer from it, and (with the authorizer on) neither does one whose
+// trusted certificate's principal is not allowed CLUSTER_ACTION.
 func TestClusterControllerListenerTLS(t *testing.T) {
 	ca := sectest.NewCA(t, "cluster-ca")
 	dir := t.TempDir()
@@ -614,6 +615,10 @@ func TestClusterControllerListenerTLS(t *testing.T) {
 			"listener.name.controller.ssl.keystore.location":   ca.Peer(t, fmt.Sprintf("node-%d", id)).WritePEM(t, dir, fmt.Sprintf("node%d.pem", id)),
 			"listener.name.controller.ssl.truststore.type":     "PEM",
 			"listener.name.controller.ssl.truststore.location": trust,
+			// The nodes' certificate subjects, mapped, are super users.
+			"listener.name.controller.ssl.principal.mapping.rules": "RULE:^CN=(node-[0-9]+)$/$1/,DEFAULT",
+			"authorizer.class.name":                                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+			"super.users":                                          "User:ANONYMOUS;User:node-1;User:node-2;User:node-3",
 		}
 	})
 	adm := tc.admin()
@@ -636,6 +641,15 @@ func TestClusterControllerListenerTLS(t *testing.T) {
 	if resp, err := anon.Post("https://"+addr+"/controller/register", "application/json", strings.NewReader("{}")); err == nil {
 		resp.Body.Close()
 		t.Fatalf("a client without a certificate got an answer: %s", resp.Status)
+	}
+	// A certificate of the same CA whose principal (User:CN=intruder) is
+	// not allowed CLUSTER_ACTION: the TLS handshake succeeds, then the
+	// connection is closed without an answer.
+	ic := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(),
+		Certificates: []tls.Certificate{ca.Peer(t, "intruder").TLSCertificate()}}}}
+	if resp, err := ic.Post("https://"+addr+"/controller/register", "application/json", strings.NewReader("{}")); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a certificate without CLUSTER_ACTION got an answer: %s", resp.Status)
 	}
 }
 
