@@ -27,18 +27,34 @@ func (b *Broker) fetchQuotaBound(r *wire.Request, maxBytes int32) int32 {
 	return maxBytes
 }
 
-// throttleFetch records the bytes a consumer fetch returns against its
-// consumer_byte_rate. Unlike Kafka, which answers a throttled fetch with
-// no data, Sluice returns what was read and throttles afterwards (the
-// fetch session has already moved on).
-func (b *Broker) throttleFetch(r *wire.Request, resp *kmsg.FetchResponse, targets []fetchTarget) {
+// throttleFetch records the bytes a consumer fetch read against its
+// consumer_byte_rate, and puts the throttle time it earned in resp. As in
+// Kafka, a fetch that earns a throttle is answered without its records
+// (drop: true), and its bytes are taken back from the rate, so that a
+// consumer stays below its quota but for the first window's burst; the
+// partitions' offsets (high watermark, log start) are still sent. Unlike
+// Kafka, a fetch of more than the quota window's bytes (bound: one batch
+// larger than fetchQuotaBound allows, returned whole as KIP-74 wants) keeps
+// its records, else a batch larger than quota × window could never be
+// read.
+func (b *Broker) throttleFetch(r *wire.Request, resp *kmsg.FetchResponse, targets []fetchTarget, bound int32) (drop bool) {
 	var n int64
 	for i := range targets {
 		if targets[i].err == nil {
 			n += targets[i].res.Size
 		}
 	}
-	throttle(r, resp, b.recordQuota(r, quota.Fetch, float64(n)))
+	d := b.recordQuota(r, quota.Fetch, float64(n))
+	throttle(r, resp, d)
+	if d <= 0 || n == 0 || n > int64(bound) {
+		return false
+	}
+	if ix := b.quotaIndex(); ix != nil {
+		if _, tags, ok := ix.Resolve(quota.KeyOf(quota.Fetch), quotaUser(r), r.Header.ClientIDString()); ok {
+			b.quotas.mgr.Unrecord(quota.Fetch, tags, float64(n))
+		}
+	}
+	return true
 }
 
 // mutationQuota is Kafka's controller mutation quota for one request

@@ -202,8 +202,13 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 	}
 	records := b.buildFetchResponse(resp, fctx, targets, usesIDs, committed)
 	resp.SessionID = fctx.Finish()
-	if replica < 0 {
-		b.throttleFetch(r, resp, targets) // client_quotas_enforce.go
+	if replica < 0 && b.throttleFetch(r, resp, targets, maxBytes) { // client_quotas_enforce.go
+		records = nil // throttled: the partitions without their records, as Kafka
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].RecordBatches = []byte{}
+			}
+		}
 	}
 	if records == nil {
 		return resp, nil

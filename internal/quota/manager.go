@@ -134,6 +134,18 @@ func (m *Manager) Record(kind Kind, tags Tags, limit, value float64) time.Durati
 	return d
 }
 
+// Unrecord takes value back from the client's rate sensor of kind (Kafka's
+// unrecordQuotaSensor): a consumer fetch answered without its records
+// because it earned a throttle does not count against the quota.
+func (m *Manager) Unrecord(kind Kind, tags Tags, value float64) {
+	now := m.now()
+	s := m.sensor(sensorKey{kind, tags}, now)
+	defer s.mu.Unlock()
+	if s.rate != nil {
+		s.rate.Record(-value, now)
+	}
+}
+
 // Check returns the throttle time of a client before it records anything:
 // non-zero when it is over its quota already (Kafka's strict controller
 // mutation quota refuses the mutation then).

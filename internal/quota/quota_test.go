@@ -264,3 +264,21 @@ func TestManagerConcurrent(t *testing.T) {
 		t.Fatalf("%d sensors", len(m.sensors))
 	}
 }
+
+// A value taken back (a consumer fetch answered without its records) no
+// longer counts: the client is within its quota again.
+func TestUnrecord(t *testing.T) {
+	c := newClock()
+	m := NewManager(DefaultWindow, c.now)
+	tags := Tags{ClientID: "c"}
+	if d := m.Record(Fetch, tags, 50, 400); d != 0 {
+		t.Fatalf("400 B at 50 B/s over 10 s: throttle %v", d)
+	}
+	if d := m.Record(Fetch, tags, 50, 600); d <= 0 {
+		t.Fatalf("1000 B at 50 B/s over 10 s: throttle %v", d)
+	}
+	m.Unrecord(Fetch, tags, 600)
+	if d := m.Check(Fetch, tags, 50); d != 0 {
+		t.Fatalf("after taking 600 B back: throttle %v", d)
+	}
+}
