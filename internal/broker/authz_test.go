@@ -569,6 +569,15 @@ func TestAuthzAdmin(t *testing.T) {
 	if res, err := aadm.CreateTopics(ctx, 1, 1, nil, "team.a"); err != nil || res["team.a"].Err != nil {
 		t.Fatalf("create with CREATE on the prefix: %v %+v", err, res)
 	}
+	// CREATE on the cluster allows any topic.
+	bob := kadm.NewClient(ab.as("bob"))
+	if res, _ := bob.CreateTopics(ctx, 1, 1, nil, "bob.any"); !errors.Is(res["bob.any"].Err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("bob creates without CREATE: %+v", res["bob.any"])
+	}
+	ab.grant(ctx, kadm.NewACLs().Clusters().Allow("User:bob").AllowHosts("*").Operations(kadm.OpCreate))
+	if res, err := bob.CreateTopics(ctx, 1, 1, nil, "bob.any"); err != nil || res["bob.any"].Err != nil {
+		t.Fatalf("create with CREATE on the cluster: %v %+v", err, res)
+	}
 	// DeleteTopics, CreatePartitions, DeleteRecords: denied, nothing changes.
 	if res, _ := aadm.DeleteTopics(ctx, "team.a"); !errors.Is(res["team.a"].Err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("delete without DELETE: %+v", res["team.a"])
