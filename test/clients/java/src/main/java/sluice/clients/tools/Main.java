@@ -495,6 +495,16 @@ public final class Main {
             ToolRunner.Result hidden = ToolRunner.run("kafka-topics", TOPICS, "--bootstrap-server", b.bootstrap,
                     "--command-config", alice, "--list").ok();
             check(!hidden.out().contains(t), "alice still lists " + t + " without ACLs: " + hidden);
+            // Without the ACLs: her producer and a consumer without a group are refused the topic.
+            ToolRunner.Result produceAgain = ToolRunner.runWithInput("kafka-console-producer", PRODUCER, "c\n",
+                    "--bootstrap-server", b.bootstrap, "--command-config", alice, "--topic", t);
+            check((produceAgain.out() + produceAgain.err()).contains("TopicAuthorizationException"),
+                    "kafka-console-producer as alice after --remove: " + produceAgain);
+            ToolRunner.Result consumeAgain = ToolRunner.run("kafka-console-consumer", CONSUMER, "--bootstrap-server",
+                    b.bootstrap, "--command-config", alice, "--topic", t, "--partition", "0", "--offset", "earliest",
+                    "--max-messages", "1", "--timeout-ms", String.valueOf(TIMEOUT_MS));
+            check(consumeAgain.out().isBlank() && (consumeAgain.out() + consumeAgain.err()).contains(
+                    "TopicAuthorizationException"), "kafka-console-consumer as alice after --remove: " + consumeAgain);
             ToolRunner.Result txAgain = describeTx.get();
             check(txAgain.status() != 0 && (txAgain.out() + txAgain.err()).contains(txRefused),
                     "kafka-transactions describe as alice after --remove: " + txAgain);
