@@ -11,9 +11,13 @@ type Auditor struct {
 	Interval time.Duration
 	Now      func() time.Time // time.Now if nil
 
-	mu   sync.Mutex
-	last map[auditKey]time.Time
+	mu      sync.Mutex
+	last    map[auditKey]time.Time
+	pruneAt int // the map's size at which old entries are next forgotten
 }
+
+// auditPruneMin is the smallest map the Auditor prunes.
+const auditPruneMin = 4096
 
 type auditKey struct {
 	principal string
@@ -38,13 +42,17 @@ func (a *Auditor) Allow(principal string, op Operation, rt ResourceType, name st
 	if prev, ok := a.last[k]; ok && t.Sub(prev) < a.Interval {
 		return false
 	}
-	// Forget old entries now and then so the map stays small.
-	if len(a.last) >= 4096 {
+	// Forget old entries now and then so the map stays small. The next
+	// pruning waits until the map has doubled, so a client denied on many
+	// distinct resources within one interval costs amortized constant time
+	// per denial, not a scan of the whole map each.
+	if len(a.last) >= max(a.pruneAt, auditPruneMin) {
 		for k2, p := range a.last {
 			if t.Sub(p) >= a.Interval {
 				delete(a.last, k2)
 			}
 		}
+		a.pruneAt = 2 * len(a.last)
 	}
 	a.last[k] = t
 	return true

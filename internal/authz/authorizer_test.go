@@ -3,6 +3,7 @@ package authz
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -388,5 +389,38 @@ func TestAuditor(t *testing.T) {
 	now = now.Add(time.Minute)
 	if !a.Allow("User:a", OpRead, ResourceTopic, "t") {
 		t.Fatal("denial after a minute not logged")
+	}
+}
+
+// Many distinct denials within one interval are each logged once; entries
+// older than the interval are forgotten when the map is pruned, and the
+// map is pruned only after it has doubled.
+func TestAuditorPrunes(t *testing.T) {
+	now := time.Unix(1000, 0)
+	a := &Auditor{Interval: time.Minute, Now: func() time.Time { return now }}
+	name := func(i int) string { return "t" + strconv.Itoa(i) }
+	for i := 0; i < 3*auditPruneMin; i++ {
+		if !a.Allow("User:a", OpRead, ResourceTopic, name(i)) {
+			t.Fatalf("first denial of %s not logged", name(i))
+		}
+	}
+	if a.Allow("User:a", OpRead, ResourceTopic, name(0)) || len(a.last) != 3*auditPruneMin {
+		t.Fatalf("recent entries forgotten: %d left", len(a.last))
+	}
+	if a.pruneAt <= 2*auditPruneMin {
+		t.Fatalf("next pruning at %d entries, want after the map doubled", a.pruneAt)
+	}
+	now = now.Add(2 * time.Minute)
+	before := len(a.last)
+	for i := 0; len(a.last) >= before; i++ {
+		if i > 2*a.pruneAt {
+			t.Fatalf("never pruned: %d entries, next pruning at %d", len(a.last), a.pruneAt)
+		}
+		a.Allow("User:b", OpRead, ResourceTopic, name(i))
+	}
+	for k := range a.last {
+		if k.principal == "User:a" {
+			t.Fatalf("an entry two minutes old survived the pruning: %+v", k)
+		}
 	}
 }
