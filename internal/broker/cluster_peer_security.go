@@ -54,6 +54,11 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 	var err error
 	switch cc.peerProtocol {
 	case security.Plaintext:
+		if b.cfg.AuthorizerClassName != "" {
+			b.logger.Warn("the controller listener is PLAINTEXT: the authorizer cannot tell the cluster's nodes from anyone "+
+				"else there, so anyone who reaches it can speak raft; map it to SSL or SASL_PLAINTEXT/SASL_SSL (docs/cluster.md)",
+				"listener", name)
+		}
 		return ps, nil
 	case security.SSL:
 		if ps.serverTLS, ps.clientTLS, err = security.PeerTLS(b.cfg, name); err != nil {
