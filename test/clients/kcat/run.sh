@@ -171,7 +171,7 @@ t_oauth_unsecured() {
 t_oauth_oidc() {
   local t="$P-oauth-oidc" want got
   koidc() {
-    timeout 60 kcat -b "$SLUICE_OAUTH_BOOTSTRAP" -X socket.timeout.ms=10000 -X security.protocol=SASL_PLAINTEXT \
+    LD_LIBRARY_PATH=${oidc_libs:-${LD_LIBRARY_PATH:-}} timeout 60 kcat -b "$SLUICE_OAUTH_BOOTSTRAP" -X socket.timeout.ms=10000 -X security.protocol=SASL_PLAINTEXT \
       -X sasl.mechanisms=OAUTHBEARER -X sasl.oauthbearer.method=oidc \
       -X sasl.oauthbearer.token.endpoint.url="$SLUICE_OAUTH_TOKEN_URL" \
       -X sasl.oauthbearer.client.id="$SLUICE_OAUTH_CLIENT_ID" \
@@ -207,14 +207,31 @@ run_test_with_env kcat security-wrong-password security.wrong-password \
 run_test_with_env kcat security-oauthbearer-unsecured security.oauthbearer-unsecured \
   "SASLHandshake SASLAuthenticate CreateTopics Metadata Produce Fetch ListOffsets" \
   "SLUICE_SASL_PLAINTEXT_BOOTSTRAP SLUICE_HARNESS" t_oauth_unsecured
-# Debian's kcat links a librdkafka built without OIDC (it needs libcurl): skip there.
-if kcat -X sasl.oauthbearer.method=oidc -X list >/dev/null 2>&1; then
+# Debian's kcat links a librdkafka built without OIDC (it needs libcurl). The confluent-kafka wheel the suite
+# installs (SLUICE_CLIENTS_VENV) bundles a librdkafka built with it, under the same soname: kcat then runs the
+# OIDC scenario on that library (LD_LIBRARY_PATH), and is skipped only when neither has OIDC.
+oidc_libs=""
+if ! kcat -X sasl.oauthbearer.method=oidc -X list >/dev/null 2>&1; then
+  wheel_lib=$(ls "${SLUICE_CLIENTS_VENV:-/nonexistent}"/lib/python3*/site-packages/confluent_kafka.libs/librdkafka-*.so.1 \
+    2>/dev/null | head -n 1 || true)
+  if [ -n "$wheel_lib" ]; then
+    oidc_libs=$(mktemp -d "${TMPDIR:-/tmp}/kcat-oidc.XXXXXX")
+    ln -s "$wheel_lib" "$oidc_libs/librdkafka.so.1"
+    if LD_LIBRARY_PATH=$oidc_libs kcat -X sasl.oauthbearer.method=oidc -X list >/dev/null 2>&1; then
+      echo "kcat OIDC scenario: on the librdkafka of the confluent-kafka wheel ($wheel_lib); Debian's has no OIDC"
+    else
+      rm -rf "$oidc_libs"; oidc_libs=""
+    fi
+  fi
+fi
+if [ -n "$oidc_libs" ] || kcat -X sasl.oauthbearer.method=oidc -X list >/dev/null 2>&1; then
   run_test_with_env kcat security-oauthbearer-oidc security.oauthbearer-oidc \
     "SASLHandshake SASLAuthenticate CreateTopics Metadata Produce Fetch ListOffsets" \
     "SLUICE_OAUTH_BOOTSTRAP SLUICE_OAUTH_TOKEN_URL SLUICE_OAUTH_CLIENT_ID SLUICE_OAUTH_CLIENT_SECRET SLUICE_HARNESS" t_oauth_oidc
 else
   record kcat security-oauthbearer-oidc security.oauthbearer-oidc skip \
-    "this kcat's librdkafka was built without OIDC support (sasl.oauthbearer.method=oidc needs libcurl)" 0
+    "this kcat's librdkafka was built without OIDC support (sasl.oauthbearer.method=oidc needs libcurl), and no confluent-kafka wheel's librdkafka was found (SLUICE_CLIENTS_VENV)" 0
 fi
+if [ -n "$oidc_libs" ]; then rm -rf "$oidc_libs"; fi
 
 exit $SUITE_FAILED
