@@ -4,7 +4,8 @@
 # command-line tools, Kafka Streams and Kafka Connect from Maven Central), builds Sluice, starts it
 # with a temporary data dir and four loopback listeners (PLAINTEXT, SASL_SSL and SASL_PLAINTEXT, with a
 # throw-away CA from `harness certs`, and OAUTH: OAUTHBEARER against `harness oauth-server`, an OAuth
-# provider on loopback), runs every client's scenarios against it, stops it,
+# provider on loopback) and, for the security.acls scenarios, a second broker with the authorizer on
+# (SLUICE_ACL_*), runs every client's scenarios against them, stops them,
 # writes test/clients/results.json (git-ignored; with --write-docs after a full run also
 # docs/compatibility.md, so a plain test run leaves tracked files unchanged) and ends with the
 # line "N passed, N failed[, N skipped]". Exits non-zero when any scenario failed.
