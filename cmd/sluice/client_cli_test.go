@@ -364,7 +364,18 @@ func TestBinaryCompletionAndHelp(t *testing.T) {
 			}
 		}
 	}
-	mustCLI(t, bin, nil, []string{"help"}, "group list|describe|seek|delete", "produce TOPIC", "consume TOPIC", "cluster info", "user create", "completion bash|zsh")
+	help := mustCLI(t, bin, nil, []string{"help"}, "group list|describe|seek|delete", "produce TOPIC", "consume TOPIC", "cluster info", "user create", "completion bash|zsh")
+	// Every client command and each of its verbs is listed by "sluice help".
+	for _, n := range nouns {
+		for _, v := range n.verbs {
+			if !regexp.MustCompile(`(?m)^  ` + n.name + ` \S*\b` + regexp.QuoteMeta(v.name) + `\b`).MatchString(help) {
+				t.Errorf("sluice help does not list %s %s:\n%s", n.name, v.name, help)
+			}
+		}
+	}
+	mustCLI(t, bin, nil, []string{"version", "--help"}, "Usage: sluice version")
+	mustCLI(t, bin, nil, []string{"help", "version"}, "Usage: sluice version")
+	mustCLI(t, bin, nil, []string{"completion", "bash"}, `"dev") words="cluster"`, `"help") words="acl cluster compaction completion consume dev group produce quota topic topics user version"`)
 }
 
 // TestBinaryConsumerProtocolGroup: a KIP-848 (consumer protocol) group is
