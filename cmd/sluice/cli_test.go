@@ -232,6 +232,27 @@ func TestBinaryConfigSuggestions(t *testing.T) {
 			t.Errorf("%q: exit %d, %q; want exit 2 and %q", props, code, out, want)
 		}
 	}
+	// A file with several bad names gets every one reported, each on its own
+	// line, and the broker creates nothing.
+	f := filepath.Join(dir, "several.properties")
+	if err := os.WriteFile(f, []byte("num.partitons=3\nretention.ms=1\nsegment.bytes=x\nlog.segment.bytes=abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "several-data")
+	out, code := runCLI(t, bin, nil, "--config", f, "--data-dir", data, "--metrics-listen", "")
+	for _, want := range []string{
+		"sluice: config file " + f + ": config num.partitons: unknown broker config name (did you mean num.partitions?)\n",
+		"sluice: config file " + f + ": config retention.ms: unknown broker config name (did you mean log.retention.ms?)\n",
+		"sluice: config file " + f + ": config segment.bytes: unknown broker config name (did you mean log.segment.bytes?)\n",
+		"sluice: config file " + f + `: invalid value "abc" for config log.segment.bytes`,
+	} {
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("several bad names: exit %d, %q; want exit 2 and %q", code, out, want)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("data directory after a bad config file: %v", err)
+	}
 	for cfg, want := range map[string]string{
 		"cleanup.polcy=compact": "config cleanup.polcy: unknown topic config name (did you mean cleanup.policy?)",
 		"log.retention.ms=1":    "config log.retention.ms: unknown topic config name (did you mean retention.ms?)",

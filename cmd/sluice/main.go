@@ -276,7 +276,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return 2
 		}
 		if cfg, err = config.NewBroker(props); err != nil {
-			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
+			printConfigErrors(stderr, s.configFile, err) // configfile.go
 			return 2
 		}
 	}
