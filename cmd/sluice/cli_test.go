@@ -211,6 +211,12 @@ func TestBinaryBootstrapEnv(t *testing.T) {
 	if out, code := runCLI(t, bin, []string{"SLUICE_BOOTSTRAP=127.0.0.1:1"}, "topics", "list", "--bootstrap", addr); code != 0 {
 		t.Errorf("--bootstrap over SLUICE_BOOTSTRAP: exit %d, %q", code, out)
 	}
+	// A client property the commands do not use is not silently dropped: a
+	// typo gets a warning with the name meant; client.id is used.
+	out, code := runCLI(t, bin, env, "topics", "list", "-X", "bootstrap.server=127.0.0.1:1", "-X", "client.id=ops-cli")
+	if want := "sluice: warning: the client property bootstrap.server was supplied but the sluice commands do not use it (did you mean bootstrap.servers?)"; code != 0 || !strings.Contains(out, want) || strings.Contains(out, "client.id") {
+		t.Errorf("-X bootstrap.server: exit %d, %q; want exit 0, %q and no word of client.id", code, out, want)
+	}
 }
 
 // TestBinaryConfigSuggestions: an unknown config name gets a "did you mean"
