@@ -313,7 +313,11 @@ func TestBinaryUsersAndSecurityFlags(t *testing.T) {
 	mustCLI(t, bin, []string{"SLUICE_BOOTSTRAP=", "SLUICE_CLI_CONFIG=" + pf}, []string{"topic", "list"}, "sec\t")
 	os.MkdirAll(filepath.Join(dir, ".config", "sluice"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".config", "sluice", "cli.properties"), []byte(profile), 0o600)
-	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"produce", "sec", "-q"})
+	// produce dials through its own connection (produce_messages.go): TLS and SASL from the profile.
+	if out, code := runCLIInput(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), "over-tls\n", "produce", "sec", "-q"); code != 0 {
+		t.Fatalf("produce over SASL_SSL: exit %d %q", code, out)
+	}
+	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"consume", "sec", "-n", "1"}, "over-tls")
 	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"cluster", "info"}, "CLUSTER ")
 	// --bootstrap overrides the profile's address (here: the PLAINTEXT listener, with the profile's SASL_SSL settings overridden by -X).
 	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"topic", "list", "--bootstrap", plainAddr, "-X", "security.protocol=PLAINTEXT"}, "sec\t")
