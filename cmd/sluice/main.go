@@ -326,11 +326,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:          logger,
 		Version:         buildVersion(),
 	})
-	if err := srv.Start(); err != nil {
+	consoleLn, err := bindConsole(s, cfg) // console.go
+	if err != nil {
 		logger.Error("sluice failed to start", "err", err)
 		return 1
 	}
-	con, err := startConsole(s, cfg, srv, logger) // console.go
+	if err := srv.Start(); err != nil {
+		logger.Error("sluice failed to start", "err", err)
+		if consoleLn != nil {
+			consoleLn.Close()
+		}
+		return 1
+	}
+	con, err := startConsole(s, cfg, srv, consoleLn, logger) // console.go
 	if err != nil {
 		logger.Error("sluice failed to start", "err", err)
 		srv.Close()
