@@ -26,8 +26,8 @@ func clientCommandsHelp() string {
 	var b strings.Builder
 	for _, n := range nouns {
 		left := n.name
-		if len(n.verbs) == 1 && n.verbs[0].name == "" {
-			left += " " + n.verbs[0].args
+		if len(n.verbs) == 1 {
+			left = strings.Join(strings.Fields(left+" "+n.verbs[0].name+" "+n.verbs[0].args), " ")
 		} else {
 			names := make([]string, len(n.verbs))
 			for i, v := range n.verbs {
