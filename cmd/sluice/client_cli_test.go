@@ -233,7 +233,7 @@ func TestBinaryGroups(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if out, code := runCLI(t, bin, env, "group", "describe", "g1"); code != 1 || !strings.Contains(out, "GROUP_ID_NOT_FOUND") {
+	if out, code := runCLI(t, bin, env, "group", "describe", "g1"); code != 1 || !strings.Contains(out, "GROUP_ID_NOT_FOUND: Group g1 not found.") {
 		t.Errorf("describe deleted group: %d %q", code, out)
 	}
 }

@@ -47,3 +47,11 @@ func trimHint(c *cmd, topic string, p int32, err error) string {
 	}
 	return ""
 }
+
+// derefString is *s, or "" for nil.
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
