@@ -167,7 +167,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			defer mu.Unlock()
 			if err != nil {
 				if firstErr == nil {
-					firstErr = withMessage(err, msgs.message(r.Partition))
+					firstErr = withMessage(err, msgs.message(r.Partition, err))
 				}
 				return
 			}

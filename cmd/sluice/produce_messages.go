@@ -14,11 +14,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,18 +29,32 @@ import (
 // partition is the key (Produce v13 names topics by id only).
 type produceMessages struct {
 	mu   sync.Mutex
-	msgs map[int32]string
+	msgs map[int32]codeMessage
+}
+
+type codeMessage struct {
+	code int16
+	msg  string
 }
 
 func newProduceMessages() *produceMessages {
-	return &produceMessages{msgs: map[int32]string{}}
+	return &produceMessages{msgs: map[int32]codeMessage{}}
 }
 
-// message returns the last error message for the partition ("" if none).
-func (m *produceMessages) message(partition int32) string {
+// message returns the last error message for the partition if it came
+// with err's error code ("" otherwise: a message of an earlier, retried
+// error does not describe another one).
+func (m *produceMessages) message(partition int32, err error) string {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return ""
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.msgs[partition]
+	if cm, ok := m.msgs[partition]; ok && cm.code == ke.Code {
+		return cm.msg
+	}
+	return ""
 }
 
 // dialer dials as franz-go would (TLS with tc when it is not nil, the server
@@ -166,7 +182,7 @@ func (c *watchedConn) record(version int16, b []byte) {
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if p.ErrorCode != 0 && p.ErrorMessage != nil && *p.ErrorMessage != "" {
-				c.m.msgs[p.Partition] = *p.ErrorMessage
+				c.m.msgs[p.Partition] = codeMessage{p.ErrorCode, *p.ErrorMessage}
 			}
 		}
 	}
