@@ -16,7 +16,7 @@ type scriptedConn struct {
 	in *bytes.Reader
 }
 
-func (c *scriptedConn) Read(p []byte) (int, error) { return c.in.Read(p[:1]) }
+func (c *scriptedConn) Read(p []byte) (int, error)  { return c.in.Read(p[:1]) }
 func (c *scriptedConn) Write(p []byte) (int, error) { return len(p), nil }
 
 // TestProduceMessagesParsesFrames: the watching connection finds a Produce
