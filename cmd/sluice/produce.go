@@ -149,12 +149,15 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 				return usageError{err.Error()}
 			}
 		}
-		opts = append(opts, kgo.DialTLSConfig(nil), kgo.Dialer(msgs.dialer(tc)))
+		opts = append(opts, kgo.DialTLSConfig(nil), kgo.Dialer(msgs.dialer(tc)), kgo.AllowAutoTopicCreation())
 		cl, err := c.newClient(opts...)
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
+		if err := checkProduceTopic(c, cl, topic); err != nil { // produce_messages.go
+			return err
+		}
 
 		var (
 			mu       sync.Mutex

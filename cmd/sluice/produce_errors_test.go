@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +41,21 @@ func TestBinaryProduceErrorsShowBrokerMessage(t *testing.T) {
 			t.Errorf("produce %v: exit %d, %q; want exit 1 and %q", c.args, code, out, c.want)
 		}
 	}
+	// A topic that does not exist is created on first use, as by Kafka's
+	// producer, when the broker allows it (its default)...
+	mustCLI(t, bin, env, []string{"produce", "pe-auto", "-q"}) // no input: no record, but the topic
+	mustCLI(t, bin, env, []string{"topic", "list"}, "pe-auto\t")
+	// ...and reported at once, with the reason, when it does not.
+	cfg := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(cfg, []byte("auto.create.topics.enable=false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, noAuto, _ := startBinary(t, "--config", cfg)
+	out, code := runCLIInput(t, bin, []string{"SLUICE_BOOTSTRAP=" + noAuto}, "v\n", "produce", "pe-missing", "--timeout", "60s")
+	if want := "sluice produce: UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition. (topic pe-missing does not exist and the broker does not create topics on first use: auto.create.topics.enable=false"; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("produce to a missing topic: exit %d %q; want %q", code, out, want)
+	}
+
 	// Nothing was written.
 	for _, topic := range []string{"pe-compacted", "pe-small"} {
 		if out := mustCLI(t, bin, env, []string{"consume", topic, "-f", `%o\n`}); out != "" {

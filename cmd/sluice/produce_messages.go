@@ -15,12 +15,14 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -186,4 +188,54 @@ func (c *watchedConn) record(version int16, b []byte) {
 			}
 		}
 	}
+}
+
+// checkProduceTopic asks the brokers for the topic as Kafka's producer does
+// (allow.auto.create.topics=true: the broker's auto.create.topics.enable
+// decides), so that a topic that does not exist, and will not be created,
+// is reported at once with its reason rather than after --timeout.
+// A broker whose metadata lags (a cluster, just after the topic was
+// created elsewhere) may not know the topic yet: it is asked again for up
+// to 3 seconds before the topic is called missing.
+func checkProduceTopic(c *cmd, cl *kgo.Client, topic string) error {
+	ctx, cancel := c.deadline()
+	defer cancel()
+	giveUp := time.Now().Add(2 * time.Second)
+	for {
+		err := askProduceTopic(ctx, cl, topic)
+		if err == nil || !errors.Is(err, kerr.UnknownTopicOrPartition) || time.Now().After(giveUp) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func askProduceTopic(ctx context.Context, cl *kgo.Client, topic string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = true
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		err := kerr.ErrorForCode(t.ErrorCode)
+		switch {
+		case err == nil, errors.Is(err, kerr.LeaderNotAvailable): // LEADER_NOT_AVAILABLE: being created
+			return nil
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			return fmt.Errorf("%w (topic %s does not exist and the broker does not create topics on first use: auto.create.topics.enable=false; create it with sluice topic create)", err, topic)
+		case errors.Is(err, kerr.UnknownTopicID), t.Topic != nil && *t.Topic != topic:
+			continue
+		default:
+			return fmt.Errorf("topic %s: %w", topic, err)
+		}
+	}
+	return nil
 }
