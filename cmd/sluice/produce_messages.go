@@ -196,7 +196,7 @@ func (c *watchedConn) record(version int16, b []byte) {
 // is reported at once with its reason rather than after --timeout.
 // A broker whose metadata lags (a cluster, just after the topic was
 // created elsewhere) may not know the topic yet: it is asked again for up
-// to 3 seconds before the topic is called missing.
+// to 2 seconds before the topic is called missing.
 func checkProduceTopic(c *cmd, cl *kgo.Client, topic string) error {
 	ctx, cancel := c.deadline()
 	defer cancel()
