@@ -102,7 +102,7 @@ func TestBinaryProduceConsume(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2", c.args, code, out)
 		}
 	}
-	if out, code := runCLI(t, bin, env, "consume", "nope"); code != 1 || !strings.Contains(out, "UNKNOWN_TOPIC_OR_PARTITION") {
+	if out, code := runCLI(t, bin, env, "consume", "nope"); code != 1 || !strings.Contains(out, "sluice consume: topic nope: UNKNOWN_TOPIC_OR_PARTITION") {
 		t.Errorf("consume unknown topic: %d %q", code, out)
 	}
 
