@@ -55,6 +55,7 @@ type cmd struct {
 	conn           *clientFlags
 	cl             *kgo.Client
 	adm            *kadm.Client
+	warned         bool // about unused client properties, once
 }
 
 // admin returns the admin client, connecting on first use.
@@ -75,6 +76,12 @@ func (c *cmd) newClient(more ...kgo.Opt) (*kgo.Client, error) {
 	opts, err := c.conn.options()
 	if err != nil {
 		return nil, usageError{err.Error()}
+	}
+	if !c.warned {
+		c.warned = true
+		if props, err := c.conn.properties(); err == nil {
+			warnUnusedProps(c.stderr, props) // client_props.go
+		}
 	}
 	return kgo.NewClient(append(opts, more...)...)
 }

@@ -211,6 +211,12 @@ func TestBinaryBootstrapEnv(t *testing.T) {
 	if out, code := runCLI(t, bin, []string{"SLUICE_BOOTSTRAP=127.0.0.1:1"}, "topics", "list", "--bootstrap", addr); code != 0 {
 		t.Errorf("--bootstrap over SLUICE_BOOTSTRAP: exit %d, %q", code, out)
 	}
+	// A client property the commands do not use is not silently dropped: a
+	// typo gets a warning with the name meant; client.id is used.
+	out, code := runCLI(t, bin, env, "topics", "list", "-X", "bootstrap.server=127.0.0.1:1", "-X", "client.id=ops-cli")
+	if want := "sluice: warning: the client property bootstrap.server was supplied but the sluice commands do not use it (did you mean bootstrap.servers?)"; code != 0 || !strings.Contains(out, want) || strings.Contains(out, "client.id") {
+		t.Errorf("-X bootstrap.server: exit %d, %q; want exit 0, %q and no word of client.id", code, out, want)
+	}
 }
 
 // TestBinaryConfigSuggestions: an unknown config name gets a "did you mean"
@@ -231,6 +237,27 @@ func TestBinaryConfigSuggestions(t *testing.T) {
 		if code != 2 || !strings.Contains(out, want) {
 			t.Errorf("%q: exit %d, %q; want exit 2 and %q", props, code, out, want)
 		}
+	}
+	// A file with several bad names gets every one reported, each on its own
+	// line, and the broker creates nothing.
+	f := filepath.Join(dir, "several.properties")
+	if err := os.WriteFile(f, []byte("num.partitons=3\nretention.ms=1\nsegment.bytes=x\nlog.segment.bytes=abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "several-data")
+	out, code := runCLI(t, bin, nil, "--config", f, "--data-dir", data, "--metrics-listen", "")
+	for _, want := range []string{
+		"sluice: config file " + f + ": config num.partitons: unknown broker config name (did you mean num.partitions?)\n",
+		"sluice: config file " + f + ": config retention.ms: unknown broker config name (did you mean log.retention.ms?)\n",
+		"sluice: config file " + f + ": config segment.bytes: unknown broker config name (did you mean log.segment.bytes?)\n",
+		"sluice: config file " + f + `: invalid value "abc" for config log.segment.bytes`,
+	} {
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("several bad names: exit %d, %q; want exit 2 and %q", code, out, want)
+		}
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("data directory after a bad config file: %v", err)
 	}
 	for cfg, want := range map[string]string{
 		"cleanup.polcy=compact": "config cleanup.polcy: unknown topic config name (did you mean cleanup.policy?)",

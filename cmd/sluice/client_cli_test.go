@@ -102,7 +102,7 @@ func TestBinaryProduceConsume(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2", c.args, code, out)
 		}
 	}
-	if out, code := runCLI(t, bin, env, "consume", "nope"); code != 1 || !strings.Contains(out, "UNKNOWN_TOPIC_OR_PARTITION") {
+	if out, code := runCLI(t, bin, env, "consume", "nope"); code != 1 || !strings.Contains(out, "sluice consume: topic nope: UNKNOWN_TOPIC_OR_PARTITION") {
 		t.Errorf("consume unknown topic: %d %q", code, out)
 	}
 
@@ -233,7 +233,7 @@ func TestBinaryGroups(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if out, code := runCLI(t, bin, env, "group", "describe", "g1"); code != 1 || !strings.Contains(out, "GROUP_ID_NOT_FOUND") {
+	if out, code := runCLI(t, bin, env, "group", "describe", "g1"); code != 1 || !strings.Contains(out, "GROUP_ID_NOT_FOUND: Group g1 not found.") {
 		t.Errorf("describe deleted group: %d %q", code, out)
 	}
 }
@@ -255,6 +255,11 @@ func TestBinaryClusterInfo(t *testing.T) {
 	out = mustCLI(t, bin, nil, []string{"cluster", "quorum", "--bootstrap", addr}, "LEADER 1")
 	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +leader$`).MatchString(out) {
 		t.Errorf("voter row:\n%s", out)
+	}
+	// The broker's reason, not the code's generic text.
+	if out, code := runCLI(t, bin, nil, "cluster", "remove-controller", "7", "--bootstrap", addr); code != 1 ||
+		!strings.Contains(out, "INVALID_REQUEST: this single-node broker runs no metadata quorum") || strings.Contains(out, "client library") {
+		t.Errorf("remove-controller on a single node: exit %d %q", code, out)
 	}
 }
 
@@ -313,7 +318,11 @@ func TestBinaryUsersAndSecurityFlags(t *testing.T) {
 	mustCLI(t, bin, []string{"SLUICE_BOOTSTRAP=", "SLUICE_CLI_CONFIG=" + pf}, []string{"topic", "list"}, "sec\t")
 	os.MkdirAll(filepath.Join(dir, ".config", "sluice"), 0o700)
 	os.WriteFile(filepath.Join(dir, ".config", "sluice", "cli.properties"), []byte(profile), 0o600)
-	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"produce", "sec", "-q"})
+	// produce dials through its own connection (produce_messages.go): TLS and SASL from the profile.
+	if out, code := runCLIInput(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), "over-tls\n", "produce", "sec", "-q"); code != 0 {
+		t.Fatalf("produce over SASL_SSL: exit %d %q", code, out)
+	}
+	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"consume", "sec", "-n", "1"}, "over-tls")
 	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"cluster", "info"}, "CLUSTER ")
 	// --bootstrap overrides the profile's address (here: the PLAINTEXT listener, with the profile's SASL_SSL settings overridden by -X).
 	mustCLI(t, bin, append([]string{"SLUICE_BOOTSTRAP="}, noProfile...), []string{"topic", "list", "--bootstrap", plainAddr, "-X", "security.protocol=PLAINTEXT"}, "sec\t")
@@ -364,7 +373,18 @@ func TestBinaryCompletionAndHelp(t *testing.T) {
 			}
 		}
 	}
-	mustCLI(t, bin, nil, []string{"help"}, "group list|describe|seek|delete", "produce TOPIC", "consume TOPIC", "cluster info", "user create", "completion bash|zsh")
+	help := mustCLI(t, bin, nil, []string{"help"}, "group list|describe|seek|delete", "produce TOPIC", "consume TOPIC", "cluster info", "user create", "completion bash|zsh")
+	// Every client command and each of its verbs is listed by "sluice help".
+	for _, n := range nouns {
+		for _, v := range n.verbs {
+			if !regexp.MustCompile(`(?m)^  ` + n.name + ` \S*\b` + regexp.QuoteMeta(v.name) + `\b`).MatchString(help) {
+				t.Errorf("sluice help does not list %s %s:\n%s", n.name, v.name, help)
+			}
+		}
+	}
+	mustCLI(t, bin, nil, []string{"version", "--help"}, "Usage: sluice version")
+	mustCLI(t, bin, nil, []string{"help", "version"}, "Usage: sluice version")
+	mustCLI(t, bin, nil, []string{"completion", "bash"}, `"dev") words="cluster"`, `"help") words="acl cluster compaction completion consume dev group produce quota topic topics user version"`)
 }
 
 // TestBinaryConsumerProtocolGroup: a KIP-848 (consumer protocol) group is

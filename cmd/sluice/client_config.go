@@ -41,6 +41,9 @@ func propsOptions(props map[string]string) ([]kgo.Opt, error) {
 	default:
 		return nil, fmt.Errorf("security.protocol=%s: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", protocol)
 	}
+	if id := props["client.id"]; id != "" {
+		opts = append(opts, kgo.ClientID(id))
+	}
 	if strings.HasPrefix(protocol, "SASL_") {
 		m, err := clientSASL(props)
 		if err != nil {

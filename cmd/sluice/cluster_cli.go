@@ -80,14 +80,14 @@ func clusterQuorum(fs *flag.FlagSet) func(*cmd, []string) error {
 			return err
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-			return err
+			return withMessage(err, derefString(resp.ErrorMessage))
 		}
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			return errors.New("malformed DescribeQuorum answer")
 		}
 		p := resp.Topics[0].Partitions[0]
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-			return err
+			return withMessage(err, derefString(p.ErrorMessage))
 		}
 		tw := tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "LEADER\t%d\nEPOCH\t%d\nHIGH WATERMARK\t%d\n", p.LeaderID, p.LeaderEpoch, p.HighWatermark)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,19 @@ func TestClusterBrokerOnlyProcessKilled(t *testing.T) {
 		return true
 	})
 	t.Logf("leaderships moved %.1f s after the SIGKILL (broker.session.timeout.ms=2000)", time.Since(killed).Seconds())
+
+	// sluice cluster health names the partitions that lost their replica on
+	// node 3 and exits 1.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, code := runCLI(t, bin, nil, "cluster", "health", "--bootstrap", procs[0].addr)
+		if code == 1 && strings.Contains(out, "brokers: 2,") && regexp.MustCompile(`(?m)^under-replicated partitions: [1-9]`).MatchString(out) &&
+			regexp.MustCompile(`(?m)^  spread-\d \(in sync \[[12]\] of \[[123] [123]\]\)$`).MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster health never reported the under-replicated partitions (exit %d):\n%s", code, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -40,7 +40,7 @@ func clusterAddController(fs *flag.FlagSet) func(*cmd, []string) error {
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			if resp.ErrorMessage != nil {
-				return fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+				return withMessage(err, *resp.ErrorMessage)
 			}
 			return err
 		}
@@ -68,7 +68,7 @@ func clusterRemoveController(fs *flag.FlagSet) func(*cmd, []string) error {
 		}
 		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			if resp.ErrorMessage != nil {
-				return fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+				return withMessage(err, *resp.ErrorMessage)
 			}
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 // completionWords maps "noun" and "noun verb" to the words that may follow.
 func completionWords() map[string][]string {
 	words := map[string][]string{}
-	top := []string{"completion", "help", "version"}
+	top := []string{"completion", "dev", "help", "version"}
 	for _, n := range nouns {
 		top = append(top, n.name)
 		for _, v := range n.verbs {
@@ -45,8 +45,14 @@ func completionWords() map[string][]string {
 		}
 	}
 	words["completion"] = []string{"bash", "zsh"}
+	words["dev"] = []string{"cluster"}
 	sort.Strings(top)
 	words[""] = top
+	for _, w := range top { // "sluice help COMMAND"
+		if w != "help" {
+			words["help"] = append(words["help"], w)
+		}
+	}
 	return words
 }
 

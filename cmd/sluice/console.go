@@ -17,24 +17,46 @@ import (
 	"github.com/sluice-broker/sluice/internal/console"
 )
 
-// startConsole starts the console when --console-listen (or
-// SLUICE_CONSOLE_LISTEN, or console.listen) gives an address; it returns
-// nil without one.
-func startConsole(s settings, cfg *config.Broker, srv *broker.Server, logger *slog.Logger) (*console.Console, error) {
-	listen := s.consoleListen
-	if listen == "" {
-		listen = strings.TrimSpace(cfg.Raw["console.listen"])
+// consoleListen is the console's address: --console-listen (or
+// SLUICE_CONSOLE_LISTEN), else console.listen; "" when it is off.
+func consoleListen(s settings, cfg *config.Broker) string {
+	if s.consoleListen != "" {
+		return s.consoleListen
 	}
+	return strings.TrimSpace(cfg.Raw["console.listen"])
+}
+
+// bindConsole binds the console's address, if it has one, before the broker
+// starts: an address that cannot be bound stops the broker before it
+// creates anything, as an explicit metrics address does.
+func bindConsole(s settings, cfg *config.Broker) (net.Listener, error) {
+	listen := consoleListen(s, cfg)
 	if listen == "" {
 		return nil, nil
 	}
-	opts, err := consoleOptions(listen, cfg, srv.BoundListeners())
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
+		return nil, fmt.Errorf("console: listen %s: %w", listen, err)
+	}
+	return ln, nil
+}
+
+// startConsole starts the console on ln (bound by bindConsole); it returns
+// nil when the console is off (ln nil).
+func startConsole(s settings, cfg *config.Broker, srv *broker.Server, ln net.Listener, logger *slog.Logger) (*console.Console, error) {
+	if ln == nil {
+		return nil, nil
+	}
+	opts, err := consoleOptions(consoleListen(s, cfg), cfg, srv.BoundListeners())
+	if err != nil {
+		ln.Close()
 		return nil, err
 	}
+	opts.Listener = ln
 	opts.Logger = logger
 	con, err := console.New(opts)
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
 	if err := con.Start(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/broker"
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/console"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
 )
@@ -71,10 +74,10 @@ func TestConsoleStartsWithTheBroker(t *testing.T) {
 	}
 	defer srv.Close()
 	cfg := config.DefaultBroker()
-	if con, err := startConsole(settings{}, cfg, srv, quiet); con != nil || err != nil {
+	if con, err := bindAndStartConsole(settings{}, cfg, srv, quiet); con != nil || err != nil {
 		t.Fatalf("off by default: %v %v", con, err)
 	}
-	con, err := startConsole(settings{consoleListen: "127.0.0.1:0"}, cfg, srv, quiet)
+	con, err := bindAndStartConsole(settings{consoleListen: "127.0.0.1:0"}, cfg, srv, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +92,22 @@ func TestConsoleStartsWithTheBroker(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `id="cluster-id">`) || !strings.Contains(string(body), "read-only") {
 		t.Fatalf("%d\n%s", resp.StatusCode, body)
 	}
-	// A busy console address is an error.
-	if _, err := startConsole(settings{consoleListen: con.Addr().String()}, cfg, srv, quiet); err == nil {
-		t.Fatal("a busy console address started")
+	// A busy console address is an error (bindConsole runs before the
+	// broker starts: TestBinaryConsoleListenTaken).
+	if ln, err := bindConsole(settings{consoleListen: con.Addr().String()}, cfg); err == nil {
+		ln.Close()
+		t.Fatal("a busy console address was bound")
 	}
+}
+
+// bindAndStartConsole binds the console's address and starts it, as run does
+// around the broker's start.
+func bindAndStartConsole(s settings, cfg *config.Broker, srv *broker.Server, logger *slog.Logger) (*console.Console, error) {
+	ln, err := bindConsole(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return startConsole(s, cfg, srv, ln, logger)
 }
 
 func TestConsoleOverSASLSSLTrustsTheListenersCertificate(t *testing.T) {
@@ -117,7 +132,7 @@ func TestConsoleOverSASLSSLTrustsTheListenersCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	con, err := startConsole(settings{consoleListen: "127.0.0.1:0"}, cfg, srv, quiet)
+	con, err := bindAndStartConsole(settings{consoleListen: "127.0.0.1:0"}, cfg, srv, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,5 +165,31 @@ func TestConsoleOverSASLSSLTrustsTheListenersCertificate(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(body), `id="user">admin<`) || !strings.Contains(string(body), `id="cluster-id">`) {
 		t.Fatalf("after login over SASL_SSL: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestBinaryConsoleListenTaken: a console address that cannot be bound stops
+// the broker before it creates anything (flag and console.listen).
+func TestBinaryConsoleListenTaken(t *testing.T) {
+	bin := sluiceBinary(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	cfg := filepath.Join(t.TempDir(), "server.properties")
+	os.WriteFile(cfg, []byte("console.listen="+busy.Addr().String()+"\n"), 0o600)
+	for _, args := range [][]string{
+		{"--console-listen", busy.Addr().String()},
+		{"--config", cfg},
+	} {
+		out, code := runCLI(t, bin, []string{"SLUICE_CONSOLE_LISTEN="}, append([]string{"--listen", freeAddr(t), "--data-dir", dir, "--metrics-listen", ""}, args...)...)
+		if code != 1 || !strings.Contains(out, "console: listen "+busy.Addr().String()) {
+			t.Errorf("%v: exit %d:\n%s", args, code, out)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: data directory created: %v", args, err)
+		}
 	}
 }

@@ -114,7 +114,12 @@ func consumeRun(fs *flag.FlagSet) func(*cmd, []string) error {
 		ctx, cancel := c.deadline()
 		details, err := adm.ListTopicsWithInternal(ctx, topics...)
 		if err == nil {
-			err = details.Error()
+			for _, t := range topics { // the first failing topic, by name
+				if d, ok := details[t]; ok && d.Err != nil {
+					err = fmt.Errorf("topic %s: %w", t, d.Err)
+					break
+				}
+			}
 		}
 		var starts, ends, after kadm.ListedOffsets
 		if err == nil {

@@ -124,7 +124,7 @@ func describeGroupView(c *cmd, adm *kadm.Client, name string) (*groupView, error
 		}
 		d := ds[name]
 		if d.Err != nil {
-			return nil, fmt.Errorf("group %s: %w", name, d.Err)
+			return nil, fmt.Errorf("group %s: %w", name, withMessage(d.Err, d.ErrMessage))
 		}
 		g.state, g.protocol, g.coordinator = d.State, d.Protocol, d.Coordinator.NodeID
 		for _, m := range d.Members {

@@ -147,16 +147,7 @@ const topLevelUsage = `Usage: sluice [flags]                 run a Kafka-compati
        sluice COMMAND [args]
 
 Commands:
-  topic create|list|describe|alter-config|add-partitions|trim-prefix|delete
-                                       topics of a running broker ("topics" is an alias)
-  group list|describe|seek|delete      consumer groups: lag, offset resets
-  produce TOPIC                        produce records read from standard input
-  consume TOPIC...                     print records (kcat-style -f formats, -o, -n, -g)
-  cluster info                         cluster id, controller, brokers and racks
-  user create|list|delete              SCRAM users
-  acl create|list|delete               ACLs (kafka-acls' flags)
-  compaction status [topic]            why a topic has or hasn't compacted
-  dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
+%s  dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
   completion bash|zsh                  a shell completion script
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
@@ -201,7 +192,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.StringVar(&s.consoleListen, "console-listen", env("console-listen", ""), "`host:port` of the built-in web console (default: console.listen from --config, else off; docs/console.md) [$SLUICE_CONSOLE_LISTEN]")
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), topLevelUsage)
+		fmt.Fprintf(fs.Output(), topLevelUsage, clientCommandsHelp()) // help.go
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -251,6 +242,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		parseArgs([]string{"--help"}, getenv, stdout)
 		return 0
 	case "version":
+		if len(subArgs) == 1 && askedForHelp(subArgs) {
+			fmt.Fprint(stdout, versionUsage)
+			return 0
+		}
 		if len(subArgs) > 0 {
 			fmt.Fprintf(stderr, "sluice version: unexpected argument %q\n", subArgs[0])
 			return 2
@@ -281,7 +276,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return 2
 		}
 		if cfg, err = config.NewBroker(props); err != nil {
-			fmt.Fprintf(stderr, "sluice: config file %s: %v\n", s.configFile, err)
+			printConfigErrors(stderr, s.configFile, err) // configfile.go
 			return 2
 		}
 	}
@@ -331,11 +326,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:          logger,
 		Version:         buildVersion(),
 	})
-	if err := srv.Start(); err != nil {
+	consoleLn, err := bindConsole(s, cfg) // console.go
+	if err != nil {
 		logger.Error("sluice failed to start", "err", err)
 		return 1
 	}
-	con, err := startConsole(s, cfg, srv, logger) // console.go
+	if err := srv.Start(); err != nil {
+		logger.Error("sluice failed to start", "err", err)
+		if consoleLn != nil {
+			consoleLn.Close()
+		}
+		return 1
+	}
+	con, err := startConsole(s, cfg, srv, consoleLn, logger) // console.go
 	if err != nil {
 		logger.Error("sluice failed to start", "err", err)
 		srv.Close()

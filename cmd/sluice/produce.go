@@ -8,10 +8,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -134,11 +136,28 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 		if *partition >= 0 || usesP {
 			opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 		}
+		// Dial through a connection that keeps the brokers' error messages
+		// (produce_messages.go); it does the TLS itself.
+		msgs := newProduceMessages()
+		props, err := c.conn.properties()
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		var tc *tls.Config
+		if p := strings.ToUpper(strings.TrimSpace(props["security.protocol"])); p == "SSL" || p == "SASL_SSL" {
+			if tc, err = clientTLS(props); err != nil {
+				return usageError{err.Error()}
+			}
+		}
+		opts = append(opts, kgo.DialTLSConfig(nil), kgo.Dialer(msgs.dialer(tc)), kgo.AllowAutoTopicCreation())
 		cl, err := c.newClient(opts...)
 		if err != nil {
 			return err
 		}
 		defer cl.Close()
+		if err := checkProduceTopic(c, cl, topic); err != nil { // produce_messages.go
+			return err
+		}
 
 		var (
 			mu       sync.Mutex
@@ -151,7 +170,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			defer mu.Unlock()
 			if err != nil {
 				if firstErr == nil {
-					firstErr = err
+					firstErr = withMessage(err, msgs.message(r.Partition, err))
 				}
 				return
 			}
@@ -279,6 +298,11 @@ func parseRecord(toks []fmtToken, text []byte, r *kgo.Record) error {
 			ms, err := strconv.ParseInt(string(field), 10, 64)
 			if err != nil {
 				return fmt.Errorf("bad timestamp %q (want unix milliseconds)", field)
+			}
+			// The client encodes a timestamp through nanoseconds since
+			// 1970, which an int64 holds from 1678 to 2262 only.
+			if ms < 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+				return fmt.Errorf("timestamp %d out of range (want unix milliseconds from 0 to %d)", ms, math.MaxInt64/int64(time.Millisecond))
 			}
 			r.Timestamp = time.UnixMilli(ms)
 		}

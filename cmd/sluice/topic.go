@@ -344,6 +344,9 @@ func topicTrimPrefix(fs *flag.FlagSet) func(*cmd, []string) error {
 			if nums, err = parseInt32s(*parts); err != nil {
 				return usagef("-p: %v", err)
 			}
+			if err := checkPartitions(name, t, nums); err != nil { // topic_hints.go
+				return err
+			}
 		}
 		os := kadm.Offsets{}
 		for _, p := range nums {
@@ -361,7 +364,7 @@ func topicTrimPrefix(fs *flag.FlagSet) func(*cmd, []string) error {
 			case !ok:
 				failed = fmt.Errorf("partition %d: no answer", p)
 			case r.Err != nil:
-				failed = fmt.Errorf("partition %d: %w", p, r.Err)
+				failed = fmt.Errorf("partition %d: %w%s", p, r.Err, trimHint(c, name, p, r.Err)) // topic_hints.go
 			default:
 				fmt.Fprintf(c.stdout, "%s\t%d\tlog start offset %d\n", name, p, r.LowWatermark)
 				continue

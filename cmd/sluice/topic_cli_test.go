@@ -96,8 +96,19 @@ func TestBinaryTopicVerbs(t *testing.T) {
 		t.Errorf("log start offset not 3 after trim-prefix")
 	}
 	mustCLI(t, bin, nil, cli("topic", "trim-prefix", "tv-a", "-o", "end"), "tv-a\t0\tlog start offset 5", "tv-a\t4\tlog start offset 0")
-	if out, code := runCLI(t, bin, nil, cli("topic", "trim-prefix", "tv-a", "-o", "9", "-p", "0")...); code != 1 || !strings.Contains(out, "OFFSET_OUT_OF_RANGE") {
+	// DeleteRecords answers with a code only: the command says what the
+	// partition holds, and refuses a partition the topic lacks up front.
+	if out, code := runCLI(t, bin, nil, cli("topic", "trim-prefix", "tv-a", "-o", "9", "-p", "0")...); code != 1 || !strings.Contains(out, "OFFSET_OUT_OF_RANGE") ||
+		!strings.Contains(out, "(the partition holds offsets 5 to 5: -o takes an offset up to 5, or end)") {
 		t.Errorf("trim past the end: %d %q", code, out)
+	}
+	if out, code := runCLI(t, bin, nil, cli("topic", "trim-prefix", "tv-a", "-o", "0", "-p", "7")...); code != 1 || !strings.Contains(out, "partition 7: tv-a has 5 partition(s), 0 to 4") {
+		t.Errorf("trim of a partition the topic lacks: %d %q", code, out)
+	}
+	mustCLI(t, bin, nil, cli("topic", "create", "tv-c", "-c", "cleanup.policy=compact"), "created topic tv-c")
+	if out, code := runCLI(t, bin, nil, cli("topic", "trim-prefix", "tv-c", "-o", "0")...); code != 1 ||
+		!strings.Contains(out, "partition 0: POLICY_VIOLATION: ") || !strings.Contains(out, "cleanup.policy includes delete") {
+		t.Errorf("trim of a compacted topic: %d %q", code, out)
 	}
 
 	mustCLI(t, bin, nil, cli("topics", "delete", "tv-a", "tv-b"), "deleted topic tv-a", "deleted topic tv-b")

@@ -201,7 +201,7 @@ func (b *Broker) fillProduceError(r *wire.Request, it *produceItem) {
 	sp, err := it.sp, it.err
 	sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 	sp.ErrorCode = errorCode(err)
-	sp.ErrorMessage = errorMessage(err)
+	sp.ErrorMessage = produceErrorMessage(err, it.topic, it.rp.Partition) // produce_message.go
 	var ae *log.AppendError
 	if errors.As(err, &ae) {
 		for _, re := range ae.RecordErrors {

@@ -107,6 +107,10 @@ func TestProduceErrors(t *testing.T) {
 				if len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 1 || p.ErrorMessage == nil {
 					t.Fatalf("record errors %+v, message %v", p.ErrorRecords, p.ErrorMessage)
 				}
+				// The message says why, where and which record, once.
+				if want := "compacted topic cannot accept records without a key in topic partition compacted-0 (record 1 of the batch)"; *p.ErrorMessage != want {
+					t.Fatalf("message %q, want %q", *p.ErrorMessage, want)
+				}
 			}},
 	}
 	for _, c := range cases {

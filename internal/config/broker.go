@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -108,24 +109,36 @@ func NewBroker(props map[string]string) (*Broker, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	// Every unknown name and invalid value is reported, not only the first,
+	// so that a file is fixed in one go.
+	var errs []error
 	for _, n := range names {
 		v := strings.TrimSpace(props[n])
 		i, ok := brokerIndex[n]
 		if !ok {
 			known, err := checkPrefixed(n, v)
 			if err != nil {
-				return nil, err
+				errs = append(errs, err)
+				continue
 			}
 			if !known {
-				return nil, &ConfigError{Name: n, Msg: "unknown broker config name" + didYouMean(SuggestBroker(n))}
+				errs = append(errs, &ConfigError{Name: n, Msg: "unknown broker config name" + didYouMean(SuggestBroker(n))})
+				continue
 			}
 			b.Raw[n] = v
 			continue
 		}
 		if err := brokerDefs[i].Check(v); err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		b.Raw[n] = v
+	}
+	if len(errs) == 1 {
+		return nil, errs[0]
+	}
+	if len(errs) > 1 {
+		return nil, errors.Join(errs...)
 	}
 	if err := b.fill(); err != nil {
 		return nil, err

@@ -40,6 +40,10 @@ import (
 type Options struct {
 	// Listen is the console's host:port.
 	Listen string
+	// Listener, when set, is Listen already bound (the broker binds it
+	// before it creates anything, so that a busy address stops it early);
+	// Start serves on it.
+	Listener net.Listener
 	// Bootstrap are the Kafka addresses the console connects to.
 	Bootstrap []string
 	// TLS, when set, is the client TLS set-up for Bootstrap.
@@ -160,9 +164,12 @@ func New(opts Options) (*Console, error) {
 
 // Start binds Listen and serves until Close.
 func (c *Console) Start() error {
-	ln, err := net.Listen("tcp", c.opts.Listen)
-	if err != nil {
-		return fmt.Errorf("console: listen %s: %w", c.opts.Listen, err)
+	ln := c.opts.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", c.opts.Listen); err != nil {
+			return fmt.Errorf("console: listen %s: %w", c.opts.Listen, err)
+		}
 	}
 	c.ln = ln
 	c.srv = &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second}

@@ -5,7 +5,7 @@
 //
 //	go run ./examples/compacted-topics/go [bootstrap] [topic]
 //
-// Defaults: localhost:9092 and user-profiles. SKIP_COMPACTION=1 stops after
+// Defaults: localhost:9092 and walkthrough-go. SKIP_COMPACTION=1 stops after
 // the first read; WAIT_SECONDS (default 60) bounds the wait for the cleaner.
 // Exit status: 0 done, 1 a step failed, 3 the cleaner did not run in time.
 package main
@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	bootstrap, topic := "localhost:9092", "user-profiles"
+	bootstrap, topic := "localhost:9092", "walkthrough-go"
 	if len(os.Args) > 1 {
 		bootstrap = os.Args[1]
 	}

@@ -8,7 +8,7 @@
 //
 // (a single-file program: any classpath with kafka-clients and its dependencies will do, for
 // example the one test/clients/java writes to target/classpath.txt.) Defaults: localhost:9092 and
-// user-profiles. SKIP_COMPACTION=1 stops after the first read; WAIT_SECONDS (default 60) bounds
+// walkthrough-java. SKIP_COMPACTION=1 stops after the first read; WAIT_SECONDS (default 60) bounds
 // the wait for the cleaner. Exit status: 0 done, 1 a step failed, 3 the cleaner did not run in time.
 
 import java.time.Duration;
@@ -30,7 +30,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public class Walkthrough {
     public static void main(String[] args) throws Exception {
         String bootstrap = args.length > 0 ? args[0] : "localhost:9092";
-        String topic = args.length > 1 ? args[1] : "user-profiles";
+        String topic = args.length > 1 ? args[1] : "walkthrough-java";
         int waitSeconds = Integer.parseInt(System.getenv().getOrDefault("WAIT_SECONDS", "60"));
         try {
             System.exit(run(bootstrap, topic, waitSeconds));

@@ -7,7 +7,7 @@
 //   npm install kafkajs
 //   node walkthrough.js [bootstrap] [topic]
 //
-// Defaults: localhost:9092 and user-profiles. SKIP_COMPACTION=1 stops after the
+// Defaults: localhost:9092 and walkthrough-js. SKIP_COMPACTION=1 stops after the
 // first read; WAIT_SECONDS (default 60) bounds the wait for the cleaner.
 // Exit status: 0 done, 1 a step failed, 3 the cleaner did not run in time.
 'use strict';
@@ -15,7 +15,7 @@
 const { Kafka, logLevel } = require('kafkajs');
 
 const bootstrap = process.argv[2] || 'localhost:9092';
-const topic = process.argv[3] || 'user-profiles';
+const topic = process.argv[3] || 'walkthrough-js';
 const waitSeconds = Number(process.env.WAIT_SECONDS || 60);
 const kafka = new Kafka({ clientId: 'walkthrough', brokers: [bootstrap], logLevel: logLevel.ERROR });
 

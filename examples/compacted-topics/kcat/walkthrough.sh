@@ -2,18 +2,18 @@
 # A compacted topic, step by step, with kcat (librdkafka).
 #
 # kcat has no admin API, so create the topic first with any admin tool, for example Kafka's:
-#   kafka-topics.sh --bootstrap-server localhost:9092 --create --topic user-profiles \
+#   kafka-topics.sh --bootstrap-server localhost:9092 --create --topic walkthrough-kcat \
 #     --config cleanup.policy=compact --config segment.ms=1000 --config min.cleanable.dirty.ratio=0.01
 # then:
 #   examples/compacted-topics/kcat/walkthrough.sh [bootstrap] [topic]
 #
 # It writes two versions of user-42 and a tombstone for user-7, reads all three back, then waits
 # for the cleaner and reads again: user-42=v2 now comes first, at offset 1. Defaults: localhost:9092
-# and user-profiles. SKIP_COMPACTION=1 stops after the first read; WAIT_SECONDS (default 60) bounds
+# and walkthrough-kcat. SKIP_COMPACTION=1 stops after the first read; WAIT_SECONDS (default 60) bounds
 # the wait. Exit status: 0 done, 1 a step failed, 3 the cleaner did not run in time.
 set -euo pipefail
 B=${1:-localhost:9092}
-T=${2:-user-profiles}
+T=${2:-walkthrough-kcat}
 WAIT_SECONDS=${WAIT_SECONDS:-60}
 
 # 1. The topic must exist and be compacted (see above).

@@ -7,7 +7,7 @@ again: user-42=v2 now comes first, at offset 1.
     pip install confluent-kafka
     python walkthrough.py [bootstrap] [topic]
 
-Defaults: localhost:9092 and user-profiles. SKIP_COMPACTION=1 stops after the
+Defaults: localhost:9092 and walkthrough-python. SKIP_COMPACTION=1 stops after the
 first read; WAIT_SECONDS (default 60) bounds the wait for the cleaner.
 Exit status: 0 done, 1 a step failed, 3 the cleaner did not run in time.
 """
@@ -20,7 +20,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 bootstrap = sys.argv[1] if len(sys.argv) > 1 else "localhost:9092"
-topic = sys.argv[2] if len(sys.argv) > 2 else "user-profiles"
+topic = sys.argv[2] if len(sys.argv) > 2 else "walkthrough-python"
 wait = int(os.environ.get("WAIT_SECONDS", "60"))
 
 

@@ -85,11 +85,11 @@ t_readme_quickstart() {
   local block got topic="$P-readme"
   block=$(awk '/^## Quick start with kcat/{q=1} q&&/^```sh/{f=1;next} f&&/^```/{exit} f' "$here/../../../README.md")
   [ -n "$block" ] || fail "README.md has no sh block under 'Quick start with kcat'"
-  case "$block" in *"go run ./cmd/sluice topic create user-profiles"*"kcat -b localhost:9092 -C"*) ;;
-    *) fail "the README quick start no longer creates user-profiles and consumes it with kcat:"$'\n'"$block" ;; esac
+  case "$block" in *"go run ./cmd/sluice topic create quickstart-profiles"*"kcat -b localhost:9092 -C"*) ;;
+    *) fail "the README quick start no longer creates quickstart-profiles and consumes it with kcat:"$'\n'"$block" ;; esac
   block=${block//localhost:9092/$B}
   block=${block//go run .\/cmd\/sluice/\"\$SLUICE_BIN\"}
-  block=${block//user-profiles/$topic}
+  block=${block//quickstart-profiles/$topic}
   echo "$block"
   got=$(timeout 60 bash -euo pipefail -c "$block")
   echo "$got"
