@@ -493,8 +493,8 @@ func runWorkload(ctx context.Context, o *options, w workload, running map[string
 				for _, c := range r.OthersCPU {
 					bg += c
 				}
-				logf("   %-6s rep %d: %8.1f MB/s  %9.0f rec/s  cpu %.2f s/GB  rss %d MiB  load %.2f  client cpu %.2f s/GB  other brokers' cpu %.2fs  settled %.1fs",
-					n, rep, r.MBps, float64(r.Records)/r.Seconds, r.CPUPerGB, r.RSSBytes>>20, r.Load1, r.ClientCPUPerGB, bg, r.SettleSeconds)
+				logf("   %-6s rep %d: %8.1f MB/s  %9.0f rec/s  cpu %.2f s/GB (user %.2f sys %.2f)  rss %d MiB  load %.2f  client cpu %.2f s/GB  other brokers' cpu %.2fs  settled %.1fs",
+					n, rep, r.MBps, float64(r.Records)/r.Seconds, r.CPUPerGB, r.CPUUserPerGB, r.CPUSysPerGB, r.RSSBytes>>20, r.Load1, r.ClientCPUPerGB, bg, r.SettleSeconds)
 			}
 		}
 	}
@@ -539,12 +539,13 @@ func fmtPairs(ps []float64) string {
 
 func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src string, want int64) runResult {
 	r := runResult{Target: t.name, Rep: rep, OthersCPU: map[string]float64{}}
-	var cpu0, cpu1 float64
+	var cpu0, cpu1, user0, user1, sys0, sys1 float64
 	others0 := map[string]float64{}
 	var client0 float64
 	var profDone chan struct{}
 	stats := func(begin bool) {
-		c, _ := cpuSeconds(t.pid())
+		u, st, _ := cpuTimes(t.pid())
+		c := u + st
 		self, _ := cpuSeconds(os.Getpid())
 		if begin {
 			client0 = self
@@ -562,7 +563,7 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 			}
 		}
 		if begin {
-			cpu0 = c
+			cpu0, user0, sys0 = c, u, st
 			if o.profile && t.pprof != "" && rep == 0 {
 				profDone = make(chan struct{})
 				secs := int(o.duration.Seconds())
@@ -572,7 +573,7 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 				go saveProfile(t.pprof, max(secs, 1), filepath.Join(o.tmpDir, slug(w.Name)+".cpu.pprof"), profDone)
 			}
 		} else {
-			cpu1 = c
+			cpu1, user1, sys1 = c, u, st
 		}
 	}
 	var m measurement
@@ -611,6 +612,8 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 	r.CPUSeconds = cpu1 - cpu0
 	if m.Bytes > 0 {
 		r.CPUPerGB = r.CPUSeconds / (float64(m.Bytes) / 1e9)
+		r.CPUUserPerGB = (user1 - user0) / (float64(m.Bytes) / 1e9)
+		r.CPUSysPerGB = (sys1 - sys0) / (float64(m.Bytes) / 1e9)
 		r.ClientCPUPerGB = r.ClientCPU / (float64(m.Bytes) / 1e9)
 	}
 	r.P50ms, r.P99ms, r.P999ms, r.Samples = m.P50, m.P99, m.P999, m.Samples
