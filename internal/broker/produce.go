@@ -27,8 +27,7 @@
 // reading and appending its next requests meanwhile, so one fsync covers the
 // records of several pipelined requests (group commit). Answers keep the
 // request order; a failed fsync answers KAFKA_STORAGE_ERROR. The partitions
-// of a request of 256 KiB or more are appended concurrently (on at most
-// GOMAXPROCS goroutines), and the
+// of a request of 256 KiB or more are appended concurrently, and the
 // partitions' fsyncs run concurrently.
 //
 // Transactional batches go through the same path once the transaction
@@ -45,10 +44,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -95,7 +92,15 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	}
 	b.authorizeProduce(r, req, work)
 	if parallelProduce(work) {
-		b.producePartitionsParallel(work, req)
+		var wg sync.WaitGroup
+		for i := range work {
+			wg.Add(1)
+			go func(it *produceItem) {
+				defer wg.Done()
+				b.producePartition(it, req)
+			}(&work[i])
+		}
+		wg.Wait()
 	} else {
 		for i := range work {
 			b.producePartition(&work[i], req)
@@ -233,35 +238,6 @@ type produceItem struct {
 	replicateTo int64
 	epoch       int32
 	minISR      int
-}
-
-// producePartitionsParallel appends the partitions of one request on at
-// most GOMAXPROCS goroutines, each taking the next partition not yet taken.
-//
-// One goroutine per partition (as before) made the broker dearer per byte,
-// not faster: an append is mostly one long pwrite(2), and with more
-// runnable goroutines than Ps the runtime keeps handing Ps off from threads
-// blocked in those system calls to new threads — more threads, context
-// switches, and a system monitor that then polls every 20 µs instead of
-// backing off. With GOMAXPROCS workers every P still appends; see the commit
-// for the numbers (docs/performance.md).
-func (b *Broker) producePartitionsParallel(work []produceItem, req *kmsg.ProduceRequest) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(work)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(len(work)) {
-					return
-				}
-				b.producePartition(&work[i], req)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // parallelMinBytes is the smallest produce (all partitions together) whose
