@@ -55,6 +55,7 @@ type options struct {
 	compaction   bool
 	updateDoc    bool
 	syncBetween  bool
+	recycleMiB   int64 // --recycle-mib (recycle.go)
 	kafkaVersion string
 	resultsName  string
 	replicated   bool // three-node clusters, RF 3 (replicated.go)
@@ -82,6 +83,7 @@ func main() {
 	compaction := flag.String("compaction", "auto", "run internal/compact's Go benchmark too: yes, no, auto (= full mode only)")
 	doc := flag.String("doc", "auto", "rewrite the harness section of docs/performance.md and the chart in docs/: yes, no, auto (= full mode without --only/--profile)")
 	flag.BoolVar(&o.syncBetween, "sync", true, "sync(2) between runs so every run starts without dirty pages from the last")
+	flag.Int64Var(&o.recycleMiB, "recycle-mib", 0, "before each produce run, write and delete this many MiB in the data directory so the run writes into recycled page-cache memory (A/B comparisons of broker code on a VM that returns freed memory to its host; never rewrites docs/)")
 	flag.StringVar(&o.resultsName, "name", "latest", "base name of the result files in bench/results/ (NAME.json, NAME.md, NAME.svg)")
 	flag.StringVar(&o.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version (Maven Central org.apache.kafka:kafka_2.13)")
 	flag.BoolVar(&o.replicated, "replicated", false, "three-node Sluice and three-node Kafka, one after the other: RF 3, min.insync.replicas=2 (writes bench/results/replicated.*; see bench/README.md)")
@@ -118,7 +120,7 @@ func main() {
 		o.diskBytes = 64 << 20
 	}
 	o.compaction = *compaction == "yes" || (*compaction == "auto" && !o.quick && o.only == "" && !o.profile)
-	o.updateDoc = *doc == "yes" || (*doc == "auto" && !o.quick && o.only == "" && !o.profile)
+	o.updateDoc = *doc == "yes" || (*doc == "auto" && !o.quick && o.only == "" && !o.profile && o.recycleMiB == 0)
 
 	if *fromJSON != "" {
 		if err := render(o, *fromJSON, *doc == "yes"); err != nil {
@@ -589,6 +591,11 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 		if err = createTopic(ctx, t.addr, topic, w.Partitions, cfg); err != nil {
 			break
 		}
+		if o.recycleMiB > 0 && w.Kind != "latency" {
+			if err = recycleMemory(o.workDir, o.recycleMiB); err != nil {
+				break
+			}
+		}
 		if w.Kind == "latency" {
 			m, err = latencyAt(ctx, t.addr, topic, w, o.latencyDur, stats)
 		} else {
@@ -658,6 +665,9 @@ func machineMeta(o *options) meta {
 	}
 	if o.profile {
 		m.Mode += "+profile"
+	}
+	if o.recycleMiB > 0 {
+		m.Mode += fmt.Sprintf("+recycle-%dMiB", o.recycleMiB)
 	}
 	m.Host, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
