@@ -222,6 +222,7 @@ func (s *Server) Start() (err error) {
 	s.wire = wire.NewServer(dispatcher{b}, wire.Config{
 		MaxRequestBytes: o.Config.SocketRequestMaxBytes,
 		IdleTimeout:     time.Duration(o.Config.ConnectionsMaxIdleMs) * time.Millisecond,
+		SendBufferBytes: int(o.Config.SocketSendBufferBytes),
 		Logger:          o.Logger,
 		Observer:        b.metrics,
 		Admit:           limits.admit,

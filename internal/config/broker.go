@@ -22,6 +22,7 @@ type Broker struct {
 
 	SocketRequestMaxBytes int32 // socket.request.max.bytes
 	ConnectionsMaxIdleMs  int64 // connections.max.idle.ms
+	SocketSendBufferBytes int32 // socket.send.buffer.bytes
 	MessageMaxBytes       int32 // message.max.bytes
 
 	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions
@@ -241,6 +242,7 @@ func (b *Broker) fill() error {
 
 	b.SocketRequestMaxBytes = int32(t.int("socket.request.max.bytes"))
 	b.ConnectionsMaxIdleMs = t.int("connections.max.idle.ms")
+	b.SocketSendBufferBytes = int32(t.int("socket.send.buffer.bytes"))
 	b.MessageMaxBytes = int32(t.int("message.max.bytes"))
 
 	b.OffsetsTopicNumPartitions = int32(t.int("offsets.topic.num.partitions"))

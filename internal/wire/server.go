@@ -22,6 +22,9 @@ type Config struct {
 	MaxRequestBytes int32
 	// IdleTimeout is connections.max.idle.ms; 0 disables it.
 	IdleTimeout time.Duration
+	// SendBufferBytes is socket.send.buffer.bytes: the SO_SNDBUF of every
+	// accepted connection; 0 or less leaves the OS default (see sockopt.go).
+	SendBufferBytes int
 	// MaxInFlight is the per-connection pipelining bound.
 	MaxInFlight int
 	Logger      *slog.Logger
@@ -116,6 +119,7 @@ func (s *Server) ServeListener(l net.Listener, ls *Listener) error {
 			return err
 		}
 		backoff = 5 * time.Millisecond
+		s.setSocketOptions(nc)
 		adm, ok := s.admit(s.base, nc, ls)
 		if !ok {
 			continue

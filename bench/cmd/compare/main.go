@@ -55,6 +55,7 @@ type options struct {
 	compaction   bool
 	updateDoc    bool
 	syncBetween  bool
+	recycleMiB   int64 // --recycle-mib (recycle.go)
 	kafkaVersion string
 	resultsName  string
 	replicated   bool // three-node clusters, RF 3 (replicated.go)
@@ -82,6 +83,7 @@ func main() {
 	compaction := flag.String("compaction", "auto", "run internal/compact's Go benchmark too: yes, no, auto (= full mode only)")
 	doc := flag.String("doc", "auto", "rewrite the harness section of docs/performance.md and the chart in docs/: yes, no, auto (= full mode without --only/--profile)")
 	flag.BoolVar(&o.syncBetween, "sync", true, "sync(2) between runs so every run starts without dirty pages from the last")
+	flag.Int64Var(&o.recycleMiB, "recycle-mib", 0, "before each produce run, write and delete this many MiB in the data directory so the run writes into recycled page-cache memory (A/B comparisons of broker code on a VM that returns freed memory to its host; never rewrites docs/)")
 	flag.StringVar(&o.resultsName, "name", "latest", "base name of the result files in bench/results/ (NAME.json, NAME.md, NAME.svg)")
 	flag.StringVar(&o.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version (Maven Central org.apache.kafka:kafka_2.13)")
 	flag.BoolVar(&o.replicated, "replicated", false, "three-node Sluice and three-node Kafka, one after the other: RF 3, min.insync.replicas=2 (writes bench/results/replicated.*; see bench/README.md)")
@@ -118,7 +120,7 @@ func main() {
 		o.diskBytes = 64 << 20
 	}
 	o.compaction = *compaction == "yes" || (*compaction == "auto" && !o.quick && o.only == "" && !o.profile)
-	o.updateDoc = *doc == "yes" || (*doc == "auto" && !o.quick && o.only == "" && !o.profile)
+	o.updateDoc = *doc == "yes" || (*doc == "auto" && !o.quick && o.only == "" && !o.profile && o.recycleMiB == 0)
 
 	if *fromJSON != "" {
 		if err := render(o, *fromJSON, *doc == "yes"); err != nil {
@@ -493,8 +495,8 @@ func runWorkload(ctx context.Context, o *options, w workload, running map[string
 				for _, c := range r.OthersCPU {
 					bg += c
 				}
-				logf("   %-6s rep %d: %8.1f MB/s  %9.0f rec/s  cpu %.2f s/GB  rss %d MiB  load %.2f  client cpu %.2f s/GB  other brokers' cpu %.2fs  settled %.1fs",
-					n, rep, r.MBps, float64(r.Records)/r.Seconds, r.CPUPerGB, r.RSSBytes>>20, r.Load1, r.ClientCPUPerGB, bg, r.SettleSeconds)
+				logf("   %-6s rep %d: %8.1f MB/s  %9.0f rec/s  cpu %.2f s/GB (user %.2f sys %.2f)  rss %d MiB  load %.2f  client cpu %.2f s/GB  other brokers' cpu %.2fs  settled %.1fs",
+					n, rep, r.MBps, float64(r.Records)/r.Seconds, r.CPUPerGB, r.CPUUserPerGB, r.CPUSysPerGB, r.RSSBytes>>20, r.Load1, r.ClientCPUPerGB, bg, r.SettleSeconds)
 			}
 		}
 	}
@@ -539,12 +541,13 @@ func fmtPairs(ps []float64) string {
 
 func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src string, want int64) runResult {
 	r := runResult{Target: t.name, Rep: rep, OthersCPU: map[string]float64{}}
-	var cpu0, cpu1 float64
+	var cpu0, cpu1, user0, user1, sys0, sys1 float64
 	others0 := map[string]float64{}
 	var client0 float64
 	var profDone chan struct{}
 	stats := func(begin bool) {
-		c, _ := cpuSeconds(t.pid())
+		u, st, _ := cpuTimes(t.pid())
+		c := u + st
 		self, _ := cpuSeconds(os.Getpid())
 		if begin {
 			client0 = self
@@ -562,7 +565,7 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 			}
 		}
 		if begin {
-			cpu0 = c
+			cpu0, user0, sys0 = c, u, st
 			if o.profile && t.pprof != "" && rep == 0 {
 				profDone = make(chan struct{})
 				secs := int(o.duration.Seconds())
@@ -572,7 +575,7 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 				go saveProfile(t.pprof, max(secs, 1), filepath.Join(o.tmpDir, slug(w.Name)+".cpu.pprof"), profDone)
 			}
 		} else {
-			cpu1 = c
+			cpu1, user1, sys1 = c, u, st
 		}
 	}
 	var m measurement
@@ -587,6 +590,11 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 		}
 		if err = createTopic(ctx, t.addr, topic, w.Partitions, cfg); err != nil {
 			break
+		}
+		if o.recycleMiB > 0 && w.Kind != "latency" {
+			if err = recycleMemory(o.workDir, o.recycleMiB); err != nil {
+				break
+			}
 		}
 		if w.Kind == "latency" {
 			m, err = latencyAt(ctx, t.addr, topic, w, o.latencyDur, stats)
@@ -611,6 +619,8 @@ func oneRun(ctx context.Context, o *options, w workload, t *target, rep int, src
 	r.CPUSeconds = cpu1 - cpu0
 	if m.Bytes > 0 {
 		r.CPUPerGB = r.CPUSeconds / (float64(m.Bytes) / 1e9)
+		r.CPUUserPerGB = (user1 - user0) / (float64(m.Bytes) / 1e9)
+		r.CPUSysPerGB = (sys1 - sys0) / (float64(m.Bytes) / 1e9)
 		r.ClientCPUPerGB = r.ClientCPU / (float64(m.Bytes) / 1e9)
 	}
 	r.P50ms, r.P99ms, r.P999ms, r.Samples = m.P50, m.P99, m.P999, m.Samples
@@ -655,6 +665,9 @@ func machineMeta(o *options) meta {
 	}
 	if o.profile {
 		m.Mode += "+profile"
+	}
+	if o.recycleMiB > 0 {
+		m.Mode += fmt.Sprintf("+recycle-%dMiB", o.recycleMiB)
 	}
 	m.Host, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {

@@ -145,7 +145,7 @@ func markdown(rep *report) string {
 				pc.Bytes>>20, pc.FreshMBps, pc.FreshCPUSPerGB, pc.ReusedMBps, pc.ReusedCPUSPerG)
 		}
 	}
-	b.WriteString("| workload | Sluice | Kafka | kfake | Sluice vs Kafka | Sluice vs kfake | broker CPU s/GB (Sluice / Kafka / kfake) | client CPU s/GB (same runs) |\n")
+	b.WriteString("| workload | Sluice | Kafka | kfake | Sluice vs Kafka | Sluice vs kfake | broker CPU s/GB (Sluice / Kafka / kfake; user + system) | client CPU s/GB (same runs) |\n")
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 	for _, w := range rep.Workloads {
 		cell := func(t string) string {
@@ -163,7 +163,10 @@ func markdown(rep *report) string {
 			if !ok || s.CPUPerGB == 0 {
 				return "–"
 			}
-			return fmt.Sprintf("%.2f", s.CPUPerGB)
+			if s.CPUUserPerGB == 0 && s.CPUSysPerGB == 0 {
+				return fmt.Sprintf("%.2f", s.CPUPerGB) // a result file from before the split
+			}
+			return fmt.Sprintf("%.2f (%.2f + %.2f)", s.CPUPerGB, s.CPUUserPerGB, s.CPUSysPerGB)
 		}
 		ccpu := func(t string) string {
 			s, ok := w.Median[t]

@@ -14,7 +14,12 @@ type runResult struct {
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"broker_cpu_s"`
 	CPUPerGB   float64 `json:"broker_cpu_s_per_gb"`
-	RSSBytes   int64   `json:"broker_rss_bytes_after"`
+	// CPUUserPerGB and CPUSysPerGB split CPUPerGB into the broker's user
+	// and system (kernel) time, so that our own work and the kernel's
+	// copies can be told apart.
+	CPUUserPerGB float64 `json:"broker_cpu_user_s_per_gb"`
+	CPUSysPerGB  float64 `json:"broker_cpu_sys_s_per_gb"`
+	RSSBytes     int64   `json:"broker_rss_bytes_after"`
 	// ClientCPU is the harness's own CPU (the franz-go client) in the run.
 	ClientCPU      float64 `json:"client_cpu_s"`
 	ClientCPUPerGB float64 `json:"client_cpu_s_per_gb"`
@@ -35,6 +40,10 @@ type runResult struct {
 type summary struct {
 	MBps     float64 `json:"mb_s"`
 	CPUPerGB float64 `json:"broker_cpu_s_per_gb"`
+	// CPUUserPerGB and CPUSysPerGB are the medians of the runs' user and
+	// system parts (each its own median, so they need not add up exactly).
+	CPUUserPerGB float64 `json:"broker_cpu_user_s_per_gb,omitempty"`
+	CPUSysPerGB  float64 `json:"broker_cpu_sys_s_per_gb,omitempty"`
 	// ClientCPUPerGB is the client's (harness's) CPU per GB in the same runs.
 	ClientCPUPerGB float64 `json:"client_cpu_s_per_gb"`
 	P50ms          float64 `json:"p50_ms,omitempty"`
@@ -156,14 +165,16 @@ func (wr *workloadResult) summarize(targets []string) {
 		wr.LoadMax = max(wr.LoadMax, r.Load1)
 	}
 	for t, rs := range byTarget {
-		var mb, cpu, ccpu, p50, p99, p999 []float64
+		var mb, cpu, ucpu, scpu, ccpu, p50, p99, p999 []float64
 		for _, r := range rs {
 			mb = append(mb, r.MBps)
 			cpu = append(cpu, r.CPUPerGB)
+			ucpu, scpu = append(ucpu, r.CPUUserPerGB), append(scpu, r.CPUSysPerGB)
 			ccpu = append(ccpu, r.ClientCPUPerGB)
 			p50, p99, p999 = append(p50, r.P50ms), append(p99, r.P99ms), append(p999, r.P999ms)
 		}
-		s := summary{MBps: median(mb), CPUPerGB: median(cpu), ClientCPUPerGB: median(ccpu), Runs: len(rs)}
+		s := summary{MBps: median(mb), CPUPerGB: median(cpu), CPUUserPerGB: median(ucpu), CPUSysPerGB: median(scpu),
+			ClientCPUPerGB: median(ccpu), Runs: len(rs)}
 		if wr.Metric == "p99_ms" {
 			s.P50ms, s.P99ms, s.P999ms = median(p50), median(p99), median(p999)
 		}
