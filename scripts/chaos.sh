@@ -73,6 +73,14 @@ for a in "$@"; do
   esac
 done
 
+# Lossy links (--faults lossy) need the nft tool (nftables): install it
+# where this runs as root with apt-get; elsewhere sluice-chaos exits 2 and
+# says it is missing.
+if [[ " $* " == *lossy* ]] && ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== chaos: installing nftables (the nft tool, for lossy links)"
+  apt-get install -y -q nftables >/dev/null || echo "chaos: apt-get install nftables failed"
+fi
+
 # run NAME ARGS...: one sluice-chaos run in $work/NAME; its summary is also
 # kept in $work/NAME.out for the summed last line.
 ops=0 faults=0 anomalies=0 failed=0

@@ -97,9 +97,13 @@ const (
 	// FStart.
 	FTerminate = "terminate"
 	// FPartition: cut pairs of nodes off from each other (network
-	// namespaces); FNetem: a slow, lossy link; both healed by FHeal.
+	// namespaces); FNetem: a slow, lossy link (tc netem); FLossy: a
+	// node's packets dropped at random (nftables); FSlow: a node's link
+	// rate-limited (tc tbf); all healed by FHeal.
 	FPartition = "partition"
 	FNetem     = "netem"
+	FLossy     = "lossy"
+	FSlow      = "slow"
 	FHeal      = "heal"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.

@@ -6,7 +6,9 @@
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
 // controlled shutdown, then restart), rolling-restart (terminate every node
 // in turn, waiting for /readyz), partition (network namespaces), netem
-// (where the kernel has it), disk-full (tmpfs data directories), clock (a
+// (where the kernel has it), lossy (a random fraction of a node's packets
+// dropped, nftables) and slow (a node's link rate-limited, tc tbf): lossy
+// and slow links for kernels without netem, disk-full (tmpfs data directories), clock (a
 // node's wall clock jumped through its test-only /test/clock) and
 // lose-unfsynced (SIGKILL, then the data directory as of the broker's last
 // fsyncs, from its test-only copy). Asking for one that cannot be injected
@@ -32,6 +34,8 @@ import (
 var (
 	namespacesAvailable = netns.Available
 	netemAvailable      = netns.NetemAvailable
+	lossyAvailable      = netns.LossyAvailable
+	slowAvailable       = netns.SlowAvailable
 	tmpfsAvailable      = node.TmpfsAvailable
 )
 
@@ -49,7 +53,7 @@ func NeedsTmpfs(faults []string) bool {
 // namespaces.
 func NeedsNamespaces(faults []string) bool {
 	for _, f := range faults {
-		if f == Partition || f == Netem {
+		if f == Partition || f == Netem || f == Lossy || f == Slow {
 			return true
 		}
 	}
@@ -58,11 +62,17 @@ func NeedsNamespaces(faults []string) bool {
 
 // Fault type names.
 const (
-	Kill          = "kill"
-	Pause         = "pause"
-	Terminate     = "terminate"
-	Partition     = "partition"
-	Netem         = "netem"
+	Kill      = "kill"
+	Pause     = "pause"
+	Terminate = "terminate"
+	Partition = "partition"
+	Netem     = "netem"
+	// Lossy: a random fraction of the packets to and from a node dropped
+	// (nftables in its namespace; LossyPct).
+	Lossy = history.FLossy
+	// Slow: a node's link limited to a low rate, both directions (tc tbf
+	// on both ends of its veth pair; SlowRate).
+	Slow          = history.FSlow
 	Clock         = "clock"
 	DiskFull      = "disk-full"
 	LoseUnfsynced = "lose-unfsynced"
@@ -91,6 +101,18 @@ func unavailable(f string, nodes int) string {
 		}
 		if err := netemAvailable(); err != nil {
 			return "slow and lossy links (tc netem in the nodes' network namespaces) cannot be made here: " + err.Error()
+		}
+		return ""
+	case Lossy, Slow:
+		if nodes < 2 {
+			return fmt.Sprintf("a %s link between nodes needs at least 2 nodes (--nodes %d)", f, nodes)
+		}
+		check, what := lossyAvailable, "lossy links (random drops with nftables in the nodes' network namespaces)"
+		if f == Slow {
+			check, what = slowAvailable, "slow links (tc tbf rate limits on the nodes' veth pairs)"
+		}
+		if err := check(); err != nil {
+			return what + " cannot be made here: " + err.Error()
 		}
 		return ""
 	case Clock:
@@ -142,7 +164,7 @@ func NeedsClockControl(faults []string) bool {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, DiskFull, LoseUnfsynced}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -245,7 +267,7 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem, Clock:
+		case Netem, Clock, Lossy, Slow:
 			s.Pick = rng.Uint64()
 		}
 		at += s.Quiet + s.Duration
@@ -368,6 +390,22 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		d, j, l := NetemParams(s.Pick)
 		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
 		err = n.Net.Netem(s.Node+1, d, j, l)
+	case Lossy:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		pct := LossyPct(s.Pick)
+		kind.Kind = fmt.Sprintf("loss %d%%", pct)
+		err = n.Net.Lossy(s.Node+1, pct)
+	case Slow:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		rate := SlowRate(s.Pick)
+		kind.Kind = fmt.Sprintf("rate %d kbit/s", rate)
+		err = n.Net.Slow(s.Node+1, rate)
 	case Clock:
 		off := ClockOffset(s.Pick)
 		kind.Kind = fmt.Sprintf("clock %+ds", int64(off/time.Second))
@@ -391,7 +429,7 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Pause:
 		f = history.FResume
-	case Partition, Netem, DiskFull, Clock:
+	case Partition, Netem, Lossy, Slow, DiskFull, Clock:
 		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
@@ -406,6 +444,10 @@ func (n *Nemesis) heal(s Step) error {
 		err = n.Net.HealAll()
 	case Netem:
 		err = n.Net.ClearNetem(s.Node + 1)
+	case Lossy:
+		err = n.Net.ClearLossy(s.Node + 1)
+	case Slow:
+		err = n.Net.ClearSlow(s.Node + 1)
 	case Clock:
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = nd.SetClock(ctx, 0)
@@ -492,6 +534,14 @@ func (n *Nemesis) rolling(s Step, role, target string) error {
 // HealAll makes sure every node is running, unpaused and healthy (after an
 // interrupted schedule).
 func (n *Nemesis) HealAll() error {
+	if n.Net != nil {
+		// (a lossy or slow link whose injection failed half-way; clearing
+		// a link that has none is a no-op)
+		for i := range n.Cluster.Nodes {
+			_ = n.Net.ClearLossy(i + 1)
+			_ = n.Net.ClearNetem(i + 1)
+		}
+	}
 	if n.Net != nil && len(n.Net.CutPairs()) > 0 {
 		if err := n.heal(Step{Fault: Partition}); err != nil {
 			return err
