@@ -40,6 +40,9 @@ type Env struct {
 	// PollPause between a consumer's polls (rate limits: the history stays
 	// small enough to check, and the 2-core machine stays usable).
 	WriterPause, PollPause time.Duration
+	// ACLs: the metadata workload creates and deletes ACL bindings too,
+	// and the final views hold them (the nodes run with AclProps).
+	ACLs bool
 
 	values atomic.Int64
 	procs  atomic.Int64

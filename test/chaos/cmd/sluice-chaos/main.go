@@ -74,7 +74,7 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics, AlterConfigs, CreateAcls and DeleteAcls; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
@@ -340,6 +340,13 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		props[node.FsyncShadowConfig] = node.FsyncShadowPerNode
 		props["min.insync.replicas"] = "2"
 	}
+	if wl["metadata"] {
+		// ACL bindings in the metadata workload: stored only with an
+		// authorizer (every connection a super user).
+		for k, v := range workload.AclProps {
+			props[k] = v
+		}
+	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
 		// or kill of a few seconds then exercises fencing and unfencing, not
@@ -387,7 +394,8 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
-		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
+		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond,
+		ACLs: wl["metadata"]}
 	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
 	// With replication factor 1 a killed node's partitions are offline
 	// until it is back, with all their data; with more, a new leader takes
