@@ -76,6 +76,13 @@ const (
 	Clock         = "clock"
 	DiskFull      = "disk-full"
 	LoseUnfsynced = "lose-unfsynced"
+	// LoseUnfsynced2: lose-unfsynced on two nodes at once (SIGKILL both,
+	// then both data directories as of their last fsyncs), a power loss
+	// of two machines. With acks=all, RF 3 and min.insync.replicas 2 this
+	// loses acknowledged writes by design unless every replica fsyncs
+	// before its position counts: runs with it set
+	// log.flush.interval.messages=1 (every topic's flush.messages=1).
+	LoseUnfsynced2 = "lose-unfsynced-2"
 	// Rolling: a rolling restart, every node in turn from the step's node:
 	// SIGTERM, start again after the step's duration, wait until /readyz
 	// answers ready (every partition it leads fully in sync), next node.
@@ -122,6 +129,11 @@ func unavailable(f string, nodes int) string {
 			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
 		}
 		return ""
+	case LoseUnfsynced2:
+		if nodes < 3 {
+			return fmt.Sprintf("losing two nodes' un-fsynced writes at once needs at least 3 nodes (--nodes %d), with --rf 3 and --min-insync 2", nodes)
+		}
+		return ""
 	case LoseUnfsynced:
 		if nodes < 3 {
 			return fmt.Sprintf("losing one node's un-fsynced writes loses acknowledged ones by design unless other replicas hold them: it needs at least 3 nodes (--nodes %d), with --rf and --min-insync at least 2", nodes)
@@ -145,7 +157,7 @@ func ClockOffset(pick uint64) time.Duration {
 // directories as of their fsyncs (sluice.test.fsync.shadow.dir).
 func NeedsFsyncShadow(faults []string) bool {
 	for _, f := range faults {
-		if f == LoseUnfsynced {
+		if f == LoseUnfsynced || f == LoseUnfsynced2 {
 			return true
 		}
 	}
@@ -164,7 +176,19 @@ func NeedsClockControl(faults []string) bool {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, DiskFull, LoseUnfsynced, LoseUnfsynced2}
+
+// NeedsFlushEach tells whether every topic must fsync each append
+// (log.flush.interval.messages=1): losing two nodes' un-fsynced writes at
+// once loses acknowledged ones otherwise, in Apache Kafka too.
+func NeedsFlushEach(faults []string) bool {
+	for _, f := range faults {
+		if f == LoseUnfsynced2 {
+			return true
+		}
+	}
+	return false
+}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -216,12 +240,20 @@ type Step struct {
 	// fault's delay and loss).
 	Kind string
 	Pick uint64
+	// Leader: on a cluster, the step targets the node leading a workload
+	// partition when it begins (LeaderPick chooses the partition; Node is
+	// the fallback when none has a leader).
+	Leader     bool
+	LeaderPick uint64
 }
 
 func (s Step) String() string {
 	target := fmt.Sprintf("node %d", s.Node+1)
 	if s.Controller {
 		target = "the active controller"
+	}
+	if s.Leader {
+		target = "the leader of a workload partition"
 	}
 	f := s.Fault
 	if s.Kind != "" {
@@ -234,7 +266,8 @@ func (s Step) String() string {
 // fault list, node count and length give the same schedule. Quick mode uses
 // shorter quiet periods and faults, so that a short run still sees several.
 // With more than one node, a third of the steps target the active controller
-// (a single node's schedules are those of the checker's first version).
+// and a third of the others the leader of a workload partition (a single
+// node's schedules are those of the checker's first version).
 func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quick bool) []Step {
 	return ScheduleMax(seed, faults, nodes, total, quick, 0)
 }
@@ -243,6 +276,9 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 // mode's longest, 8 s or 3 s quick).
 func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, quick bool, maxFault time.Duration) []Step {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	// (leader targeting from its own generator: the other fields of a
+	// seed's steps stay those of earlier versions)
+	lrng := rand.New(rand.NewPCG(seed, 0x1eade))
 	quietMin, quietMax, durMin, durMax := 3*time.Second, 10*time.Second, 1*time.Second, 8*time.Second
 	if quick {
 		quietMin, quietMax, durMin, durMax = 2*time.Second, 4*time.Second, 500*time.Millisecond, 3*time.Second
@@ -267,8 +303,12 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem, Clock, Lossy, Slow:
+		case Netem, Clock, Lossy, Slow, LoseUnfsynced2:
 			s.Pick = rng.Uint64()
+		}
+		leader, pick := lrng.IntN(3) == 0, lrng.Uint64()
+		if nodes > 1 && !s.Controller && s.Fault != Rolling {
+			s.Leader, s.LeaderPick = leader, pick
 		}
 		at += s.Quiet + s.Duration
 		if at > total {
@@ -287,6 +327,9 @@ type Nemesis struct {
 	// HealTimeout bounds waiting for a node to serve again after a heal.
 	HealTimeout time.Duration
 	Logf        func(format string, args ...any)
+	// LeaderTopics are the workload topics whose partition leaders steps
+	// with Leader target.
+	LeaderTopics []string
 }
 
 func (n *Nemesis) record(typ, f string, nd int, errText string) {
@@ -325,6 +368,23 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 					n.Logf("nemesis: no node names a controller; %s node %d instead", s.Fault, s.Node+1)
 				}
 			}
+			if s.Leader {
+				target = "node"
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				leaders := n.Cluster.Leaders(ctx, n.LeaderTopics...)
+				cancel()
+				keys := make([]string, 0, len(leaders))
+				for k := range leaders {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				if len(keys) > 0 && leaders[keys[s.LeaderPick%uint64(len(keys))]] >= 1 && leaders[keys[s.LeaderPick%uint64(len(keys))]] <= len(n.Cluster.Nodes) {
+					k := keys[s.LeaderPick%uint64(len(keys))]
+					s.Node, target = leaders[k]-1, "leader:"+k
+				} else {
+					n.Logf("nemesis: no node names a leader of a workload partition; %s node %d instead", s.Fault, s.Node+1)
+				}
+			}
 			if ctrl == s.Node+1 {
 				role = history.RoleController
 			}
@@ -332,6 +392,9 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 		what := s.String()
 		if s.Controller {
 			what += fmt.Sprintf(": node %d", s.Node+1)
+		}
+		if strings.HasPrefix(target, "leader:") {
+			what += fmt.Sprintf(": node %d, leader of %s", s.Node+1, strings.TrimPrefix(target, "leader:"))
 		}
 		if role != "" {
 			what += " (the active controller)"
@@ -366,6 +429,8 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Kill(10 * time.Second)
 	case LoseUnfsynced:
 		kind.Kind, err = nd.LoseUnfsynced(10 * time.Second)
+	case LoseUnfsynced2:
+		return n.loseTwo(s, role, target)
 	case Pause:
 		err = nd.Pause()
 	case Terminate:
@@ -438,6 +503,8 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Kill, Terminate, LoseUnfsynced:
 		err = nd.Start()
+	case LoseUnfsynced2:
+		return n.startTwo(s)
 	case Pause:
 		err = nd.Resume()
 	case Partition:
