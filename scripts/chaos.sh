@@ -15,7 +15,8 @@
 # of both clients and the compaction workload too; --faults given replaces
 # the fault lists of these three runs), and
 # the same cluster with each node in its own network namespace under
-# network partitions and kills (30 s). That last run needs network
+# network partitions, kills and slow links (30 s; slow links only where
+# the kernel has sch_tbf, else the output says why not). That last run needs network
 # namespaces (root, iproute2): where they cannot be made it is skipped and
 # the output says so and why (the only skip). On a cluster the metadata
 # workload runs too, and the active controller is faulted. --time given
@@ -128,7 +129,18 @@ if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
     # isolated leader keeps its leaderships, so the run stays short and
     # steady. (Longer partitions once showed finding 11 of
     # docs/reliability.md, fixed since; long runs cover them.)
-    run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults partition,kill --max-fault 2s
+    # Slow links too (tc tbf on the nodes' veths) where the kernel has
+    # sch_tbf; else the run says why it leaves them out.
+    netfaults=partition,kill,slow
+    set +e
+    why=$("$work/sluice-chaos" --faults-check --faults "$netfaults" --nodes 3)
+    slow_status=$?
+    set -e
+    if [ "$slow_status" -ne 0 ]; then
+      echo "== chaos: the network partition run without slow links: $why"
+      netfaults=partition,kill
+    fi
+    run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults "$netfaults" --max-fault 2s
   else
     echo "== chaos: SKIPPED the network partition run (--faults partition): $why"
   fi

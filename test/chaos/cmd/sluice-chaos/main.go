@@ -83,6 +83,7 @@ func run() int {
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
 	flag.DurationVar(&o.maxFault, "max-fault", 0, "longest fault (default 8s, 3s with --quick)")
 	flag.BoolVar(&o.flushEach, "flush-each", true, "with --faults lose-unfsynced-2: every topic gets flush.messages=1 (log.flush.interval.messages=1); false shows what that prevents (two nodes losing their un-fsynced writes at once then may lose acknowledged writes, by design: expect anomalies)")
+	faultsCheck := flag.Bool("faults-check", false, "only tell whether every fault type of --faults can be injected here with --nodes: exit 0 if so, 3 (with the reasons) if not")
 	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
 	reap := flag.String("reap", "", "(internal) PID,NODES,DIR: wait for end of file on stdin, then remove that run's network namespaces, bridge and tmpfs mounts under DIR")
 	flag.Parse()
@@ -108,6 +109,14 @@ func run() int {
 			return 3
 		}
 		fmt.Println("network namespaces can be made here")
+		return 0
+	}
+	if *faultsCheck {
+		if _, err := nemesis.Parse(o.faults, o.nodes); err != nil {
+			fmt.Println(err)
+			return 3
+		}
+		fmt.Printf("faults %s can be injected here\n", o.faults)
 		return 0
 	}
 	workloadsSet := false
