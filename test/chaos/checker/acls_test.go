@@ -108,3 +108,24 @@ func TestEachAclAnomalyIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// A fault of no node (the clients' clock jumped) is healed by a heal of no
+// node and counted; the summary names no node for it.
+func TestFaultOfNoNode(t *testing.T) {
+	b := &builder{}
+	b.send(0, A, 1, 0)
+	b.rec(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: "client-clock", Kind: "client clock +60s"})
+	b.rec(history.Op{Process: history.NemesisProcess, Type: history.Info, F: "client-clock", Kind: "client clock +60s"})
+	b.send(1, A, 2, 1)
+	b.rec(history.Op{Process: history.NemesisProcess, Type: history.Invoke, F: history.FHeal})
+	b.rec(history.Op{Process: history.NemesisProcess, Type: history.Info, F: history.FHeal})
+	b.send(1, A, 3, 2)
+	b.final(7, history.ReadUncommitted, false, map[string][][2]int64{A: {r(0, 1), r(1, 2), r(2, 3)}})
+	res := Check(b.ops)
+	if len(res.Anomalies) != 0 || res.FaultCount["client-clock"] != 1 || len(res.Faults) != 1 || res.Faults[0].Healed < 0 {
+		t.Fatalf("anomalies %v, faults %v %+v", res.Anomalies, res.FaultCount, res.Faults)
+	}
+	if s := res.Summary(5); !strings.Contains(s, "client-clock (no node) at") {
+		t.Fatalf("summary:\n%s", s)
+	}
+}

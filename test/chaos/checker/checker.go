@@ -975,14 +975,18 @@ func (r Result) Summary(maxPerType int) string {
 			r.LongestNoWriteNoFault.Seconds(), r.NoWriteNoFaultFrom.Seconds(), r.NoWriteNoFaultTill.Seconds())
 	}
 	for _, f := range r.Faults {
+		who := fmt.Sprintf("node %d", f.Node)
+		if f.Node < 0 {
+			who = "(no node)"
+		}
 		switch {
 		case f.Healed < 0:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs: never healed\n", f.F, f.Node, f.Start.Seconds())
+			fmt.Fprintf(&b, "  %s %s at %.1fs: never healed\n", f.F, who, f.Start.Seconds())
 		case f.FirstOK < 0:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs: healed at %.1fs, no successful write after\n", f.F, f.Node, f.Start.Seconds(), f.Healed.Seconds())
+			fmt.Fprintf(&b, "  %s %s at %.1fs: healed at %.1fs, no successful write after\n", f.F, who, f.Start.Seconds(), f.Healed.Seconds())
 		default:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs for %.1fs; serving %.2fs after the heal began, first write %.2fs later (%.1fs after the fault)\n",
-				f.F, f.Node, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
+			fmt.Fprintf(&b, "  %s %s at %.1fs for %.1fs; serving %.2fs after the heal began, first write %.2fs later (%.1fs after the fault)\n",
+				f.F, who, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
 				(f.FirstOK - f.Healed).Seconds(), (f.FirstOK - f.Start).Seconds())
 		}
 		if f.Role == history.RoleController {

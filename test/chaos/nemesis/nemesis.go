@@ -9,7 +9,9 @@
 // (where the kernel has it), lossy (a random fraction of a node's packets
 // dropped, nftables) and slow (a node's link rate-limited, tc tbf): lossy
 // and slow links for kernels without netem, disk-full (tmpfs data directories), clock (a
-// node's wall clock jumped through its test-only /test/clock) and
+// node's wall clock jumped through its test-only /test/clock),
+// client-clock (the CreateTime the producers stamp jumped; no node),
+// lose-unfsynced-2 (two nodes' un-fsynced writes lost at once) and
 // lose-unfsynced (SIGKILL, then the data directory as of the broker's last
 // fsyncs, from its test-only copy). Asking for one that cannot be injected
 // here is an error, never a silent skip.
@@ -83,6 +85,10 @@ const (
 	// before its position counts: runs with it set
 	// log.flush.interval.messages=1 (every topic's flush.messages=1).
 	LoseUnfsynced2 = "lose-unfsynced-2"
+	// ClientClock: the clients' clock jumped (the CreateTime the franz-go
+	// producers stamp their records with), as the clock of the machine the
+	// clients run on would be; no node is faulted.
+	ClientClock = "client-clock"
 	// Rolling: a rolling restart, every node in turn from the step's node:
 	// SIGTERM, start again after the step's duration, wait until /readyz
 	// answers ready (every partition it leads fully in sync), next node.
@@ -122,7 +128,7 @@ func unavailable(f string, nodes int) string {
 			return what + " cannot be made here: " + err.Error()
 		}
 		return ""
-	case Clock:
+	case Clock, ClientClock:
 		return ""
 	case DiskFull:
 		if err := tmpfsAvailable(); err != nil {
@@ -176,7 +182,7 @@ func NeedsClockControl(faults []string) bool {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, DiskFull, LoseUnfsynced, LoseUnfsynced2}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, ClientClock, DiskFull, LoseUnfsynced, LoseUnfsynced2}
 
 // NeedsFlushEach tells whether every topic must fsync each append
 // (log.flush.interval.messages=1): losing two nodes' un-fsynced writes at
@@ -249,6 +255,9 @@ type Step struct {
 
 func (s Step) String() string {
 	target := fmt.Sprintf("node %d", s.Node+1)
+	if s.Fault == ClientClock {
+		target = "(the clients)"
+	}
 	if s.Controller {
 		target = "the active controller"
 	}
@@ -303,11 +312,14 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem, Clock, Lossy, Slow, LoseUnfsynced2:
+		case Netem, Clock, Lossy, Slow, LoseUnfsynced2, ClientClock:
 			s.Pick = rng.Uint64()
 		}
 		leader, pick := lrng.IntN(3) == 0, lrng.Uint64()
-		if nodes > 1 && !s.Controller && s.Fault != Rolling {
+		if s.Fault == ClientClock {
+			s.Controller = false
+		}
+		if nodes > 1 && !s.Controller && s.Fault != Rolling && s.Fault != ClientClock {
 			s.Leader, s.LeaderPick = leader, pick
 		}
 		at += s.Quiet + s.Duration
@@ -330,6 +342,8 @@ type Nemesis struct {
 	// LeaderTopics are the workload topics whose partition leaders steps
 	// with Leader target.
 	LeaderTopics []string
+	// ClientClock moves the clients' clock (the client-clock fault).
+	ClientClock func(time.Duration)
 }
 
 func (n *Nemesis) record(typ, f string, nd int, errText string) {
@@ -352,6 +366,13 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(s.Quiet):
+		}
+		if s.Fault == ClientClock {
+			n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), s)
+			if err := n.clientClock(s); err != nil {
+				return err
+			}
+			continue
 		}
 		role, target := "", ""
 		if len(n.Cluster.Nodes) > 1 {
@@ -601,6 +622,9 @@ func (n *Nemesis) rolling(s Step, role, target string) error {
 // HealAll makes sure every node is running, unpaused and healthy (after an
 // interrupted schedule).
 func (n *Nemesis) HealAll() error {
+	if n.ClientClock != nil {
+		n.ClientClock(0)
+	}
 	if n.Net != nil {
 		// (a lossy or slow link whose injection failed half-way; clearing
 		// a link that has none is a no-op)

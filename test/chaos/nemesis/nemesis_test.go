@@ -147,3 +147,29 @@ func TestLoseUnfsyncedOnTwoNodes(t *testing.T) {
 		t.Fatalf("second nodes of node 1 of 5: %v", seen)
 	}
 }
+
+func TestClientClockTargetsNoNode(t *testing.T) {
+	got, err := Parse("client-clock,kill", 1)
+	if err != nil || !reflect.DeepEqual(got, []string{ClientClock, Kill}) {
+		t.Fatalf("client-clock,kill: %v %v", got, err)
+	}
+	n := 0
+	for _, s := range Schedule(11, []string{ClientClock, Kill}, 3, 300*time.Second, false) {
+		if s.Fault != ClientClock {
+			continue
+		}
+		n++
+		if s.Controller || s.Leader {
+			t.Fatalf("client-clock step aimed at a node: %+v", s)
+		}
+		if d := ClientClockOffset(s.Pick); d < 30*time.Second || d > 10*time.Minute {
+			t.Fatalf("client-clock step of %v", d)
+		}
+		if !strings.Contains(s.String(), "client-clock (the clients)") {
+			t.Fatalf("step text %q", s)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no client-clock step")
+	}
+}

@@ -487,7 +487,7 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	}
 
 	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, Net: nw, HealTimeout: 60 * time.Second, Logf: logf,
-		LeaderTopics: []string{workload.AppendTopic, workload.TxnTopic}}
+		LeaderTopics: []string{workload.AppendTopic, workload.TxnTopic}, ClientClock: env.SetClientClock}
 	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
 	defer stopFaults()
 	nemErr := nem.Run(faultCtx, schedule)
