@@ -15,7 +15,8 @@
 # of both clients and the compaction workload too; --faults given replaces
 # the fault lists of these three runs), and
 # the same cluster with each node in its own network namespace under
-# network partitions and kills (30 s). That last run needs network
+# network partitions, kills and slow links (30 s; slow links only where
+# the kernel has sch_tbf, else the output says why not). That last run needs network
 # namespaces (root, iproute2): where they cannot be made it is skipped and
 # the output says so and why (the only skip). On a cluster the metadata
 # workload runs too, and the active controller is faulted. --time given
@@ -73,6 +74,14 @@ for a in "$@"; do
   esac
 done
 
+# Lossy links (--faults lossy) need the nft tool (nftables): install it
+# where this runs as root with apt-get; elsewhere sluice-chaos exits 2 and
+# says it is missing.
+if [[ " $* " == *lossy* ]] && ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== chaos: installing nftables (the nft tool, for lossy links)"
+  apt-get install -y -q nftables >/dev/null || echo "chaos: apt-get install nftables failed"
+fi
+
 # run NAME ARGS...: one sluice-chaos run in $work/NAME; its summary is also
 # kept in $work/NAME.out for the summed last line.
 ops=0 faults=0 anomalies=0 failed=0
@@ -120,7 +129,18 @@ if [ "$quick" = 1 ] && [ "$nodes_given" = 0 ]; then
     # isolated leader keeps its leaderships, so the run stays short and
     # steady. (Longer partitions once showed finding 11 of
     # docs/reliability.md, fixed since; long runs cover them.)
-    run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults partition,kill --max-fault 2s
+    # Slow links too (tc tbf on the nodes' veths) where the kernel has
+    # sch_tbf; else the run says why it leaves them out.
+    netfaults=partition,kill,slow
+    set +e
+    why=$("$work/sluice-chaos" --faults-check --faults "$netfaults" --nodes 3)
+    slow_status=$?
+    set -e
+    if [ "$slow_status" -ne 0 ]; then
+      echo "== chaos: the network partition run without slow links: $why"
+      netfaults=partition,kill
+    fi
+    run run3net "$@" "${part[@]}" --nodes 3 --rf 3 --min-insync 2 --faults "$netfaults" --max-fault 2s
   else
     echo "== chaos: SKIPPED the network partition run (--faults partition): $why"
   fi

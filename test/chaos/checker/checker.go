@@ -46,10 +46,13 @@
 //   - metadata-lost: a topic whose creation was acknowledged is missing from
 //     a node's final metadata, or a topic config change that was
 //     acknowledged is not what a node holds after healing (and no later
-//     change of unknown outcome explains it).
+//     change of unknown outcome explains it), or an ACL binding whose
+//     creation was acknowledged is missing from a node's final view (and
+//     no deletion of it was tried), or one whose deletion was acknowledged
+//     is still there.
 //   - metadata-diverged: the nodes' final metadata differ (topics, partition
-//     counts, configs, cluster id), though every node was back and they
-//     had time to converge.
+//     counts, configs, ACL bindings, cluster id), though every node was
+//     back and they had time to converge.
 package checker
 
 import (
@@ -144,8 +147,10 @@ type Result struct {
 	// The metadata workload: creations and config changes by outcome (ok,
 	// fail, info), and how many nodes' final views there are.
 	Creates, Alters map[string]int
-	FinalViews      int
-	ViewsAgree      bool
+	// ACL bindings created and deleted, by outcome.
+	AclCreates, AclDeletes map[string]int
+	FinalViews             int
+	ViewsAgree             bool
 
 	// Replication: nodes whose data directories were compared, and keys
 	// compared below their final high watermark.
@@ -204,7 +209,7 @@ func Check(ops []history.Op) Result {
 		finals:   map[string]map[string]*finalRead{},
 		reported: map[string]bool{},
 		res: Result{FaultCount: map[string]int{}, Counts: map[string]int{}, Txns: map[string]int{},
-			Creates: map[string]int{}, Alters: map[string]int{}, GroupCommits: map[string]int{}, KVWrites: map[string]int{}},
+			Creates: map[string]int{}, Alters: map[string]int{}, AclCreates: map[string]int{}, AclDeletes: map[string]int{}, GroupCommits: map[string]int{}, KVWrites: map[string]int{}},
 		finalKeys:  map[string]bool{},
 		writesKeys: map[string]bool{},
 	}
@@ -970,14 +975,18 @@ func (r Result) Summary(maxPerType int) string {
 			r.LongestNoWriteNoFault.Seconds(), r.NoWriteNoFaultFrom.Seconds(), r.NoWriteNoFaultTill.Seconds())
 	}
 	for _, f := range r.Faults {
+		who := fmt.Sprintf("node %d", f.Node)
+		if f.Node < 0 {
+			who = "(no node)"
+		}
 		switch {
 		case f.Healed < 0:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs: never healed\n", f.F, f.Node, f.Start.Seconds())
+			fmt.Fprintf(&b, "  %s %s at %.1fs: never healed\n", f.F, who, f.Start.Seconds())
 		case f.FirstOK < 0:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs: healed at %.1fs, no successful write after\n", f.F, f.Node, f.Start.Seconds(), f.Healed.Seconds())
+			fmt.Fprintf(&b, "  %s %s at %.1fs: healed at %.1fs, no successful write after\n", f.F, who, f.Start.Seconds(), f.Healed.Seconds())
 		default:
-			fmt.Fprintf(&b, "  %s node %d at %.1fs for %.1fs; serving %.2fs after the heal began, first write %.2fs later (%.1fs after the fault)\n",
-				f.F, f.Node, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
+			fmt.Fprintf(&b, "  %s %s at %.1fs for %.1fs; serving %.2fs after the heal began, first write %.2fs later (%.1fs after the fault)\n",
+				f.F, who, f.Start.Seconds(), (f.HealStart - f.Start).Seconds(), (f.Healed - f.HealStart).Seconds(),
 				(f.FirstOK - f.Healed).Seconds(), (f.FirstOK - f.Start).Seconds())
 		}
 		if f.Role == history.RoleController {
@@ -1006,6 +1015,11 @@ func (r Result) Summary(maxPerType int) string {
 			n, r.Creates[history.OK], r.Creates[history.Fail], r.Creates[history.Info],
 			r.Alters[history.OK]+r.Alters[history.Fail]+r.Alters[history.Info], r.Alters[history.OK], r.Alters[history.Fail], r.Alters[history.Info],
 			r.FinalViews, agree)
+	}
+	if n := r.AclCreates[history.OK] + r.AclCreates[history.Fail] + r.AclCreates[history.Info]; n > 0 {
+		fmt.Fprintf(&b, "acls: %d binding creations (%d ok, %d failed, %d unknown), %d deletions (%d ok, %d failed, %d unknown)\n",
+			n, r.AclCreates[history.OK], r.AclCreates[history.Fail], r.AclCreates[history.Info],
+			r.AclDeletes[history.OK]+r.AclDeletes[history.Fail]+r.AclDeletes[history.Info], r.AclDeletes[history.OK], r.AclDeletes[history.Fail], r.AclDeletes[history.Info])
 	}
 	if r.GroupPolls > 0 {
 		fmt.Fprintf(&b, "consumer group: %d polls, %d commits acknowledged, %d unknown (a member died committing, or an error)\n",

@@ -15,6 +15,7 @@ type view struct {
 	op        int
 	topics    map[string]int64 // topic -> partition count
 	configs   map[string]int64 // topic -> the metadata workload's config
+	acls      map[string]int64 // ACL binding resource name -> bindings held
 	clusterID string
 }
 
@@ -30,7 +31,9 @@ func (c *state) checkMetadata() {
 	created := map[string]int{} // topic -> completion op of an ok creation
 	alters := map[string][]alter{}
 	var views []view
-	var wanted bool // the history has metadata operations to check
+	var wanted bool                  // the history has metadata operations to check
+	aclCreated := map[string]int{}   // binding -> completion op of an ok creation
+	aclDeleted := map[string]*pair{} // binding -> its deletion (one at most)
 	for _, p := range c.ops {
 		op := p.comp
 		switch op.F {
@@ -54,6 +57,28 @@ func (c *state) checkMetadata() {
 					alters[m.Key] = append(alters[m.Key], alter{value: *m.Value, typ: typ, inv: p.inv.Index, op: op.Index})
 				}
 			}
+		case history.FCreateAcl, history.FDeleteAcl:
+			wanted = true
+			typ := op.Type
+			if !p.done {
+				typ = history.Info
+			}
+			if op.F == history.FCreateAcl {
+				c.res.AclCreates[typ]++
+			} else {
+				c.res.AclDeletes[typ]++
+			}
+			for _, m := range mops(p) {
+				if m.F != history.MAcl {
+					continue
+				}
+				if op.F == history.FCreateAcl && typ == history.OK {
+					aclCreated[m.Key] = op.Index
+				}
+				if op.F == history.FDeleteAcl {
+					aclDeleted[m.Key] = &p
+				}
+			}
 		case history.FFinalMetadata:
 			node := -1
 			if p.inv.Node != nil {
@@ -63,7 +88,7 @@ func (c *state) checkMetadata() {
 				c.add(IncompleteFinalRead, "metadata", fmt.Sprintf("node %d gave no final metadata: %s", node, op.Error), op.Index)
 				continue
 			}
-			v := view{node: node, op: op.Index, topics: map[string]int64{}, configs: map[string]int64{}, clusterID: op.ClusterID}
+			v := view{node: node, op: op.Index, topics: map[string]int64{}, configs: map[string]int64{}, acls: map[string]int64{}, clusterID: op.ClusterID}
 			for _, m := range op.Value {
 				if m.Value == nil {
 					continue
@@ -73,6 +98,8 @@ func (c *state) checkMetadata() {
 					v.topics[m.Key] = *m.Value
 				case history.MConfig:
 					v.configs[m.Key] = *m.Value
+				case history.MAcl:
+					v.acls[m.Key] = *m.Value
 				}
 			}
 			views = append(views, v)
@@ -139,6 +166,7 @@ func (c *state) checkMetadata() {
 				t, list[last].value, v.node, have), list[last].op, v.op)
 		}
 	}
+	c.checkAcls(views, aclCreated, aclDeleted)
 	// Convergence: every view like the first.
 	c.res.ViewsAgree = true
 	ref := views[0]
@@ -162,6 +190,13 @@ func (c *state) checkMetadata() {
 				diverged(t, fmt.Sprintf("topic %s is in node %d's final metadata, not in node %d's", t, ref.node, v.node))
 			case a != b:
 				diverged(t, fmt.Sprintf("topic %s has %d partition(s) at node %d, %d at node %d", t, a, ref.node, b, v.node))
+			}
+		}
+		for _, a := range unionKeys(ref.acls, v.acls) {
+			x, inA := ref.acls[a]
+			y, inB := v.acls[a]
+			if inA != inB || x != y {
+				diverged("acl:"+a, fmt.Sprintf("ACL binding %s: %d at node %d, %d at node %d", a, x, ref.node, y, v.node))
 			}
 		}
 		for _, t := range unionKeys(ref.configs, v.configs) {
@@ -245,4 +280,41 @@ func (r Result) ControllerFailover() (time.Duration, bool) {
 		}
 	}
 	return longest, found
+}
+
+// checkAcls: an ACL binding whose creation was acknowledged is in every
+// node's final view unless a deletion of it was tried (and did not
+// certainly fail); one whose deletion was acknowledged is in none.
+func (c *state) checkAcls(views []view, created map[string]int, deleted map[string]*pair) {
+	for _, a := range sortedKeys(created) {
+		d := deleted[a]
+		switch {
+		case d == nil || d.done && d.comp.Type == history.Fail:
+			var missing []string
+			ops := []int{created[a]}
+			for _, v := range views {
+				if v.acls[a] == 0 {
+					missing = append(missing, fmt.Sprint(v.node))
+					ops = append(ops, v.op)
+				}
+			}
+			if len(missing) > 0 {
+				c.add(MetadataLost, "acl:"+a, fmt.Sprintf("ACL binding %s, whose creation was acknowledged, is missing from the final view of node(s) %s (of %d)",
+					a, strings.Join(missing, ", "), len(views)), uniq(ops)...)
+			}
+		case d.done && d.comp.Type == history.OK:
+			var still []string
+			ops := []int{d.comp.Index}
+			for _, v := range views {
+				if v.acls[a] > 0 {
+					still = append(still, fmt.Sprint(v.node))
+					ops = append(ops, v.op)
+				}
+			}
+			if len(still) > 0 {
+				c.add(MetadataLost, "acl:"+a, fmt.Sprintf("ACL binding %s, whose deletion was acknowledged, is still in the final view of node(s) %s (of %d)",
+					a, strings.Join(still, ", "), len(views)), uniq(ops)...)
+			}
+		}
+	}
 }

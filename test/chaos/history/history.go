@@ -43,8 +43,13 @@ const (
 	FFinalPoll = "final-poll" // the final read, after every fault has healed
 
 	// The metadata workload (a cluster's metadata quorum).
-	FCreateTopic   = "create-topic"   // CreateTopics of one new topic: a "create" mop
-	FAlterConfig   = "alter-config"   // IncrementalAlterConfigs of one topic: an "alter" mop (value: retention.ms)
+	FCreateTopic = "create-topic" // CreateTopics of one new topic: a "create" mop
+	FAlterConfig = "alter-config" // IncrementalAlterConfigs of one topic: an "alter" mop (value: retention.ms)
+	// FCreateAcl: CreateAcls of one new binding, FDeleteAcl: DeleteAcls of
+	// one acknowledged binding (an "acl" mop each; a deletion's value: how
+	// many bindings it matched).
+	FCreateAcl     = "create-acl"
+	FDeleteAcl     = "delete-acl"
 	FController    = "controller"     // Metadata asked of one node (Node): the controller it names
 	FFinalMetadata = "final-metadata" // one node's view after healing: "topic" and "config" mops
 
@@ -73,6 +78,10 @@ const (
 	MAlter  = "alter"  // key: topic; value: retention.ms set
 	MTopic  = "topic"  // key: topic a final view holds; value: its partition count
 	MConfig = "config" // key: topic; value: retention.ms a final view holds
+	// MAcl: key: the resource name of a metadata-workload ACL binding (one
+	// binding per name); in a final view, value: how many bindings the node
+	// holds for it.
+	MAcl = "acl"
 	// MKV: key: partition; item: the record key; value: the value
 	// written or read (absent: a tombstone); offset.
 	MKV = "kv"
@@ -97,9 +106,13 @@ const (
 	// FStart.
 	FTerminate = "terminate"
 	// FPartition: cut pairs of nodes off from each other (network
-	// namespaces); FNetem: a slow, lossy link; both healed by FHeal.
+	// namespaces); FNetem: a slow, lossy link (tc netem); FLossy: a
+	// node's packets dropped at random (nftables); FSlow: a node's link
+	// rate-limited (tc tbf); all healed by FHeal.
 	FPartition = "partition"
 	FNetem     = "netem"
+	FLossy     = "lossy"
+	FSlow      = "slow"
 	FHeal      = "heal"
 	// FStopWorkloads marks (on the nemesis process) when the workloads were
 	// told to stop: availability is measured up to it.

@@ -6,8 +6,12 @@
 // directory), pause (SIGSTOP, then SIGCONT), terminate (SIGTERM: a clean,
 // controlled shutdown, then restart), rolling-restart (terminate every node
 // in turn, waiting for /readyz), partition (network namespaces), netem
-// (where the kernel has it), disk-full (tmpfs data directories), clock (a
-// node's wall clock jumped through its test-only /test/clock) and
+// (where the kernel has it), lossy (a random fraction of a node's packets
+// dropped, nftables) and slow (a node's link rate-limited, tc tbf): lossy
+// and slow links for kernels without netem, disk-full (tmpfs data directories), clock (a
+// node's wall clock jumped through its test-only /test/clock),
+// client-clock (the CreateTime the producers stamp jumped; no node),
+// lose-unfsynced-2 (two nodes' un-fsynced writes lost at once) and
 // lose-unfsynced (SIGKILL, then the data directory as of the broker's last
 // fsyncs, from its test-only copy). Asking for one that cannot be injected
 // here is an error, never a silent skip.
@@ -32,6 +36,8 @@ import (
 var (
 	namespacesAvailable = netns.Available
 	netemAvailable      = netns.NetemAvailable
+	lossyAvailable      = netns.LossyAvailable
+	slowAvailable       = netns.SlowAvailable
 	tmpfsAvailable      = node.TmpfsAvailable
 )
 
@@ -49,7 +55,7 @@ func NeedsTmpfs(faults []string) bool {
 // namespaces.
 func NeedsNamespaces(faults []string) bool {
 	for _, f := range faults {
-		if f == Partition || f == Netem {
+		if f == Partition || f == Netem || f == Lossy || f == Slow {
 			return true
 		}
 	}
@@ -58,14 +64,31 @@ func NeedsNamespaces(faults []string) bool {
 
 // Fault type names.
 const (
-	Kill          = "kill"
-	Pause         = "pause"
-	Terminate     = "terminate"
-	Partition     = "partition"
-	Netem         = "netem"
+	Kill      = "kill"
+	Pause     = "pause"
+	Terminate = "terminate"
+	Partition = "partition"
+	Netem     = "netem"
+	// Lossy: a random fraction of the packets to and from a node dropped
+	// (nftables in its namespace; LossyPct).
+	Lossy = history.FLossy
+	// Slow: a node's link limited to a low rate, both directions (tc tbf
+	// on both ends of its veth pair; SlowRate).
+	Slow          = history.FSlow
 	Clock         = "clock"
 	DiskFull      = "disk-full"
 	LoseUnfsynced = "lose-unfsynced"
+	// LoseUnfsynced2: lose-unfsynced on two nodes at once (SIGKILL both,
+	// then both data directories as of their last fsyncs), a power loss
+	// of two machines. With acks=all, RF 3 and min.insync.replicas 2 this
+	// loses acknowledged writes by design unless every replica fsyncs
+	// before its position counts: runs with it set
+	// log.flush.interval.messages=1 (every topic's flush.messages=1).
+	LoseUnfsynced2 = "lose-unfsynced-2"
+	// ClientClock: the clients' clock jumped (the CreateTime the franz-go
+	// producers stamp their records with), as the clock of the machine the
+	// clients run on would be; no node is faulted.
+	ClientClock = "client-clock"
 	// Rolling: a rolling restart, every node in turn from the step's node:
 	// SIGTERM, start again after the step's duration, wait until /readyz
 	// answers ready (every partition it leads fully in sync), next node.
@@ -93,11 +116,28 @@ func unavailable(f string, nodes int) string {
 			return "slow and lossy links (tc netem in the nodes' network namespaces) cannot be made here: " + err.Error()
 		}
 		return ""
-	case Clock:
+	case Lossy, Slow:
+		if nodes < 2 {
+			return fmt.Sprintf("a %s link between nodes needs at least 2 nodes (--nodes %d)", f, nodes)
+		}
+		check, what := lossyAvailable, "lossy links (random drops with nftables in the nodes' network namespaces)"
+		if f == Slow {
+			check, what = slowAvailable, "slow links (tc tbf rate limits on the nodes' veth pairs)"
+		}
+		if err := check(); err != nil {
+			return what + " cannot be made here: " + err.Error()
+		}
+		return ""
+	case Clock, ClientClock:
 		return ""
 	case DiskFull:
 		if err := tmpfsAvailable(); err != nil {
 			return "a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: " + err.Error()
+		}
+		return ""
+	case LoseUnfsynced2:
+		if nodes < 3 {
+			return fmt.Sprintf("losing two nodes' un-fsynced writes at once needs at least 3 nodes (--nodes %d), with --rf 3 and --min-insync 2", nodes)
 		}
 		return ""
 	case LoseUnfsynced:
@@ -123,7 +163,7 @@ func ClockOffset(pick uint64) time.Duration {
 // directories as of their fsyncs (sluice.test.fsync.shadow.dir).
 func NeedsFsyncShadow(faults []string) bool {
 	for _, f := range faults {
-		if f == LoseUnfsynced {
+		if f == LoseUnfsynced || f == LoseUnfsynced2 {
 			return true
 		}
 	}
@@ -142,7 +182,19 @@ func NeedsClockControl(faults []string) bool {
 }
 
 // Known lists every fault type name.
-var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Clock, DiskFull, LoseUnfsynced}
+var Known = []string{Kill, Pause, Terminate, Rolling, Partition, Netem, Lossy, Slow, Clock, ClientClock, DiskFull, LoseUnfsynced, LoseUnfsynced2}
+
+// NeedsFlushEach tells whether every topic must fsync each append
+// (log.flush.interval.messages=1): losing two nodes' un-fsynced writes at
+// once loses acknowledged ones otherwise, in Apache Kafka too.
+func NeedsFlushEach(faults []string) bool {
+	for _, f := range faults {
+		if f == LoseUnfsynced2 {
+			return true
+		}
+	}
+	return false
+}
 
 // Parse splits a --faults list and checks that every type can be injected
 // with the given number of nodes; the error names each that cannot, and why.
@@ -194,12 +246,23 @@ type Step struct {
 	// fault's delay and loss).
 	Kind string
 	Pick uint64
+	// Leader: on a cluster, the step targets the node leading a workload
+	// partition when it begins (LeaderPick chooses the partition; Node is
+	// the fallback when none has a leader).
+	Leader     bool
+	LeaderPick uint64
 }
 
 func (s Step) String() string {
 	target := fmt.Sprintf("node %d", s.Node+1)
+	if s.Fault == ClientClock {
+		target = "(the clients)"
+	}
 	if s.Controller {
 		target = "the active controller"
+	}
+	if s.Leader {
+		target = "the leader of a workload partition"
 	}
 	f := s.Fault
 	if s.Kind != "" {
@@ -212,7 +275,8 @@ func (s Step) String() string {
 // fault list, node count and length give the same schedule. Quick mode uses
 // shorter quiet periods and faults, so that a short run still sees several.
 // With more than one node, a third of the steps target the active controller
-// (a single node's schedules are those of the checker's first version).
+// and a third of the others the leader of a workload partition (a single
+// node's schedules are those of the checker's first version).
 func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quick bool) []Step {
 	return ScheduleMax(seed, faults, nodes, total, quick, 0)
 }
@@ -221,6 +285,9 @@ func Schedule(seed uint64, faults []string, nodes int, total time.Duration, quic
 // mode's longest, 8 s or 3 s quick).
 func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, quick bool, maxFault time.Duration) []Step {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	// (leader targeting from its own generator: the other fields of a
+	// seed's steps stay those of earlier versions)
+	lrng := rand.New(rand.NewPCG(seed, 0x1eade))
 	quietMin, quietMax, durMin, durMax := 3*time.Second, 10*time.Second, 1*time.Second, 8*time.Second
 	if quick {
 		quietMin, quietMax, durMin, durMax = 2*time.Second, 4*time.Second, 500*time.Millisecond, 3*time.Second
@@ -245,8 +312,15 @@ func ScheduleMax(seed uint64, faults []string, nodes int, total time.Duration, q
 		case Partition:
 			kinds := PartitionKinds(nodes)
 			s.Kind, s.Pick = kinds[rng.IntN(len(kinds))], rng.Uint64()
-		case Netem, Clock:
+		case Netem, Clock, Lossy, Slow, LoseUnfsynced2, ClientClock:
 			s.Pick = rng.Uint64()
+		}
+		leader, pick := lrng.IntN(3) == 0, lrng.Uint64()
+		if s.Fault == ClientClock {
+			s.Controller = false
+		}
+		if nodes > 1 && !s.Controller && s.Fault != Rolling && s.Fault != ClientClock {
+			s.Leader, s.LeaderPick = leader, pick
 		}
 		at += s.Quiet + s.Duration
 		if at > total {
@@ -265,6 +339,11 @@ type Nemesis struct {
 	// HealTimeout bounds waiting for a node to serve again after a heal.
 	HealTimeout time.Duration
 	Logf        func(format string, args ...any)
+	// LeaderTopics are the workload topics whose partition leaders steps
+	// with Leader target.
+	LeaderTopics []string
+	// ClientClock moves the clients' clock (the client-clock fault).
+	ClientClock func(time.Duration)
 }
 
 func (n *Nemesis) record(typ, f string, nd int, errText string) {
@@ -288,6 +367,13 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 			return nil
 		case <-time.After(s.Quiet):
 		}
+		if s.Fault == ClientClock {
+			n.Logf("nemesis: step %d/%d: %s", i+1, len(steps), s)
+			if err := n.clientClock(s); err != nil {
+				return err
+			}
+			continue
+		}
 		role, target := "", ""
 		if len(n.Cluster.Nodes) > 1 {
 			// Who is the controller right now (as clients see it)?
@@ -303,6 +389,23 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 					n.Logf("nemesis: no node names a controller; %s node %d instead", s.Fault, s.Node+1)
 				}
 			}
+			if s.Leader {
+				target = "node"
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				leaders := n.Cluster.Leaders(ctx, n.LeaderTopics...)
+				cancel()
+				keys := make([]string, 0, len(leaders))
+				for k := range leaders {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				if len(keys) > 0 && leaders[keys[s.LeaderPick%uint64(len(keys))]] >= 1 && leaders[keys[s.LeaderPick%uint64(len(keys))]] <= len(n.Cluster.Nodes) {
+					k := keys[s.LeaderPick%uint64(len(keys))]
+					s.Node, target = leaders[k]-1, "leader:"+k
+				} else {
+					n.Logf("nemesis: no node names a leader of a workload partition; %s node %d instead", s.Fault, s.Node+1)
+				}
+			}
 			if ctrl == s.Node+1 {
 				role = history.RoleController
 			}
@@ -310,6 +413,9 @@ func (n *Nemesis) Run(ctx context.Context, steps []Step) error {
 		what := s.String()
 		if s.Controller {
 			what += fmt.Sprintf(": node %d", s.Node+1)
+		}
+		if strings.HasPrefix(target, "leader:") {
+			what += fmt.Sprintf(": node %d, leader of %s", s.Node+1, strings.TrimPrefix(target, "leader:"))
 		}
 		if role != "" {
 			what += " (the active controller)"
@@ -344,6 +450,8 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		err = nd.Kill(10 * time.Second)
 	case LoseUnfsynced:
 		kind.Kind, err = nd.LoseUnfsynced(10 * time.Second)
+	case LoseUnfsynced2:
+		return n.loseTwo(s, role, target)
 	case Pause:
 		err = nd.Pause()
 	case Terminate:
@@ -368,6 +476,22 @@ func (n *Nemesis) inject(s Step, role, target string) error {
 		d, j, l := NetemParams(s.Pick)
 		kind.Kind = fmt.Sprintf("delay %dms ±%dms, loss %.1f%%", d, j, l)
 		err = n.Net.Netem(s.Node+1, d, j, l)
+	case Lossy:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		pct := LossyPct(s.Pick)
+		kind.Kind = fmt.Sprintf("loss %d%%", pct)
+		err = n.Net.Lossy(s.Node+1, pct)
+	case Slow:
+		if n.Net == nil {
+			err = errors.New("no network namespaces")
+			break
+		}
+		rate := SlowRate(s.Pick)
+		kind.Kind = fmt.Sprintf("rate %d kbit/s", rate)
+		err = n.Net.Slow(s.Node+1, rate)
 	case Clock:
 		off := ClockOffset(s.Pick)
 		kind.Kind = fmt.Sprintf("clock %+ds", int64(off/time.Second))
@@ -391,7 +515,7 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Pause:
 		f = history.FResume
-	case Partition, Netem, DiskFull, Clock:
+	case Partition, Netem, Lossy, Slow, DiskFull, Clock:
 		f = history.FHeal
 	}
 	n.record(history.Invoke, f, s.Node, "")
@@ -400,12 +524,18 @@ func (n *Nemesis) heal(s Step) error {
 	switch s.Fault {
 	case Kill, Terminate, LoseUnfsynced:
 		err = nd.Start()
+	case LoseUnfsynced2:
+		return n.startTwo(s)
 	case Pause:
 		err = nd.Resume()
 	case Partition:
 		err = n.Net.HealAll()
 	case Netem:
 		err = n.Net.ClearNetem(s.Node + 1)
+	case Lossy:
+		err = n.Net.ClearLossy(s.Node + 1)
+	case Slow:
+		err = n.Net.ClearSlow(s.Node + 1)
 	case Clock:
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = nd.SetClock(ctx, 0)
@@ -492,6 +622,17 @@ func (n *Nemesis) rolling(s Step, role, target string) error {
 // HealAll makes sure every node is running, unpaused and healthy (after an
 // interrupted schedule).
 func (n *Nemesis) HealAll() error {
+	if n.ClientClock != nil {
+		n.ClientClock(0)
+	}
+	if n.Net != nil {
+		// (a lossy or slow link whose injection failed half-way; clearing
+		// a link that has none is a no-op)
+		for i := range n.Cluster.Nodes {
+			_ = n.Net.ClearLossy(i + 1)
+			_ = n.Net.ClearNetem(i + 1)
+		}
+	}
 	if n.Net != nil && len(n.Net.CutPairs()) > 0 {
 		if err := n.heal(Step{Fault: Partition}); err != nil {
 			return err

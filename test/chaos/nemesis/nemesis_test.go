@@ -93,3 +93,83 @@ func TestClockOffsetsJumpBothWaysByMinutes(t *testing.T) {
 		t.Fatalf("%d jumps forward, %d back: want both", fwd, back)
 	}
 }
+
+func TestScheduleTargetsPartitionLeadersOnAClusterOnly(t *testing.T) {
+	for _, s := range Schedule(42, []string{Kill, Pause}, 1, 300*time.Second, false) {
+		if s.Leader {
+			t.Fatalf("single node: step %v targets a leader", s)
+		}
+	}
+	leader := 0
+	for _, s := range Schedule(42, []string{Kill, Pause, Rolling}, 3, 300*time.Second, false) {
+		if s.Leader && (s.Controller || s.Fault == Rolling) {
+			t.Fatalf("step %+v targets a leader and the controller, or is a rolling restart", s)
+		}
+		if s.Leader {
+			leader++
+		}
+	}
+	if leader == 0 {
+		t.Fatal("3 nodes: no step targets a partition leader")
+	}
+	// Leader targeting leaves the other fields of the steps as they were.
+	for i, s := range Schedule(42, []string{Kill, Pause}, 3, 300*time.Second, false) {
+		o := Schedule(42, []string{Kill, Pause}, 3, 300*time.Second, false)[i]
+		o.Leader, o.LeaderPick = false, 0
+		s.Leader, s.LeaderPick = false, 0
+		if s != o {
+			t.Fatalf("step %d differs: %+v %+v", i, s, o)
+		}
+	}
+}
+
+func TestLoseUnfsyncedOnTwoNodes(t *testing.T) {
+	if _, err := Parse("lose-unfsynced-2", 2); err == nil || !strings.Contains(err.Error(), "needs at least 3 nodes") {
+		t.Fatalf("on 2 nodes: %v", err)
+	}
+	got, err := Parse("lose-unfsynced-2,kill", 3)
+	if err != nil || !reflect.DeepEqual(got, []string{Kill, LoseUnfsynced2}) {
+		t.Fatalf("lose-unfsynced-2,kill: %v %v", got, err)
+	}
+	if !NeedsFlushEach(got) || !NeedsFsyncShadow(got) || NeedsFlushEach([]string{LoseUnfsynced}) {
+		t.Fatal("lose-unfsynced-2 needs flush.messages=1 and the fsync shadow; lose-unfsynced not flush.messages=1")
+	}
+	for _, s := range Schedule(7, []string{LoseUnfsynced2}, 3, 300*time.Second, false) {
+		if o := Second(s, 3); o == s.Node || o < 0 || o > 2 {
+			t.Fatalf("step %+v: second node %d", s, o)
+		}
+	}
+	seen := map[int]bool{}
+	for pick := range uint64(10) {
+		seen[Second(Step{Node: 1, Pick: pick}, 5)] = true
+	}
+	if len(seen) != 4 || seen[1] {
+		t.Fatalf("second nodes of node 1 of 5: %v", seen)
+	}
+}
+
+func TestClientClockTargetsNoNode(t *testing.T) {
+	got, err := Parse("client-clock,kill", 1)
+	if err != nil || !reflect.DeepEqual(got, []string{ClientClock, Kill}) {
+		t.Fatalf("client-clock,kill: %v %v", got, err)
+	}
+	n := 0
+	for _, s := range Schedule(11, []string{ClientClock, Kill}, 3, 300*time.Second, false) {
+		if s.Fault != ClientClock {
+			continue
+		}
+		n++
+		if s.Controller || s.Leader {
+			t.Fatalf("client-clock step aimed at a node: %+v", s)
+		}
+		if d := ClientClockOffset(s.Pick); d < 30*time.Second || d > 10*time.Minute {
+			t.Fatalf("client-clock step of %v", d)
+		}
+		if !strings.Contains(s.String(), "client-clock (the clients)") {
+			t.Fatalf("step text %q", s)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no client-clock step")
+	}
+}

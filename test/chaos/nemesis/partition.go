@@ -108,3 +108,15 @@ func NetemParams(pick uint64) (delayMs, jitterMs int, lossPct float64) {
 	lossPct = float64(rng.IntN(200)) / 10
 	return
 }
+
+// LossyPct draws a lossy link's drop rate: 2 to 30 percent of the packets,
+// each direction.
+func LossyPct(pick uint64) int {
+	return 2 + int(pick%29)
+}
+
+// SlowRate draws a slow link's rate in kbit/s: 64 kbit/s to 2 Mbit/s, each
+// direction (the workloads' writes alone need a few hundred kbit/s).
+func SlowRate(pick uint64) int {
+	return 64 << (pick % 6)
+}

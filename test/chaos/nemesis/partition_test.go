@@ -98,7 +98,9 @@ func TestGrudges(t *testing.T) {
 }
 
 func TestNetworkFaultsNeedNamespaces(t *testing.T) {
-	defer func(a, b, c func() error) { namespacesAvailable, netemAvailable, tmpfsAvailable = a, b, c }(namespacesAvailable, netemAvailable, tmpfsAvailable)
+	defer func(a, b, c, d, e func() error) {
+		namespacesAvailable, netemAvailable, tmpfsAvailable, lossyAvailable, slowAvailable = a, b, c, d, e
+	}(namespacesAvailable, netemAvailable, tmpfsAvailable, lossyAvailable, slowAvailable)
 	tmpfsAvailable = func() error { return errFake("mount: permission denied") }
 	if _, err := Parse("disk-full", 1); err == nil || !contains(err.Error(), `"disk-full" cannot be injected here: a full data directory needs each node's data directory on its own tmpfs mount, which cannot be made here: mount: permission denied`) {
 		t.Fatalf("disk-full without tmpfs: %v", err)
@@ -114,6 +116,30 @@ func TestNetworkFaultsNeedNamespaces(t *testing.T) {
 	}
 	if _, err := Parse("netem", 3); err == nil || !contains(err.Error(), "sch_netem missing") {
 		t.Fatalf("netem without the qdisc: %v", err)
+	}
+	// Lossy and slow links: their own tools, named when missing.
+	lossyAvailable = func() error { return errFake("the nft tool is not installed") }
+	slowAvailable = func() error { return nil }
+	if _, err := Parse("slow,lossy", 3); err == nil || !contains(err.Error(), `"lossy" cannot be injected here: lossy links (random drops with nftables in the nodes' network namespaces) cannot be made here: the nft tool is not installed`) {
+		t.Fatalf("lossy without nft: %v", err)
+	}
+	lossyAvailable = func() error { return nil }
+	if got, err := Parse("slow,lossy,kill", 3); err != nil || !reflect.DeepEqual(got, []string{Kill, Lossy, Slow}) {
+		t.Fatalf("slow,lossy,kill: %v %v", got, err)
+	}
+	if !NeedsNamespaces([]string{Kill, Slow}) || !NeedsNamespaces([]string{Lossy}) {
+		t.Fatal("lossy and slow links need namespaces")
+	}
+	if _, err := Parse("lossy", 1); err == nil || !contains(err.Error(), "a lossy link between nodes needs at least 2 nodes") {
+		t.Fatalf("lossy on 1 node: %v", err)
+	}
+	for _, s := range Schedule(42, []string{Lossy, Slow}, 3, 120*time.Second, false) {
+		if pct := LossyPct(s.Pick); pct < 2 || pct > 30 {
+			t.Fatalf("loss of %d%%", pct)
+		}
+		if r := SlowRate(s.Pick); r < 64 || r > 2048 {
+			t.Fatalf("rate of %d kbit/s", r)
+		}
 	}
 	namespacesAvailable = func() error { return errFake("not root") }
 	if _, err := Parse("partition", 3); err == nil || !contains(err.Error(), "network namespaces cannot be made here: not root") {

@@ -116,3 +116,91 @@ func TestOwnerPid(t *testing.T) {
 		}
 	}
 }
+
+func TestLossyAndSlowLinks(t *testing.T) {
+	if err := LossyAvailable(); err != nil {
+		t.Skipf("lossy links cannot be made here: %v", err)
+	}
+	if err := SlowAvailable(); err != nil {
+		t.Skipf("slow links cannot be made here: %v", err)
+	}
+	n, err := Setup(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Teardown()
+	self, _ := os.Executable()
+	run := func(node int, helper string) *exec.Cmd {
+		argv := n.Command(node, self, "-test.run=^TestHelperProcess$")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "CHAOS_NETNS_HELPER="+helper)
+		return cmd
+	}
+	addr := n.IP(2) + ":7001"
+	lis := run(2, "listen:"+addr)
+	if err := lis.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lis.Process.Kill(); _ = lis.Wait() }()
+	dial := func() bool { return run(1, "dial:"+addr).Run() == nil }
+	reaches := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !dial() {
+			if time.Now().After(deadline) {
+				t.Fatalf("node 1 cannot reach node 2 %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	reaches("before any fault")
+	// Every packet dropped: nothing gets through, from a node or a client.
+	if err := n.Lossy(2, 100); err != nil {
+		t.Fatal(err)
+	}
+	if dial() {
+		t.Fatal("node 1 reached node 2 through a link dropping every packet")
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("the root namespace reached node 2 through a link dropping every packet")
+	}
+	if err := n.Lossy(2, 30); err != nil { // replaces the rate
+		t.Fatal(err)
+	}
+	if err := n.ClearLossy(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ClearLossy(2); err != nil {
+		t.Fatalf("clearing a link that is not lossy: %v", err)
+	}
+	reaches("after a lossy link is healed")
+	if err := n.Lossy(2, 101); err == nil {
+		t.Fatal("a loss of 101% was accepted")
+	}
+
+	if err := n.Slow(2, 256); err != nil {
+		t.Fatal(err)
+	}
+	qdiscs := func(argv ...string) string {
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v: %s", argv, err, out)
+		}
+		return string(out)
+	}
+	if q := qdiscs(n.Command(2, "tc", "qdisc", "show", "dev", Dev)...); !strings.Contains(q, "tbf") || !strings.Contains(q, "256Kbit") {
+		t.Fatalf("node 2's interface after Slow: %s", q)
+	}
+	if q := qdiscs("tc", "qdisc", "show", "dev", n.HostVeth(2)); !strings.Contains(q, "tbf") {
+		t.Fatalf("the bridge's end of node 2's link after Slow: %s", q)
+	}
+	reaches("over a slow link")
+	if err := n.ClearSlow(2); err != nil {
+		t.Fatal(err)
+	}
+	if q := qdiscs(n.Command(2, "tc", "qdisc", "show", "dev", Dev)...); strings.Contains(q, "tbf") {
+		t.Fatalf("node 2's interface after ClearSlow: %s", q)
+	}
+	reaches("after a slow link is healed")
+}

@@ -1,10 +1,12 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +36,32 @@ func (c Config) fsyncedCopy() string {
 func (n *Node) LoseUnfsynced(timeout time.Duration) (string, error) {
 	if err := n.Kill(timeout); err != nil {
 		return "", err
+	}
+	return n.RestoreFsynced()
+}
+
+// KillTogether sends SIGKILL to every given node before waiting for any
+// (a power loss of several machines at once), then waits for each as Kill
+// does.
+func KillTogether(timeout time.Duration, nodes ...*Node) error {
+	for _, n := range nodes {
+		if err := n.signal(syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+	}
+	var errs []error
+	for _, n := range nodes {
+		errs = append(errs, n.Kill(timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// RestoreFsynced replaces the data directory's content of a node that is
+// not running with the broker's copy as of its last fsyncs (LoseUnfsynced
+// after the kill).
+func (n *Node) RestoreFsynced() (string, error) {
+	if n.Running() {
+		return "", fmt.Errorf("node %d is running: its data directory cannot be replaced", n.ID)
 	}
 	src := n.fsyncedCopy()
 	if _, err := os.Stat(src); err != nil {

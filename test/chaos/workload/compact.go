@@ -91,7 +91,7 @@ func (e *Env) Compact(ctx context.Context, seed uint64) {
 			i := rng.IntN(compactItems)
 			p := int32(i % e.Partitions)
 			m := history.Mop{F: history.MKV, Key: Key(CompactTopic, p), Item: itemName(i)}
-			rec := &kgo.Record{Partition: p, Key: []byte(m.Item)}
+			rec := e.stamp(&kgo.Record{Partition: p, Key: []byte(m.Item)})
 			if rng.IntN(8) != 0 {
 				v := e.NextValue()
 				m.Value = history.I64(v)

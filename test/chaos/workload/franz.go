@@ -40,9 +40,28 @@ type Env struct {
 	// PollPause between a consumer's polls (rate limits: the history stays
 	// small enough to check, and the 2-core machine stays usable).
 	WriterPause, PollPause time.Duration
+	// ACLs: the metadata workload creates and deletes ACL bindings too,
+	// and the final views hold them (the nodes run with AclProps).
+	ACLs bool
 
 	values atomic.Int64
 	procs  atomic.Int64
+	// clock is the franz-go producers' clock offset (ns; the client-clock
+	// fault), the time their records are stamped with.
+	clock atomic.Int64
+}
+
+// SetClientClock moves the franz-go producers' clock (the CreateTime of the
+// records they write) by d from the real one; 0 puts it back.
+func (e *Env) SetClientClock(d time.Duration) { e.clock.Store(int64(d)) }
+
+// stamp gives r the producers' time when their clock is jumped (else the
+// client stamps it as usual, when it is produced).
+func (e *Env) stamp(r *kgo.Record) *kgo.Record {
+	if d := e.clock.Load(); d != 0 {
+		r.Timestamp = time.Now().Add(time.Duration(d))
+	}
+	return r
 }
 
 // Topics of the workloads.
@@ -162,7 +181,7 @@ func (e *Env) AppendFranz(ctx context.Context, seed uint64) {
 			for range n {
 				p := int32(rng.IntN(e.Partitions))
 				v := e.NextValue()
-				recs = append(recs, &kgo.Record{Partition: p, Value: []byte(strconv.FormatInt(v, 10))})
+				recs = append(recs, e.stamp(&kgo.Record{Partition: p, Value: []byte(strconv.FormatInt(v, 10))}))
 				ms = append(ms, history.Mop{F: history.FSend, Key: Key(AppendTopic, p), Value: history.I64(v)})
 			}
 			e.Rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FSend, Client: "franz-go", Value: ms})
@@ -234,7 +253,7 @@ func (e *Env) oneTxn(cl *kgo.Client, proc int, rng *rand.Rand) bool {
 	for range n {
 		p := int32(rng.IntN(e.Partitions))
 		v := e.NextValue()
-		recs = append(recs, &kgo.Record{Partition: p, Value: []byte(strconv.FormatInt(v, 10))})
+		recs = append(recs, e.stamp(&kgo.Record{Partition: p, Value: []byte(strconv.FormatInt(v, 10))}))
 		ms = append(ms, history.Mop{F: history.FSend, Key: Key(TxnTopic, p), Value: history.I64(v)})
 	}
 	e.Rec.Record(history.Op{Process: proc, Type: history.Invoke, F: history.FTxn, Client: "franz-go", Value: ms})

@@ -47,7 +47,9 @@ func definitelyNot(err error) bool {
 }
 
 // Metadata creates topics (one partition, replication factor 1) and sets
-// MetaConfig on topics it created, one operation at a time, until ctx ends.
+// MetaConfig on topics it created, one operation at a time, until ctx ends;
+// with e.ACLs, a third of its operations create or delete ACL bindings
+// (acls.go).
 // Topics are chaos-meta-1, chaos-meta-2, … (names never reused); about half
 // of the operations alter a topic whose creation was acknowledged. After an
 // indeterminate result the client is replaced (a new process).
@@ -55,6 +57,8 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	var created []string
 	next := 0
+	var liveAcls []string
+	nextAcl := 0
 	for ctx.Err() == nil {
 		proc := e.NextProcess()
 		cl, err := kgo.NewClient(e.baseOpts()...)
@@ -67,6 +71,12 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 			wait(ctx, pause)
 			if ctx.Err() != nil {
 				break
+			}
+			if e.ACLs && rng.IntN(3) == 0 {
+				if e.aclOp(cl, proc, &nextAcl, &liveAcls, rng.IntN(1<<20)) {
+					break // an unknown outcome: a new process
+				}
+				continue
 			}
 			var f string
 			var m history.Mop
@@ -166,8 +176,9 @@ func (v nodeView) canonical() string {
 }
 
 // viewOf asks one node for every topic (name and partition count), the
-// MetaConfig of each metadata-workload topic, and the cluster id.
-func viewOf(ctx context.Context, cl *kgo.Client) nodeView {
+// MetaConfig of each metadata-workload topic, the cluster id and, with
+// acls, the metadata workload's ACL bindings.
+func viewOf(ctx context.Context, cl *kgo.Client, acls bool) nodeView {
 	resp, err := node.MetadataOf(ctx, cl, true)
 	if err != nil {
 		return nodeView{err: err}
@@ -215,6 +226,13 @@ func viewOf(ctx context.Context, cl *kgo.Client) nodeView {
 			}
 		}
 	}
+	if acls {
+		am, err := aclView(ctx, cl)
+		if err != nil {
+			return nodeView{err: err}
+		}
+		v.mops = append(v.mops, am...)
+	}
 	sort.Slice(v.mops, func(i, j int) bool {
 		if v.mops[i].F != v.mops[j].F {
 			return v.mops[i].F < v.mops[j].F
@@ -251,7 +269,7 @@ func (e *Env) FinalMetadata(ctx context.Context, addrs []string) {
 		agree := true
 		for _, cl := range clients {
 			vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			v := viewOf(vctx, cl)
+			v := viewOf(vctx, cl, e.ACLs)
 			cancel()
 			views = append(views, v)
 			agree = agree && v.err == nil && v.canonical() == views[0].canonical()

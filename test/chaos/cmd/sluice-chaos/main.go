@@ -56,6 +56,7 @@ type options struct {
 	rf         int
 	minInsync  int
 	maxFault   time.Duration
+	flushEach  bool
 }
 
 var start = time.Now()
@@ -74,13 +75,15 @@ func run() int {
 	flag.StringVar(&o.faults, "faults", "kill,pause", "fault types: "+strings.Join(nemesis.Known, ","))
 	flag.StringVar(&o.bin, "bin", "", "sluice binary (default: go build ./cmd/sluice of the enclosing repository)")
 	flag.StringVar(&o.dir, "dir", "", "run directory for node data, logs and the history (default: a new one under $TMPDIR)")
-	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics and AlterConfigs; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
+	flag.StringVar(&o.workloads, "workloads", "append,txn,rdkafka", "workloads: append (franz-go), txn (franz-go transactions), rdkafka (librdkafka producer, and a read_committed consumer of the txn topic), metadata (CreateTopics, AlterConfigs, CreateAcls and DeleteAcls; the default adds it with --nodes above 1), group (a consumer group of the append topic: members joining, leaving, dying while committing), rdkafka-group (librdkafka members of the same group), compact (keyed writes and tombstones to a compacted topic)")
 	flag.IntVar(&o.partitions, "partitions", 4, "partitions per workload topic")
 	flag.IntVar(&o.rate, "rate", 250, "about how many write operations per second, all writers together")
 	flag.StringVar(&o.check, "check", "", "only check this history file and print the summary")
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
 	flag.DurationVar(&o.maxFault, "max-fault", 0, "longest fault (default 8s, 3s with --quick)")
+	flag.BoolVar(&o.flushEach, "flush-each", true, "with --faults lose-unfsynced-2: every topic gets flush.messages=1 (log.flush.interval.messages=1); false shows what that prevents (two nodes losing their un-fsynced writes at once then may lose acknowledged writes, by design: expect anomalies)")
+	faultsCheck := flag.Bool("faults-check", false, "only tell whether every fault type of --faults can be injected here with --nodes: exit 0 if so, 3 (with the reasons) if not")
 	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
 	reap := flag.String("reap", "", "(internal) PID,NODES,DIR: wait for end of file on stdin, then remove that run's network namespaces, bridge and tmpfs mounts under DIR")
 	flag.Parse()
@@ -106,6 +109,14 @@ func run() int {
 			return 3
 		}
 		fmt.Println("network namespaces can be made here")
+		return 0
+	}
+	if *faultsCheck {
+		if _, err := nemesis.Parse(o.faults, o.nodes); err != nil {
+			fmt.Println(err)
+			return 3
+		}
+		fmt.Printf("faults %s can be injected here\n", o.faults)
 		return 0
 	}
 	workloadsSet := false
@@ -309,7 +320,7 @@ func exitCode(res checker.Result) int {
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	schedule := nemesis.ScheduleMax(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick, o.maxFault)
 	logf("seed %d, %d node(s), %v, faults %s, workloads %s, %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, rfText(o), o.dir)
-	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v --flush-each=%v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault, o.flushEach)
 	for i, s := range schedule {
 		logf("  schedule %d: %s", i+1, s)
 	}
@@ -339,6 +350,20 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		// their leader holds).
 		props[node.FsyncShadowConfig] = node.FsyncShadowPerNode
 		props["min.insync.replicas"] = "2"
+	}
+	if nemesis.NeedsFlushEach(faults) && o.flushEach {
+		// Two nodes losing their un-fsynced writes at once lose
+		// acknowledged ones unless every replica fsyncs before its position
+		// counts (Apache Kafka relies on replication, not fsync): every
+		// topic, the internal ones too, gets flush.messages=1.
+		props["log.flush.interval.messages"] = "1"
+	}
+	if wl["metadata"] {
+		// ACL bindings in the metadata workload: stored only with an
+		// authorizer (every connection a super user).
+		for k, v := range workload.AclProps {
+			props[k] = v
+		}
 	}
 	if o.nodes > 1 {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
@@ -387,7 +412,8 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 	env := &workload.Env{Rec: rec, Addrs: cluster.Addrs(), Partitions: o.partitions, Logf: logf,
-		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond}
+		WriterPause: time.Duration(writers) * time.Second / time.Duration(max(o.rate, 1)), PollPause: 100 * time.Millisecond,
+		ACLs: wl["metadata"]}
 	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
 	// With replication factor 1 a killed node's partitions are offline
 	// until it is back, with all their data; with more, a new leader takes
@@ -460,7 +486,8 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		}
 	}
 
-	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, Net: nw, HealTimeout: 60 * time.Second, Logf: logf}
+	nem := &nemesis.Nemesis{Rec: rec, Cluster: cluster, Net: nw, HealTimeout: 60 * time.Second, Logf: logf,
+		LeaderTopics: []string{workload.AppendTopic, workload.TxnTopic}, ClientClock: env.SetClientClock}
 	faultCtx, stopFaults := context.WithTimeout(context.Background(), o.total)
 	defer stopFaults()
 	nemErr := nem.Run(faultCtx, schedule)
@@ -546,6 +573,13 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, histPath)
 	if o.nodes > 1 {
 		head += fmt.Sprintf("topics: %s\n", rfText(o))
+	}
+	if nemesis.NeedsFlushEach(faults) {
+		if o.flushEach {
+			head += "flush.messages=1 on every topic (log.flush.interval.messages=1): two nodes losing their un-fsynced writes at once must lose nothing acknowledged\n"
+		} else {
+			head += "--flush-each=false: no topic fsyncs each append, so two nodes losing their un-fsynced writes at once may lose acknowledged writes, by design\n"
+		}
 	}
 	_ = os.WriteFile(filepath.Join(o.dir, "summary.txt"), []byte(head+summary), 0o644)
 	fmt.Print(head)
