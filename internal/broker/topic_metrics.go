@@ -1,0 +1,25 @@
+package broker
+
+// Per-topic traffic counters (internal/metrics/topic.go), as Kafka's
+// BrokerTopicMetrics: the produce and fetch paths call these once per
+// partition; the web console reads them through Server.TopicTotals.
+
+import (
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metrics"
+)
+
+// countProduced counts a batch a produce request appended as leader (an
+// idempotent retry that appended nothing is not counted).
+func (b *Broker) countProduced(topic string, records []byte, res log.AppendResult) {
+	if !res.Duplicate {
+		b.metrics.TopicProduced(topic, int64(len(records)), res.LastOffset-res.BaseOffset+1)
+	}
+}
+
+// TopicTotals returns this broker's per-topic counters: bytes and records
+// appended by produce requests on the partitions it leads, bytes served to
+// consumers.
+func (s *Server) TopicTotals() map[string]metrics.TopicTotals {
+	return s.broker.metrics.TopicTotals()
+}
