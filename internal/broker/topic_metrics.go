@@ -23,3 +23,8 @@ func (b *Broker) countProduced(topic string, records []byte, res log.AppendResul
 func (s *Server) TopicTotals() map[string]metrics.TopicTotals {
 	return s.broker.metrics.TopicTotals()
 }
+
+// NodeID is this broker's node id, and Clustered whether it is a node of a
+// cluster (its per-topic counters then cover only the partitions it leads).
+func (s *Server) NodeID() int32   { return s.broker.nodeID }
+func (s *Server) Clustered() bool { return s.broker.cluster != nil }
