@@ -124,3 +124,74 @@ func TestTopicTrafficMetrics(t *testing.T) {
 		t.Fatalf("deleted topic still exported:\n%s", grepLines(body, `topic="traffic"`))
 	}
 }
+
+// On a cluster, the leader counts the produced records; followers' appends
+// and replica fetches are not counted (bytes out is consumers' only).
+func TestClusterTopicTrafficMetrics(t *testing.T) {
+	tc := startTestCluster(t, 2, nil)
+	adm := tc.admin()
+	waitCluster(t, adm, "two live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 2 })
+	c, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(c, 1, 2, nil, "mirrored"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	inSync := func(md kadm.Metadata) bool {
+		ps := md.Topics["mirrored"].Partitions
+		return len(ps) == 1 && ps[0].Leader >= 1 && len(ps[0].ISR) == 2
+	}
+	before := waitCluster(t, adm, "two in-sync replicas", inSync).Topics["mirrored"].Partitions[0]
+	pr, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.DefaultProduceTopic("mirrored"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	const n = 20
+	for i := range n {
+		if err := pr.ProduceSync(c, kgo.StringRecord(fmt.Sprintf("r-%02d", i))).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	for i, node := range tc.nodes {
+		l := node.broker().logs.Get("mirrored", 0)
+		if l == nil {
+			t.Fatalf("node %d has no replica", i+1)
+		}
+		waitFor(t, fmt.Sprintf("node %d to hold the records", i+1), func() bool { return l.LogEndOffset() >= n })
+	}
+	var msgs int64
+	for i, node := range tc.nodes {
+		tt := node.srv.TopicTotals()["mirrored"]
+		msgs += tt.MessagesIn
+		if tt.BytesOut != 0 {
+			t.Errorf("node %d counts %d bytes out: replica fetches counted as consumers'", i+1, tt.BytesOut)
+		}
+	}
+	if msgs < n {
+		t.Fatalf("the nodes count %d messages in, want at least %d", msgs, n)
+	}
+	after := waitCluster(t, adm, "two in-sync replicas", inSync).Topics["mirrored"].Partitions[0]
+	if after.Leader != before.Leader || after.LeaderEpoch != before.LeaderEpoch {
+		t.Logf("leadership moved (%d/%d to %d/%d): the per-node split is not checked", before.Leader, before.LeaderEpoch, after.Leader, after.LeaderEpoch)
+	} else {
+		for i, node := range tc.nodes {
+			tt := node.srv.TopicTotals()["mirrored"]
+			if int32(i+1) == before.Leader && tt.MessagesIn != n {
+				t.Errorf("leader %d counts %d messages in, want %d", i+1, tt.MessagesIn, n)
+			}
+			if int32(i+1) != before.Leader && (tt.MessagesIn != 0 || tt.BytesIn != 0) {
+				t.Errorf("follower %d counts %+v: its replica appends were counted", i+1, tt)
+			}
+		}
+	}
+	// Deleting the topic drops its counters on every node.
+	if res, err := adm.DeleteTopic(c, "mirrored"); err != nil || res.Err != nil {
+		t.Fatalf("delete topic: %v %v", err, res.Err)
+	}
+	for i, node := range tc.nodes {
+		waitFor(t, fmt.Sprintf("node %d to drop the deleted topic's counters", i+1), func() bool {
+			_, ok := node.srv.TopicTotals()["mirrored"]
+			return !ok
+		})
+	}
+}
