@@ -17,6 +17,12 @@ func (b *Broker) countProduced(topic string, records []byte, res log.AppendResul
 	}
 }
 
+// topicExists tells the per-topic counters which topics exist.
+func (b *Broker) topicExists(name string) bool {
+	_, ok := b.topics.Get(name)
+	return ok
+}
+
 // TopicTotals returns this broker's per-topic counters: bytes and records
 // appended by produce requests on the partitions it leads, bytes served to
 // consumers.

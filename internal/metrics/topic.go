@@ -33,8 +33,12 @@ type topicStats struct {
 }
 
 type topicCounters struct {
-	mu    sync.Mutex // serialises writers of byTopic
+	mu    sync.Mutex // serialises writers of topic
 	topic atomic.Pointer[map[string]*topicStats]
+	// exists, when set, tells whether a topic still exists: the counters
+	// of one that does not (a produce that raced with its deletion created
+	// them again) are dropped when read.
+	exists atomic.Pointer[func(string) bool]
 }
 
 var (
@@ -84,6 +88,28 @@ func (c *topicCounters) drop(topic string) {
 	c.topic.Store(&next)
 }
 
+// live returns the counters of the topics that exist, dropping the others.
+func (c *topicCounters) live() map[string]*topicStats {
+	cur := *c.topic.Load()
+	exists := c.exists.Load()
+	if exists == nil {
+		return cur
+	}
+	var gone []string
+	for t := range cur {
+		if !(*exists)(t) {
+			gone = append(gone, t)
+		}
+	}
+	if len(gone) == 0 {
+		return cur
+	}
+	for _, t := range gone {
+		c.drop(t)
+	}
+	return *c.topic.Load()
+}
+
 // Describe implements prometheus.Collector.
 func (c *topicCounters) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range topicDescs {
@@ -93,7 +119,7 @@ func (c *topicCounters) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *topicCounters) Collect(ch chan<- prometheus.Metric) {
-	for topic, s := range *c.topic.Load() {
+	for topic, s := range c.live() {
 		v := [3]float64{float64(s.bytesIn.Load()), float64(s.messagesIn.Load()), float64(s.bytesOut.Load())}
 		for i, d := range topicDescs {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v[i%3], topic)
@@ -128,13 +154,20 @@ func (m *Metrics) TopicDeleted(topic string) {
 	}
 }
 
+// TopicsExist sets the function that tells whether a topic exists, so that
+// counters a produce racing with a topic's deletion creates again do not
+// outlive it.
+func (m *Metrics) TopicsExist(exists func(topic string) bool) {
+	m.topics.exists.Store(&exists)
+}
+
 // TopicTotals returns every topic's counters (only topics with traffic
 // since the broker started have any).
 func (m *Metrics) TopicTotals() map[string]TopicTotals {
 	if m == nil {
 		return nil
 	}
-	cur := *m.topics.topic.Load()
+	cur := m.topics.live()
 	out := make(map[string]TopicTotals, len(cur))
 	for t, s := range cur {
 		out[t] = TopicTotals{BytesIn: s.bytesIn.Load(), MessagesIn: s.messagesIn.Load(), BytesOut: s.bytesOut.Load()}

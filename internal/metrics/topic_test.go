@@ -61,6 +61,18 @@ func TestTopicCounters(t *testing.T) {
 	if got := m.TopicTotals()["orders"]; got != (TopicTotals{BytesIn: 5, MessagesIn: 1}) {
 		t.Fatalf("re-created topic: %+v", got)
 	}
+	// A produce that raced with a deletion: the counters go when read.
+	m.TopicsExist(func(topic string) bool { return topic != "gone" })
+	m.TopicProduced("gone", 1, 1)
+	if _, ok := m.TopicTotals()["gone"]; ok {
+		t.Fatal("counters of a topic that does not exist")
+	}
+	if got := topicSeries(t, m, "sluice_topic_bytes_in_total"); len(got) != 2 || got["gone"] != 0 {
+		t.Fatalf("exported %v", got)
+	}
+	if _, ok := (*m.topics.topic.Load())["gone"]; ok {
+		t.Fatal("counters of a topic that does not exist were kept")
+	}
 	var nilM *Metrics // a broker without metrics
 	nilM.TopicProduced("x", 1, 1)
 	nilM.TopicFetched("x", 1)
