@@ -57,29 +57,26 @@ func TestTrafficHistory(t *testing.T) {
 	}
 }
 
-// fakeTraffic is a broker's counters set by the test.
-type fakeTraffic struct {
-	totals map[string]metrics.TopicTotals
-}
-
-func (f *fakeTraffic) get() map[string]metrics.TopicTotals { return f.totals }
-
 // The topics pages show the rates and totals of the counters they are
 // given, and on a cluster say that they are one broker's.
 func TestTopicPagesShowTraffic(t *testing.T) {
 	addr, _ := seeded(t)
 	for _, clustered := range []bool{false, true} {
 		t.Run(fmt.Sprintf("clustered=%v", clustered), func(t *testing.T) {
-			f := &fakeTraffic{totals: map[string]metrics.TopicTotals{}}
-			// One sample at the start; the test adds the next ones.
+			// The console samples once at the start (no traffic yet);
+			// the test adds the next sample.
+			none := func() map[string]metrics.TopicTotals { return nil }
 			c, hs := newTestConsole(t, Options{Bootstrap: []string{addr}, LagInterval: time.Hour,
-				Traffic: &Traffic{Totals: f.get, NodeID: 2, Clustered: clustered}})
+				Traffic: &Traffic{Totals: none, NodeID: 2, Clustered: clustered}})
+			var t0 time.Time
 			waitFor(t, "the first traffic sample", 30*time.Second, func() bool {
 				c.trafficHist.mu.Lock()
 				defer c.trafficHist.mu.Unlock()
-				return len(c.trafficHist.times) == 1
+				if len(c.trafficHist.times) == 1 {
+					t0 = c.trafficHist.times[0]
+				}
+				return !t0.IsZero()
 			})
-			t0 := c.trafficHist.times[0]
 			c.trafficHist.sample(t0.Add(20*time.Second), map[string]metrics.TopicTotals{"orders": {BytesIn: 20 * 1024, MessagesIn: 100, BytesOut: 40 * 1024}})
 			b := newBrowser(t, hs.URL)
 			_, body := b.get("/topics")
