@@ -86,7 +86,7 @@ func (b *Broker) choosePreferredReplicas(r *wire.Request, req *kmsg.FetchRequest
 }
 
 // countConsumerBytes adds the record bytes a consumer fetch returned to the
-// per-role counter.
+// per-role and the per-topic counters.
 func (b *Broker) countConsumerBytes(targets []fetchTarget) {
 	for i := range targets {
 		ft := &targets[i]
@@ -94,5 +94,6 @@ func (b *Broker) countConsumerBytes(targets []fetchTarget) {
 			continue
 		}
 		b.metrics.ConsumerFetched(ft.p.Role() != replica.Leader, ft.res.Size)
+		b.metrics.TopicFetched(ft.topic, ft.res.Size)
 	}
 }

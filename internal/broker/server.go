@@ -205,6 +205,7 @@ func (s *Server) Start() (err error) {
 		return err
 	}
 	b.metrics.RegisterPartitions(b.topics.TotalPartitions)
+	b.metrics.TopicsExist(b.topicExists) // topic_metrics.go
 	b.metrics.RegisterReplication(b.replicationCounts)
 	if err = b.startServices(); err != nil {
 		return err

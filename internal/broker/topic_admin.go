@@ -163,6 +163,7 @@ func (b *Broker) detachTopicLocal(name string) (purge func(), err error) {
 	if b.groups != nil {
 		b.groups.OnTopicsDeleted(name)
 	}
+	b.metrics.TopicDeleted(name)
 	failed := func(p int32, err error) {
 		b.logger.Error("delete topic: cannot delete partition data (it will be removed at next start)",
 			"topic", name, "partition", p, "err", err)

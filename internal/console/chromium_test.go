@@ -85,7 +85,8 @@ func TestConsoleInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Listen: "127.0.0.1:0", Bootstrap: []string{addr}, LagInterval: 200 * time.Millisecond, Logger: quiet})
+	c, err := New(Options{Listen: "127.0.0.1:0", Bootstrap: []string{addr}, LagInterval: 200 * time.Millisecond, Logger: quiet,
+		Traffic: &Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +122,10 @@ func TestConsoleInChromium(t *testing.T) {
 		pts := c.anon.lag.points("billing")
 		return len(pts) > 0 && pts[len(pts)-1].total == lag
 	})
+	// The broker's counters: 30 seeded records and 6 more on orders.
+	waitFor(t, "a traffic sample after the new records", 30*time.Second, func() bool {
+		return c.trafficHist.of("orders").Totals.MessagesIn == 3*ordersPerPartition+6
+	})
 
 	shots := os.Getenv("SLUICE_CONSOLE_SCREENSHOTS")
 	pages := []struct {
@@ -129,8 +134,9 @@ func TestConsoleInChromium(t *testing.T) {
 		base       string // default: the read-only console
 	}{
 		{"overview", "/", []string{`id="cluster-id">` + m.Cluster + `<`, `id="topics">2<`, `id="offline">0<`, `id="under-replicated">0<`, `id="groups">1<`}, ""},
-		{"topics", "/topics", []string{`data-topic="orders"`, `<td class="num">36</td>`, `data-topic="profiles"`}, ""},
-		{"topic", "/topics/orders", []string{`<td class="num start">0</td><td class="num end">16</td>`, `<td class="num start">0</td><td class="num end">10</td>`, `data-partition="2"`}, ""},
+		{"topics", "/topics", []string{`data-topic="orders"`, `<td class="num">36</td>`, `data-topic="profiles"`, `class="num msgs-in"`, `class="num bytes-out">0 B/s<`, `id="traffic-note"`}, ""},
+		{"topic", "/topics/orders", []string{`<td class="num start">0</td><td class="num end">16</td>`, `<td class="num start">0</td><td class="num end">10</td>`, `data-partition="2"`,
+			`id="traffic-table"`, fmt.Sprintf(`<td class="num total">%d</td>`, 3*ordersPerPartition+6)}, ""},
 		{"messages", "/topics/orders/messages?partition=1&from=offset&offset=5&format=json&limit=5", []string{`data-offset="5"`, `data-offset="9"`, "order-1-7", "source=web", `"amount": 80`}, ""},
 		{"compaction", "/topics/profiles/compaction?key=user-1", []string{`id="compaction-table"`, `data-offset="2"`, `"plan": "pro"`}, ""},
 		{"tombstone", "/topics/profiles/compaction?key=user-2", []string{`data-offset="3"`, "tombstone (deleted)"}, ""},

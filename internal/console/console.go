@@ -62,6 +62,9 @@ type Options struct {
 	// LagInterval is how often consumer lag is sampled (default 5s);
 	// LagWindow how much history the lag chart keeps (default 15m).
 	LagInterval, LagWindow time.Duration
+	// Traffic, when set, is the broker's per-topic counters (traffic.go),
+	// sampled every LagInterval for the topics pages.
+	Traffic *Traffic
 	// RequestTimeout bounds each page's Kafka requests (default 10s).
 	RequestTimeout time.Duration
 	// SessionIdle expires sessions unused for this long (default 1h).
@@ -80,11 +83,13 @@ type Console struct {
 	anon     *principal             // the shared client without SASL
 	failures map[string][]time.Time // failed logins per client address, the last minute's
 
-	scans   chan struct{} // a slot per running record scan (data.go)
-	srv     *http.Server
-	ln      net.Listener
-	stop    chan struct{}
-	stopped sync.WaitGroup
+	scans chan struct{} // a slot per running record scan (data.go)
+	// trafficHist samples opts.Traffic (nil without it; traffic.go).
+	trafficHist *trafficHistory
+	srv         *http.Server
+	ln          net.Listener
+	stop        chan struct{}
+	stopped     sync.WaitGroup
 }
 
 // principal is a Kafka client acting as one user, with its lag history.
@@ -149,6 +154,9 @@ func New(opts Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{opts: opts, log: opts.Logger, pages: pages, sessions: map[string]*session{}, failures: map[string][]time.Time{}, stop: make(chan struct{}), scans: make(chan struct{}, maxScans)}
+	if opts.Traffic != nil && opts.Traffic.Totals != nil {
+		c.trafficHist = newTrafficHistory()
+	}
 	if opts.SASLMechanism == "" {
 		p, err := c.newPrincipal("", "", "")
 		if err != nil {
@@ -458,6 +466,7 @@ func (c *Console) sampleLoop() {
 }
 
 func (c *Console) sampleAll() {
+	c.sampleTraffic() // traffic.go
 	c.mu.Lock()
 	c.expireLocked(time.Now())
 	seen := map[*principal]bool{}

@@ -133,7 +133,8 @@ type topicRow struct {
 	Size               int64
 	Messages           int64 // end - start over the partitions
 	Offline, UnderRepl int
-	Rate               string // records/s over the last minute, "" before two samples
+	Rate               string        // records/s over the last minute, "" before two samples
+	Traffic            *topicTraffic // the broker's own counters (nil without them; traffic.go)
 	Err                string
 }
 
@@ -184,6 +185,7 @@ func (c *Console) topicList(ctx context.Context, p *principal, internal bool) ([
 		if v, ok := p.lag.rate(t.Topic); ok {
 			r.Rate = formatRate(v)
 		}
+		r.Traffic = c.traffic(t.Topic)
 		if t.Err != nil {
 			r.Err = t.Err.Error()
 		}
@@ -221,6 +223,8 @@ type topicData struct {
 	ConfigsErr string
 	AllConfigs bool
 	Size       int64
+	Traffic    *topicTraffic // traffic.go
+	Scope      *trafficScope
 }
 
 // sourceName is a config source without the _CONFIG suffix
@@ -243,6 +247,7 @@ func (c *Console) topic(ctx context.Context, p *principal, name string, all bool
 		return d, t.Err
 	}
 	d.Internal = t.IsInternal
+	d.Traffic, d.Scope = c.traffic(name), c.trafficScope()
 	sizes := c.sizes(ctx, p, kadm.TopicDetails{name: t})
 	starts, _ := p.adm.ListStartOffsets(ctx, name)
 	ends, _ := p.adm.ListEndOffsets(ctx, name)

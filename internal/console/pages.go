@@ -319,7 +319,7 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request, v *view) er
 	v.Title = "Topics"
 	internal := r.URL.Query().Get("internal") == "1"
 	rows, err := c.topicList(r.Context(), sessionOf(r).p, internal)
-	v.Data = map[string]any{"Topics": rows, "Internal": internal}
+	v.Data = map[string]any{"Topics": rows, "Internal": internal, "Traffic": c.trafficScope()}
 	return err
 }
 

@@ -29,7 +29,8 @@ type Metrics struct {
 	bytesOut        prometheus.Counter
 	connections     prometheus.Gauge
 	connectionsOpen prometheus.Counter
-	consumerFetch   consumerFetch // consumer_fetch.go
+	consumerFetch   consumerFetch  // consumer_fetch.go
+	topics          *topicCounters // topic.go
 
 	// byKey caches the per-API children, created on first use (so only APIs
 	// that were called are exported), so the hot path does no label lookup.
@@ -75,6 +76,8 @@ func New(reg *prometheus.Registry) *Metrics {
 	reg.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut, m.connections, m.connectionsOpen,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.consumerFetch = newConsumerFetch(reg)
+	m.topics = newTopicCounters()
+	reg.MustRegister(m.topics)
 	return m
 }
 

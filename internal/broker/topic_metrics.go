@@ -1,0 +1,36 @@
+package broker
+
+// Per-topic traffic counters (internal/metrics/topic.go), as Kafka's
+// BrokerTopicMetrics: the produce and fetch paths call these once per
+// partition; the web console reads them through Server.TopicTotals.
+
+import (
+	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metrics"
+)
+
+// countProduced counts a batch a produce request appended as leader (an
+// idempotent retry that appended nothing is not counted).
+func (b *Broker) countProduced(topic string, records []byte, res log.AppendResult) {
+	if !res.Duplicate {
+		b.metrics.TopicProduced(topic, int64(len(records)), res.LastOffset-res.BaseOffset+1)
+	}
+}
+
+// topicExists tells the per-topic counters which topics exist.
+func (b *Broker) topicExists(name string) bool {
+	_, ok := b.topics.Get(name)
+	return ok
+}
+
+// TopicTotals returns this broker's per-topic counters: bytes and records
+// appended by produce requests on the partitions it leads, bytes served to
+// consumers.
+func (s *Server) TopicTotals() map[string]metrics.TopicTotals {
+	return s.broker.metrics.TopicTotals()
+}
+
+// NodeID is this broker's node id, and Clustered whether it is a node of a
+// cluster (its per-topic counters then cover only the partitions it leads).
+func (s *Server) NodeID() int32   { return s.broker.nodeID }
+func (s *Server) Clustered() bool { return s.broker.cluster != nil }
