@@ -52,8 +52,8 @@ func (c *clusterNode) planUpgrade(fsys vfs.FS, quorumDir string) (bool, error) {
 		return false, nil
 	}
 	local := b.topics.List()
-	if len(local) == 0 {
-		return false, nil
+	if len(local) == 0 && !c.cfg.implicit {
+		return false, nil // an implicit voter imports at least the cluster id (cluster_implicit.go)
 	}
 	_, voter := c.cfg.voters[uint64(c.cfg.nodeID)]
 	if !voter || len(c.cfg.voters) != 1 {

@@ -1,0 +1,102 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/txn"
+)
+
+// A node with no quorum config and sluice.one.voter.quorum=true is the only
+// voter of its own quorum and serves as a single node does when Start
+// returns: registered, its internal topics created. It keeps its cluster id
+// and topics across restarts, restarts as the only voter of
+// controller.quorum.voters (to grow) with the same metadata, and back
+// without quorum config again.
+func TestOneVoterQuorumNode(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Quiet: true, Props: map[string]string{oneVoterQuorumConfig: "true"}})
+	b := tb.broker()
+	if b.cluster == nil || !b.clusterCfg.implicit {
+		t.Fatal("not an implicit one-voter quorum node")
+	}
+	// Ready when Start returns: no polling.
+	dc := tb.request(kmsg.NewPtrDescribeClusterRequest()).(*kmsg.DescribeClusterResponse)
+	if dc.ErrorCode != 0 || len(dc.Brokers) != 1 || dc.Brokers[0].NodeID != 1 || dc.ControllerID != 1 || dc.ClusterID != b.ClusterID() {
+		t.Fatalf("describe cluster right after start: %+v", dc)
+	}
+	for _, name := range []string{group.OffsetsTopic, txn.TransactionStateTopic} {
+		if _, ok := b.topics.Get(name); !ok {
+			t.Fatalf("%s not created when Start returned", name)
+		}
+	}
+	if r := b.cluster.notReady(); r != "" {
+		t.Fatalf("not ready when Start returned: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(tb.opts.DataDir, quorumDirName)); err != nil {
+		t.Fatalf("no quorum directory: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	topicID := func(adm *kadm.Client, name string) string {
+		t.Helper()
+		td, err := adm.ListTopics(ctx, name)
+		if err != nil || td[name].Err != nil {
+			t.Fatalf("list %s: %v %v", name, err, td[name].Err)
+		}
+		return fmt.Sprint(td[name].ID)
+	}
+	adm := tb.admin()
+	if r, err := adm.CreateTopic(ctx, 2, 1, nil, "first"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	id, cluster := topicID(adm, "first"), b.ClusterID()
+
+	check := func(step string, topics ...string) {
+		t.Helper()
+		adm := tb.admin()
+		if got := tb.broker().ClusterID(); got != cluster {
+			t.Fatalf("%s: cluster id %s, want %s", step, got, cluster)
+		}
+		if got := topicID(adm, "first"); got != id {
+			t.Fatalf("%s: topic id %s, want %s", step, got, id)
+		}
+		for _, name := range topics {
+			topicID(adm, name)
+		}
+	}
+	tb.restart()
+	check("implicit restart")
+
+	// Restarted as the only voter of controller.quorum.voters: same quorum.
+	tb.stop()
+	port := freePorts(t, 1)[0]
+	tb.opts.Props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", port)
+	tb.opts.Props["broker.heartbeat.interval.ms"] = "100"
+	tb.start()
+	if tb.broker().clusterCfg.implicit {
+		t.Fatal("implicit with controller.quorum.voters set")
+	}
+	adm = tb.admin()
+	waitCluster(t, adm, "the node live with its topic", func(md kadm.Metadata) bool {
+		td, ok := md.Topics["first"]
+		return len(md.Brokers) == 1 && ok && len(td.Partitions) == 2 && td.Partitions[0].Leader == 1
+	})
+	check("restart with controller.quorum.voters")
+	if r, err := adm.CreateTopic(ctx, 1, 1, nil, "second"); err != nil || r.Err != nil {
+		t.Fatalf("create with voters: %v %v", err, r.Err)
+	}
+
+	// And back without quorum config.
+	tb.stop()
+	delete(tb.opts.Props, "controller.quorum.voters")
+	tb.start()
+	check("implicit again", "second")
+}
