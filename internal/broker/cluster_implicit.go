@@ -2,10 +2,10 @@ package broker
 
 // The implicit one-voter quorum: a node started with no quorum config
 // (neither controller.quorum.voters nor controller.quorum.bootstrap.servers,
-// or only its own controller listener as the bootstrap server) and
-// sluice.one.voter.quorum=true is voter node.id of a quorum of its own. Its
-// metadata goes through raft like any cluster node's, and it keeps what a
-// single node does:
+// or only its own controller listener as the bootstrap server) is, by
+// default (sluice.one.voter.quorum=true), voter node.id of a quorum of its
+// own. Its metadata goes through raft like any cluster node's, and it keeps
+// what a single node does:
 //
 //   - its controller listener is bound on 127.0.0.1 at a port the system
 //     chooses (nothing reaches it while it is alone; a lone voter sends no
@@ -39,7 +39,7 @@ import (
 const oneVoterQuorumConfig = "sluice.one.voter.quorum"
 
 // oneVoterQuorumDefault is the setting when a configuration leaves
-// sluice.one.voter.quorum unset (tests may turn it on for a whole run,
+// sluice.one.voter.quorum unset (tests may change it for a whole run,
 // one_voter_main_test.go).
 var oneVoterQuorumDefault = false
 
@@ -157,7 +157,7 @@ func (c *clusterNode) ensureInternalTopicNow(name string) bool {
 // implicit id its directory records (it ran without quorum config before,
 // and now has a controller listener others can reach, to grow). ok is false
 // for every other node.
-func (c *clusterNode) implicitRaftCluster(fsys vfs.FS, dir string) (uint64, bool) {
+func (c *clusterNode) implicitRaftCluster(fsys vfs.FS, dir string) (uint64, bool, error) {
 	recorded := uint64(0)
 	if data, err := vfs.ReadFile(fsys, filepath.Join(dir, "identity.json")); err == nil {
 		var id struct {
@@ -171,13 +171,18 @@ func (c *clusterNode) implicitRaftCluster(fsys vfs.FS, dir string) (uint64, bool
 	implicit := implicitRaftClusterID(c.cfg.nodeID)
 	if c.cfg.implicit {
 		if recorded != 0 {
-			return recorded, true
+			return recorded, true, nil
 		}
-		return implicit, true
+		return implicit, true, nil
 	}
 	_, self := c.cfg.voters[uint64(c.cfg.nodeID)]
-	if self && len(c.cfg.voters) == 1 && recorded == implicit {
-		return implicit, true
+	if recorded == implicit && (!self || len(c.cfg.voters) != 1) {
+		return 0, false, fmt.Errorf("sluice: %s is the metadata of a node that ran without quorum config (a one-voter quorum of its own); "+
+			"it can join a cluster only as the only voter of a new cluster (controller.quorum.voters=%d@host:port), which keeps its data, "+
+			"and grow from there (AddRaftVoter; docs/cluster.md); other nodes start on empty data directories", dir, c.cfg.nodeID)
 	}
-	return 0, false
+	if recorded == implicit {
+		return implicit, true, nil
+	}
+	return 0, false, nil
 }

@@ -100,3 +100,53 @@ func TestOneVoterQuorumNode(t *testing.T) {
 	tb.start()
 	check("implicit again", "second")
 }
+
+// A single node's ACLs, client quotas, dynamic broker configs and group
+// configs (kept in files of its data directory) are in the metadata once it
+// restarts as a one-voter quorum.
+func TestOneVoterQuorumImportsSingleNodeState(t *testing.T) {
+	props := map[string]string{oneVoterQuorumConfig: "false",
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:ANONYMOUS"}
+	tb := startTestBroker(t, testOptions{Quiet: true, Props: props})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := tb.admin()
+	acl := kadm.NewACLs().Topics("orders").Allow("User:bob").AllowHosts("*").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := adm.CreateACLs(ctx, acl); err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("create acl: %v %+v", err, res)
+	}
+	user := kadm.ClientQuotaEntity{{Type: "user", Name: kmsg.StringPtr("alice")}}
+	setQuota(t, adm, user, "producer_byte_rate", 1024)
+	errCode(t, "cluster-wide config", alterBroker(tb, "", setOp("log.retention.ms", "7000")), 0)
+	if code := alterGroupConfig(t, tb, "sg", "share.auto.offset.reset", kmsg.StringPtr("earliest")); code != 0 {
+		t.Fatalf("group config: %d", code)
+	}
+
+	tb.stop()
+	tb.opts.Props[oneVoterQuorumConfig] = "true"
+	tb.start()
+	if tb.broker().cluster == nil {
+		t.Fatal("not a one-voter quorum after the restart")
+	}
+	im := tb.broker().cluster.store.Image()
+	if len(im.ACLs) != 1 || len(im.ClientQuotas) != 1 || im.BrokerConfigs[""]["log.retention.ms"] != "7000" ||
+		im.GroupConfigs["sg"]["share.auto.offset.reset"] != "earliest" {
+		t.Fatalf("metadata after the upgrade: acls %+v quotas %+v broker configs %+v group configs %+v",
+			im.ACLs, im.ClientQuotas, im.BrokerConfigs, im.GroupConfigs)
+	}
+	adm = tb.admin()
+	described, err := adm.DescribeACLs(ctx, kadm.NewACLs().AnyResource().Allow().AllowHosts().Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny))
+	if err != nil || len(described) != 1 || len(described[0].Described) != 1 || described[0].Described[0].Principal != "User:bob" {
+		t.Fatalf("describe acls: %v %+v", err, described)
+	}
+	qs, err := adm.DescribeClientQuotas(ctx, false, []kadm.DescribeClientQuotaComponent{{Type: "user", MatchName: kmsg.StringPtr("alice")}})
+	if err != nil || len(qs) != 1 || len(qs[0].Values) != 1 || qs[0].Values[0].Value != 1024 {
+		t.Fatalf("describe quotas: %v %+v", err, qs)
+	}
+	if c := describeBroker(tb, "", "log.retention.ms")["log.retention.ms"]; c.Value == nil || *c.Value != "7000" {
+		t.Fatalf("cluster-wide config: %+v", c)
+	}
+	if v, _ := describeGroupConfig(t, tb, "sg", "share.auto.offset.reset"); v != "earliest" {
+		t.Fatalf("group config: %s", v)
+	}
+}

@@ -122,8 +122,8 @@ func (c *clusterNode) peerAdvertise() string {
 // the configured voters, else recorded in its quorum directory, else
 // learnt from a bootstrap server (which also tells their node ids).
 func (c *clusterNode) raftClusterID(fsys vfs.FS, dir string, probe *peer.Client) (uint64, error) {
-	if id, ok := c.implicitRaftCluster(fsys, dir); ok { // cluster_implicit.go
-		return id, nil
+	if id, ok, err := c.implicitRaftCluster(fsys, dir); err != nil || ok { // cluster_implicit.go
+		return id, err
 	}
 	if len(c.cfg.voters) > 0 {
 		return quorumClusterID(c.cfg.voters), nil

@@ -109,6 +109,11 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 		names = append(names, t.Name)
 	}
 	recs = append(recs, scramImportRecords(im, c.b.scram.Snapshot())...) // cluster_scram.go
+	state, err := c.singleNodeStateRecords(fsys, im) // cluster_upgrade_state.go
+	if err != nil {
+		return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)
+	}
+	recs = append(recs, state...)
 	if len(recs) > 0 {
 		if err := c.node.Propose(ctx, metadata.Batch{Records: recs}.Encode()); err != nil {
 			return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)

@@ -190,6 +190,8 @@ func TestClusterUpgradeRefusedWithOtherVoters(t *testing.T) {
 		srv.Close()
 		t.Fatal("a single node's data directory started as one of two voters")
 	}
+	// (A directory of a one-voter quorum without quorum config is refused
+	// with the same advice, cluster_implicit.go.)
 	if !strings.Contains(err.Error(), "only voter of a new cluster") {
 		t.Fatalf("unclear refusal: %v", err)
 	}
