@@ -109,7 +109,8 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 		names = append(names, t.Name)
 	}
 	recs = append(recs, scramImportRecords(im, c.b.scram.Snapshot())...) // cluster_scram.go
-	state, err := c.singleNodeStateRecords(fsys, im) // cluster_upgrade_state.go
+	// ACLs, quotas, broker and group configs, features: cluster_upgrade_state.go.
+	state, err := c.singleNodeStateRecords(fsys, im)
 	if err != nil {
 		return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)
 	}
