@@ -22,7 +22,7 @@ import (
 // TestUpgradeFromPreviousBinary runs a previous release's binary
 // (SLUICE_PREVIOUS_BINARY, built from an older commit of this repository:
 // docs/cluster.md, "Upgrading a single node in place") on a data directory,
-// then this binary as an implicit one-voter quorum on the same directory, and
+// then this binary (no quorum config: a one-voter quorum) on the same directory, and
 // checks that everything the single node held is kept: cluster id, topic id,
 // configs, records at their offsets (read_committed), committed offsets,
 // SCRAM credentials, and producer and transaction state (the transactional
@@ -44,7 +44,8 @@ func TestUpgradeFromPreviousBinary(t *testing.T) {
 	if err := os.WriteFile(oldCfg, []byte(props), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(newCfg, []byte(props+"sluice.one.voter.quorum=true\n"), 0o600); err != nil {
+	// No quorum config: a one-voter quorum by default.
+	if err := os.WriteFile(newCfg, []byte(props), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	start := func(binary, cfg string) (*exec.Cmd, *syncBuf) {

@@ -25,12 +25,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/group"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/txn"
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
@@ -41,7 +43,7 @@ const oneVoterQuorumConfig = "sluice.one.voter.quorum"
 // oneVoterQuorumDefault is the setting when a configuration leaves
 // sluice.one.voter.quorum unset (tests may change it for a whole run,
 // one_voter_main_test.go).
-var oneVoterQuorumDefault = false
+var oneVoterQuorumDefault = true
 
 // implicitReadyTimeout bounds how long Start waits for the implicit voter to
 // serve.
@@ -91,7 +93,24 @@ func (c *clusterNode) awaitImplicitReady(timeout time.Duration) error {
 	}
 	ready := func() bool {
 		cu := c.caughtUp.Load()
-		return c.epoch.Load() > 0 && !c.fenced.Load() && cu > 0 && c.published.Load() >= cu
+		if c.epoch.Load() == 0 || c.fenced.Load() || cu == 0 || c.published.Load() < cu {
+			return false
+		}
+		// The controller answers the heartbeat that unfences this broker
+		// once the change is committed, maybe before it is published here:
+		// wait for the image that shows it live and leading its partitions.
+		im := c.pubImage.Load()
+		if im == nil || !im.IsLive(c.cfg.nodeID) {
+			return false
+		}
+		for _, t := range im.Topics {
+			for _, p := range t.Partitions {
+				if p.Leader == metadata.NoLeader && slices.Contains(p.Replicas, c.cfg.nodeID) {
+					return false
+				}
+			}
+		}
+		return true
 	}
 	if err := wait("this broker is not registered, unfenced and caught up (a data directory of a cluster of "+
 		"several voters needs its controller.quorum.voters)", ready); err != nil {
@@ -185,4 +204,21 @@ func (c *clusterNode) implicitRaftCluster(fsys vfs.FS, dir string) (uint64, bool
 		return implicit, true, nil
 	}
 	return 0, false, nil
+}
+
+// checkImplicitRoles refuses a process.roles without the controller role on
+// a node with no quorum config: it has no quorum to follow.
+func checkImplicitRoles(cfg *config.Broker) error {
+	roles := strings.TrimSpace(cfg.Raw["process.roles"])
+	if roles == "" {
+		return nil
+	}
+	for _, r := range strings.Split(roles, ",") {
+		if strings.TrimSpace(r) == "controller" {
+			return nil
+		}
+	}
+	return fmt.Errorf("sluice: process.roles=%s needs controller.quorum.voters or controller.quorum.bootstrap.servers: "+
+		"without them a node is the only voter of a quorum of its own, which takes the controller role "+
+		"(process.roles=broker,controller), or set sluice.one.voter.quorum=false for the single-node path", roles)
 }

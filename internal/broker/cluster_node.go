@@ -83,6 +83,9 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 		if !oneVoterQuorum(cfg) {
 			return nil, nil
 		}
+		if err := checkImplicitRoles(cfg); err != nil { // cluster_implicit.go
+			return nil, err
+		}
 		raw, bootRaw, implicit = implicitVoter(cfg), "", true
 	}
 	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}, implicit: implicit}

@@ -189,6 +189,13 @@ func TestParseClusterConfigBootstrapSelf(t *testing.T) {
 		len(cc.voters) != 1 || cc.peerBind != ":9093" || len(cc.bootstrap) != 0 {
 		t.Fatalf("stock single-node file, one-voter quorum: %+v %v", cc, err)
 	}
+	// A broker-only node without a quorum to follow is refused.
+	if cfg, err = config.NewBroker(map[string]string{"process.roles": "broker", oneVoterQuorumConfig: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if cc, err := parseClusterConfig(cfg); err == nil || !strings.Contains(err.Error(), "process.roles=broker needs") {
+		t.Fatalf("broker-only without quorum config: %+v %v", cc, err)
+	}
 	delete(props, oneVoterQuorumConfig)
 	props["controller.quorum.bootstrap.servers"] = "10.0.0.9:9093"
 	if cfg, err = config.NewBroker(props); err != nil {
