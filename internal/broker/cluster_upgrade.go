@@ -132,8 +132,12 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 	if err := fsys.SyncDir(c.b.dataDir); err != nil {
 		return fmt.Errorf("sluice: %w", err)
 	}
-	c.logger.Info("upgraded a single-node data directory in place into a one-voter cluster", "cluster_id", after.ClusterID,
-		"topics_imported", len(names))
+	if c.cfg.implicit && len(names) == 0 && len(recs) <= 1 {
+		c.logger.Info("started a one-voter metadata quorum on this data directory", "cluster_id", after.ClusterID)
+	} else {
+		c.logger.Info("upgraded a single-node data directory in place into a one-voter cluster", "cluster_id", after.ClusterID,
+			"topics_imported", len(names))
+	}
 	return nil
 }
 
