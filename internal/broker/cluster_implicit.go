@@ -7,10 +7,13 @@ package broker
 // own. Its metadata goes through raft like any cluster node's, and it keeps
 // what a single node does:
 //
-//   - its controller listener is bound on 127.0.0.1 at a port the system
-//     chooses (nothing reaches it while it is alone; a lone voter sends no
-//     raft messages) unless listeners names one, so the raft cluster id is
-//     derived from the node id alone, not from that address;
+//   - it serves no controller listener unless listeners names one: nothing
+//     needs to reach a lone voter (it sends no raft messages, and its own
+//     controller requests are local calls), and a listener nobody
+//     configured would let anyone on the host speak to the controller past
+//     the client listeners' authentication. The address it records is a
+//     port of 127.0.0.1 the system chose and it let go, so the raft
+//     cluster id is derived from the node id alone, not from an address;
 //   - a single node's data directory is imported at the first start by the
 //     in-place upgrade (cluster_upgrade.go), always: a new directory too, so
 //     that the cluster id stays the one the data directory recorded;

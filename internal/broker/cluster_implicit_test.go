@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -148,5 +149,25 @@ func TestOneVoterQuorumImportsSingleNodeState(t *testing.T) {
 	}
 	if v, _ := describeGroupConfig(t, tb, "sg", "share.auto.offset.reset"); v != "earliest" {
 		t.Fatalf("group config: %s", v)
+	}
+}
+
+// A one-voter quorum without a configured controller listener serves none:
+// the address it recorded takes no connection.
+func TestOneVoterQuorumServesNoControllerListener(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Quiet: true, Props: map[string]string{oneVoterQuorumConfig: "true"}})
+	c := tb.broker().cluster
+	if c == nil || !c.cfg.localOnly {
+		t.Fatal("not a one-voter quorum without a controller listener")
+	}
+	if conn, err := net.DialTimeout("tcp", c.peerAddr, 2*time.Second); err == nil {
+		conn.Close()
+		t.Fatalf("the controller address %s took a connection", c.peerAddr)
+	}
+	// The node works without it: a topic is created through the controller.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r, err := tb.admin().CreateTopic(ctx, 1, 1, nil, "t"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
 	}
 }

@@ -65,8 +65,9 @@ type clusterConfig struct {
 	broker, controller, observer bool
 	bootstrap                    []string
 	// implicit: no quorum config, sluice.one.voter.quorum on: this node is
-	// the only voter of its own quorum (cluster_implicit.go).
-	implicit bool
+	// the only voter of its own quorum (cluster_implicit.go); localOnly:
+	// and no controller listener configured, so it serves none.
+	implicit, localOnly bool
 }
 
 // parseClusterConfig returns nil when the broker is a single node (neither
@@ -120,6 +121,7 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 		return nil, err
 	}
 	name := ""
+	cc.localOnly = implicit && len(ctl) == 0
 	if len(ctl) > 0 {
 		cc.peerBind, name = ctl[0].Bind, ctl[0].Name
 	} else {
@@ -298,6 +300,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		c.peers.SetAddr(uint64(cc.nodeID), c.peerAddr)
 	}
 	c.ln = c.sec.listen(c.ln)
+	if cc.localOnly {
+		// Nothing needs to reach a lone voter, and nobody should: its
+		// port only gave it an address (cluster_implicit.go).
+		c.ln.Close()
+	}
 	var peersIDs []uint64
 	if !cc.observer {
 		for id := range cc.voters {

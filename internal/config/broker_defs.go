@@ -359,8 +359,8 @@ var brokerDefs = []Def{
 		`Without controller.quorum.voters and controller.quorum.bootstrap.servers (or with only this node's own `+
 			`controller listener as the bootstrap server), the node is the only voter (node.id) of a one-voter metadata `+
 			`quorum of its own, its metadata committed through raft, so that it can grow into a cluster later; a single `+
-			`node's data directory is upgraded in place at its first such start (docs/cluster.md). Its controller listener `+
-			`is bound on 127.0.0.1 at a port the system chooses unless listeners names one. false runs the single-node `+
+			`node's data directory is upgraded in place at its first such start (docs/cluster.md). It serves no controller `+
+			`listener unless listeners names one. false runs the single-node `+
 			`path of earlier releases, without a quorum (a directory that has a quorum then keeps it unused).`),
 	bdef("sluice.test.clock.control", Boolean, ptr("false"), vBool(), "",
 		`Test only, never in production: lets the fault checker jump this broker's wall clock (docs/reliability.md). `+
