@@ -95,6 +95,7 @@ type Broker struct {
 	cluster    *clusterNode
 	clusterCfg *clusterConfig          // set from the start on a cluster node
 	pubCfgs    map[string]publishedCfg // each topic's resolved log config, for publish (cluster_publish.go)
+	purges     topicPurges             // deleted topics' data being removed by publish (cluster_purge.go)
 
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---

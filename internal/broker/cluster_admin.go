@@ -129,45 +129,54 @@ func (c *clusterNode) ensureInternalTopic(name string) {
 	}
 	go func() {
 		defer c.creating.Store(false)
-		b := c.b
-		var n int32
-		switch name {
-		case group.OffsetsTopic:
-			n = b.internalTopicPartitions(name, b.cfg.OffsetsTopicNumPartitions)
-		case txn.TransactionStateTopic:
-			n = b.internalTopicPartitions(name, b.cfg.TransactionStateLogNumPartitions)
-		case ShareStateTopic:
-			n = b.internalTopicPartitions(name, b.cfg.ShareStateTopicNumPartitions)
-		default:
-			return
-		}
-		overrides := map[string]string{"cleanup.policy": "compact"}
-		seg := b.cfg.OffsetsTopicSegmentBytes
-		if name == txn.TransactionStateTopic {
-			seg = b.cfg.TransactionStateLogSegmentBytes
-		}
-		if seg > 0 {
-			overrides["segment.bytes"] = fmt.Sprint(seg)
-		}
-		rf := b.cfg.OffsetsTopicReplicationFactor
-		if name == txn.TransactionStateTopic {
-			rf = b.cfg.TxnStateReplicationFactor
-		}
-		rf = min(rf, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers))))
-		if name == ShareStateTopic {
-			rf = b.shareStateTopicSettings(overrides, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers)))) // share_coordinator.go
-		}
-		if live := len(c.store.Image().LiveBrokers()); live < int(rf) {
-			c.logger.Info("internal topic waits for enough live brokers", "topic", name, "replication_factor", rf, "live", live)
-			return
-		}
-		if _, err := c.createTopic(name, n, rf, overrides, nil); err != nil {
-			var be *Error
-			if !errors.As(err, &be) || be.Code != kerr.TopicAlreadyExists.Code {
-				c.logger.Warn("cannot create internal topic yet", "topic", name, "err", err)
-			}
+		if err := c.createInternalTopic(name); err != nil {
+			c.logger.Warn("cannot create internal topic yet", "topic", name, "err", err)
 		}
 	}()
+}
+
+// createInternalTopic has the controller create an internal topic; nil
+// when it exists already.
+func (c *clusterNode) createInternalTopic(name string) error {
+	b := c.b
+	var n int32
+	switch name {
+	case group.OffsetsTopic:
+		n = b.internalTopicPartitions(name, b.cfg.OffsetsTopicNumPartitions)
+	case txn.TransactionStateTopic:
+		n = b.internalTopicPartitions(name, b.cfg.TransactionStateLogNumPartitions)
+	case ShareStateTopic:
+		n = b.internalTopicPartitions(name, b.cfg.ShareStateTopicNumPartitions)
+	default:
+		return nil
+	}
+	overrides := map[string]string{"cleanup.policy": "compact"}
+	seg := b.cfg.OffsetsTopicSegmentBytes
+	if name == txn.TransactionStateTopic {
+		seg = b.cfg.TransactionStateLogSegmentBytes
+	}
+	if seg > 0 {
+		overrides["segment.bytes"] = fmt.Sprint(seg)
+	}
+	rf := b.cfg.OffsetsTopicReplicationFactor
+	if name == txn.TransactionStateTopic {
+		rf = b.cfg.TxnStateReplicationFactor
+	}
+	rf = min(rf, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers))))
+	if name == ShareStateTopic {
+		rf = b.shareStateTopicSettings(overrides, int16(max(len(c.voterIDs()), len(c.store.Image().Brokers)))) // share_coordinator.go
+	}
+	if live := len(c.store.Image().LiveBrokers()); live < int(rf) {
+		c.logger.Info("internal topic waits for enough live brokers", "topic", name, "replication_factor", rf, "live", live)
+		return nil
+	}
+	if _, err := c.createTopic(name, n, rf, overrides, nil); err != nil {
+		var be *Error
+		if !errors.As(err, &be) || be.Code != kerr.TopicAlreadyExists.Code {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeRemoteMarker sends a transaction marker to the broker leading tp

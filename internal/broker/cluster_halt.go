@@ -27,6 +27,11 @@ func (c *clusterNode) watchQuorum(ctx context.Context) {
 	if err == nil || ctx.Err() != nil {
 		return
 	}
+	if c.closing.Load() {
+		// The node is being stopped: there is nothing left to halt.
+		c.logger.Error("the metadata quorum member stopped while the node was stopping", "err", err)
+		return
+	}
 	c.halt(fmt.Errorf("the metadata quorum member of node %d stopped: %w", c.cfg.nodeID, err))
 }
 
@@ -61,8 +66,8 @@ func (c *clusterNode) quorumStopped() bool {
 // appends of that partition (docs/operations.md, Disk full).
 func (b *Broker) logFailed(dir string, err error) {
 	cc := b.clusterCfg
-	if cc == nil {
-		return
+	if cc == nil || cc.implicit {
+		return // a lone node keeps the single node's behaviour (cluster_implicit.go)
 	}
 	b.logger.Error("halting: a partition log failed; exiting so that the process is restarted and recovers its logs", "dir", dir, "err", err)
 	if cc.halt != nil {

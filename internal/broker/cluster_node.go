@@ -64,6 +64,10 @@ type clusterConfig struct {
 	// promoted); bootstrap is controller.quorum.bootstrap.servers.
 	broker, controller, observer bool
 	bootstrap                    []string
+	// implicit: no quorum config, sluice.one.voter.quorum on: this node is
+	// the only voter of its own quorum (cluster_implicit.go); localOnly:
+	// and no controller listener configured, so it serves none.
+	implicit, localOnly bool
 }
 
 // parseClusterConfig returns nil when the broker is a single node (neither
@@ -71,13 +75,21 @@ type clusterConfig struct {
 func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	raw := strings.TrimSpace(cfg.Raw["controller.quorum.voters"])
 	bootRaw := strings.TrimSpace(cfg.Raw["controller.quorum.bootstrap.servers"])
+	implicit := false
 	if raw == "" && (bootRaw == "" || bootstrapsSelf(cfg, bootRaw)) {
 		// No quorum, or only this node's own controller listener as the
 		// bootstrap server (Kafka's stock one-node server.properties): a
-		// single node, as before.
-		return nil, nil
+		// single node, as before, or the only voter of an implicit
+		// one-voter quorum (cluster_implicit.go).
+		if !oneVoterQuorum(cfg) {
+			return nil, nil
+		}
+		if err := checkImplicitRoles(cfg); err != nil { // cluster_implicit.go
+			return nil, err
+		}
+		raw, bootRaw, implicit = implicitVoter(cfg), "", true
 	}
-	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}}
+	cc := &clusterConfig{nodeID: cfg.NodeID, voters: map[uint64]string{}, implicit: implicit}
 	if raw != "" {
 		for _, v := range strings.Split(raw, ",") {
 			v = strings.TrimSpace(v)
@@ -109,6 +121,7 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 		return nil, err
 	}
 	name := ""
+	cc.localOnly = implicit && len(ctl) == 0
 	if len(ctl) > 0 {
 		cc.peerBind, name = ctl[0].Bind, ctl[0].Name
 	} else {
@@ -203,7 +216,9 @@ type clusterNode struct {
 	pubMu       sync.Mutex
 	pubChanged  chan struct{}
 
+	closing   atomic.Bool // stop has begun: a failing metadata log no longer halts (cluster_halt.go)
 	creating  atomic.Bool // an internal topic is being created
+	createMu  sync.Mutex  // an implicit voter's internal topic creations, one at a time (cluster_implicit.go)
 	voterTold atomic.Bool // this voter's endpoints are in the metadata (update_raft_voter.go)
 
 	leases txnLeases    // admissions granted to other brokers' transactional appends (cluster_txn.go)
@@ -239,8 +254,12 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return err
 	}
 	if cc.broker {
-		if c.ib, err = newInterBroker(b, []string{cc.peerListener}); err != nil {
+		if c.ib, err = newInterBroker(b, []string{cc.peerListener}); err != nil && !cc.implicit {
 			return err
+		} else if err != nil {
+			// A lone voter has no replicas to fetch: its inter-broker
+			// settings matter once it grows (cluster_implicit.go).
+			c.ib = nil
 		}
 	}
 	if c.sec, err = b.newPeerSecurity(cc); err != nil { // cluster_peer_security.go
@@ -276,7 +295,16 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
 	}
 	c.peerAddr = c.peerAdvertise()
+	if cc.implicit {
+		cc.voters[uint64(cc.nodeID)] = c.peerAddr
+		c.peers.SetAddr(uint64(cc.nodeID), c.peerAddr)
+	}
 	c.ln = c.sec.listen(c.ln)
+	if cc.localOnly {
+		// Nothing needs to reach a lone voter, and nobody should: its
+		// port only gave it an address (cluster_implicit.go).
+		c.ln.Close()
+	}
 	var peersIDs []uint64
 	if !cc.observer {
 		for id := range cc.voters {
@@ -387,6 +415,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		b.replicas.SetLeaseCheck(c.sessionLapsed)
 	}
 	b.onClose(c.stop)
+	if cc.implicit {
+		if err := c.awaitImplicitReady(implicitReadyTimeout); err != nil { // cluster_implicit.go
+			return err
+		}
+	}
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
 		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
 	return nil
@@ -406,10 +439,12 @@ func handle[Req, Resp any](s *peer.Server, method string, fn func(context.Contex
 // leadership moves at once rather than after the session timeout), then the
 // loops, the peer listener and the quorum voter stop.
 func (c *clusterNode) stop() error {
+	c.closing.Store(true)
 	c.controlledShutdown()
 	c.cancel()
 	c.srv.Close()
 	c.wg.Wait()
+	c.b.purges.wait()
 	c.stopFetchers()
 	c.peers.Close()
 

@@ -33,9 +33,13 @@ func (b *Broker) publish(im *metadata.Image) {
 		}
 		delete(b.pubCfgs, t.Name)
 		b.logger.Info("topic removed by the cluster metadata", "topic", t.Name, "topic_id", t.ID.String())
-		if err := b.deleteTopicLocal(t.Name); err != nil {
+		purge, err := b.detachTopicLocal(t.Name)
+		if err != nil {
 			b.logger.Error("removing topic failed", "topic", t.Name, "err", err)
+			continue
 		}
+		b.purges.start(t.Name, purge) // cluster_purge.go: removing files holds up no image
+
 	}
 	list := im.SortedTopics()
 	for _, internal := range []bool{false, true} {

@@ -195,7 +195,9 @@ func TestClusterReassignment(t *testing.T) {
 }
 
 func TestUnregisterBrokerSingleNode(t *testing.T) {
-	tb := startTestBroker(t, testOptions{})
+	// The single-node path (a one-voter quorum unregisters its broker as
+	// Kafka's controller does).
+	tb := startTestBroker(t, testOptions{Props: map[string]string{oneVoterQuorumConfig: "false"}})
 	self := tb.broker().NodeID()
 	for _, tc := range []struct {
 		id   int32

@@ -100,7 +100,7 @@ const observerBind = ":0"
 // listener at: its own voter address, else the bound address with a
 // wildcard host replaced by the advertised host of its first listener.
 func (c *clusterNode) peerAdvertise() string {
-	if a, ok := c.cfg.voters[uint64(c.cfg.nodeID)]; ok {
+	if a, ok := c.cfg.voters[uint64(c.cfg.nodeID)]; ok && !c.cfg.implicit {
 		return a
 	}
 	host, port, _ := net.SplitHostPort(c.cfg.peerBind)
@@ -122,6 +122,9 @@ func (c *clusterNode) peerAdvertise() string {
 // the configured voters, else recorded in its quorum directory, else
 // learnt from a bootstrap server (which also tells their node ids).
 func (c *clusterNode) raftClusterID(fsys vfs.FS, dir string, probe *peer.Client) (uint64, error) {
+	if id, ok, err := c.implicitRaftCluster(fsys, dir); err != nil || ok { // cluster_implicit.go
+		return id, err
+	}
 	if len(c.cfg.voters) > 0 {
 		return quorumClusterID(c.cfg.voters), nil
 	}

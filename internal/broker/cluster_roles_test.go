@@ -171,6 +171,7 @@ func TestParseClusterConfigBootstrapSelf(t *testing.T) {
 		"controller.listener.names":           "CONTROLLER",
 		"listener.security.protocol.map":      "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
 	}
+	props[oneVoterQuorumConfig] = "false"
 	cfg, err := config.NewBroker(props)
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +179,24 @@ func TestParseClusterConfigBootstrapSelf(t *testing.T) {
 	if cc, err := parseClusterConfig(cfg); err != nil || cc != nil {
 		t.Fatalf("stock single-node file: %+v %v, want a single node", cc, err)
 	}
+	// With the implicit one-voter quorum, the same file makes this node
+	// the only voter, its controller listener on the file's port.
+	props[oneVoterQuorumConfig] = "true"
+	if cfg, err = config.NewBroker(props); err != nil {
+		t.Fatal(err)
+	}
+	if cc, err := parseClusterConfig(cfg); err != nil || cc == nil || !cc.implicit || cc.observer || !cc.broker || !cc.controller ||
+		len(cc.voters) != 1 || cc.peerBind != ":9093" || len(cc.bootstrap) != 0 {
+		t.Fatalf("stock single-node file, one-voter quorum: %+v %v", cc, err)
+	}
+	// A broker-only node without a quorum to follow is refused.
+	if cfg, err = config.NewBroker(map[string]string{"process.roles": "broker", oneVoterQuorumConfig: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if cc, err := parseClusterConfig(cfg); err == nil || !strings.Contains(err.Error(), "process.roles=broker needs") {
+		t.Fatalf("broker-only without quorum config: %+v %v", cc, err)
+	}
+	delete(props, oneVoterQuorumConfig)
 	props["controller.quorum.bootstrap.servers"] = "10.0.0.9:9093"
 	if cfg, err = config.NewBroker(props); err != nil {
 		t.Fatal(err)

@@ -52,8 +52,8 @@ func (c *clusterNode) planUpgrade(fsys vfs.FS, quorumDir string) (bool, error) {
 		return false, nil
 	}
 	local := b.topics.List()
-	if len(local) == 0 {
-		return false, nil
+	if len(local) == 0 && !c.cfg.implicit {
+		return false, nil // an implicit voter imports at least the cluster id (cluster_implicit.go)
 	}
 	_, voter := c.cfg.voters[uint64(c.cfg.nodeID)]
 	if !voter || len(c.cfg.voters) != 1 {
@@ -109,6 +109,12 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 		names = append(names, t.Name)
 	}
 	recs = append(recs, scramImportRecords(im, c.b.scram.Snapshot())...) // cluster_scram.go
+	// ACLs, quotas, broker and group configs, features: cluster_upgrade_state.go.
+	state, err := c.singleNodeStateRecords(fsys, im)
+	if err != nil {
+		return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)
+	}
+	recs = append(recs, state...)
 	if len(recs) > 0 {
 		if err := c.node.Propose(ctx, metadata.Batch{Records: recs}.Encode()); err != nil {
 			return fmt.Errorf("sluice: upgrading a single-node data directory: %w", err)
@@ -126,8 +132,12 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 	if err := fsys.SyncDir(c.b.dataDir); err != nil {
 		return fmt.Errorf("sluice: %w", err)
 	}
-	c.logger.Info("upgraded a single-node data directory in place into a one-voter cluster", "cluster_id", after.ClusterID,
-		"topics_imported", len(names))
+	if c.cfg.implicit && len(names) == 0 && len(recs) <= 1 {
+		c.logger.Info("started a one-voter metadata quorum on this data directory", "cluster_id", after.ClusterID)
+	} else {
+		c.logger.Info("upgraded a single-node data directory in place into a one-voter cluster", "cluster_id", after.ClusterID,
+			"topics_imported", len(names))
+	}
 	return nil
 }
 

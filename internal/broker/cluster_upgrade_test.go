@@ -19,8 +19,9 @@ import (
 // cluster, keeps its cluster id, topic ids, configs, records (at their
 // offsets), committed offsets, SCRAM credentials and transactional state.
 func TestClusterUpgradeSingleNodeInPlace(t *testing.T) {
+	// A single node of the earlier path (a one-voter quorum by default now).
 	tb := startTestBroker(t, testOptions{Quiet: true, Props: map[string]string{"offsets.topic.num.partitions": "2",
-		"transaction.state.log.num.partitions": "2"}})
+		"transaction.state.log.num.partitions": "2", oneVoterQuorumConfig: "false"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(tb.client())
@@ -170,27 +171,31 @@ func countLines(text, sub string) int {
 // A single node's data directory is refused as a node of a cluster with
 // other voters, whose metadata would not know its topics.
 func TestClusterUpgradeRefusedWithOtherVoters(t *testing.T) {
-	tb := startTestBroker(t, testOptions{Quiet: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if res, err := kadm.NewClient(tb.client()).CreateTopic(ctx, 1, 1, nil, "mine"); err != nil || res.Err != nil {
-		t.Fatalf("create: %v %v", err, res.Err)
-	}
-	tb.stop()
-	ports := freePorts(t, 2)
-	props := map[string]string{"node.id": "1", "controller.quorum.voters": fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d", ports[0], ports[1])}
-	cfg, err := config.NewBroker(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewServer(Options{Listen: "127.0.0.1:0", DataDir: tb.opts.DataDir, Config: cfg,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	err = srv.Start()
-	if err == nil {
-		srv.Close()
-		t.Fatal("a single node's data directory started as one of two voters")
-	}
-	if !strings.Contains(err.Error(), "only voter of a new cluster") {
-		t.Fatalf("unclear refusal: %v", err)
+	// A single node of the earlier path, and a one-voter quorum without
+	// quorum config (cluster_implicit.go): both refused with the same advice.
+	for _, oneVoter := range []string{"false", "true"} {
+		tb := startTestBroker(t, testOptions{Quiet: true, Props: map[string]string{oneVoterQuorumConfig: oneVoter}})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if res, err := kadm.NewClient(tb.client()).CreateTopic(ctx, 1, 1, nil, "mine"); err != nil || res.Err != nil {
+			t.Fatalf("create: %v %v", err, res.Err)
+		}
+		cancel()
+		tb.stop()
+		ports := freePorts(t, 2)
+		props := map[string]string{"node.id": "1", "controller.quorum.voters": fmt.Sprintf("1@127.0.0.1:%d,2@127.0.0.1:%d", ports[0], ports[1])}
+		cfg, err := config.NewBroker(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := NewServer(Options{Listen: "127.0.0.1:0", DataDir: tb.opts.DataDir, Config: cfg,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		err = srv.Start()
+		if err == nil {
+			srv.Close()
+			t.Fatalf("%s=%s: the data directory started as one of two voters", oneVoterQuorumConfig, oneVoter)
+		}
+		if !strings.Contains(err.Error(), "only voter of a new cluster") {
+			t.Fatalf("%s=%s: unclear refusal: %v", oneVoterQuorumConfig, oneVoter, err)
+		}
 	}
 }

@@ -126,6 +126,13 @@ func (b *Broker) electLeader(topic string, partition int32, electionType int8) k
 		rp.ErrorCode = resp.Code
 		if resp.Message != "" {
 			rp.ErrorMessage = kmsg.StringPtr(resp.Message)
+		} else if resp.Code == kerr.UnknownTopicOrPartition.Code {
+			// Kafka's messages, as a single node gives them.
+			if _, ok := c.store.Image().Topics[topic]; !ok {
+				rp.ErrorMessage = kmsg.StringPtr("No such topic as " + topic)
+			} else {
+				rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("No such partition as %s-%d", topic, partition))
+			}
 		}
 		return rp
 	}

@@ -103,8 +103,12 @@ func (b *Broker) coordinatorFor(r *wire.Request, keyType int8, key string) (clus
 	if im := b.image(); im != nil {
 		ip, ok := im.Partition(topic, p)
 		if !ok {
-			b.cluster.ensureInternalTopic(topic)
-			return clusterBroker{}, false
+			if !b.cluster.ensureInternalTopicNow(topic) { // cluster_implicit.go
+				return clusterBroker{}, false
+			}
+			if ip, ok = b.image().Partition(topic, p); !ok {
+				return clusterBroker{}, false
+			}
 		}
 		return b.brokerByID(r, ip.Leader)
 	}

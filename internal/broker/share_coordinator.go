@@ -160,8 +160,11 @@ func (b *Broker) shareStateCall(k share.Key, req kmsg.Request) (kmsg.Response, e
 	if im := b.image(); im != nil {
 		t, ok := im.Topics[ShareStateTopic]
 		if !ok {
-			b.cluster.ensureInternalTopic(ShareStateTopic)
-			return nil, errShareCoordinatorNotAvailable
+			if !b.cluster.ensureInternalTopicNow(ShareStateTopic) { // cluster_implicit.go
+				return nil, errShareCoordinatorNotAvailable
+			}
+			im = b.image()
+			t = im.Topics[ShareStateTopic]
 		}
 		n = int32(len(t.Partitions))
 		ip, _ := im.Partition(ShareStateTopic, k.StatePartition(n))

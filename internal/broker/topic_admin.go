@@ -129,11 +129,15 @@ func storageCode(err error) int16 {
 // so that other clients' metadata requests (which may auto-create) and
 // admin requests do not wait for file removal. A crash in between leaves
 // orphan directories that the next start deletes. On a cluster node the
-// controller decides and publish removes everything (purge is nil).
+// controller decides and publish removes everything; purge waits until
+// this broker's data is gone.
 // Caller holds adminMu.
 func (b *Broker) deleteTopic(name string) (purge func(), err error) {
 	if b.cluster != nil {
-		return nil, b.cluster.deleteTopic(name)
+		if err := b.cluster.deleteTopic(name); err != nil {
+			return nil, err
+		}
+		return b.purges.waiter(name), nil // the data removal publish started (cluster_purge.go)
 	}
 	return b.detachTopicLocal(name)
 }

@@ -355,6 +355,13 @@ var brokerDefs = []Def{
 	bdef("sluice.log.format", String, ptr("text"), vIn("text", "json"), "",
 		`Format of the broker's log lines on standard error: text (key=value) or json (one object per line). `+
 			`--log-format and SLUICE_LOG_FORMAT override it.`),
+	bdef("sluice.one.voter.quorum", Boolean, ptr("true"), vBool(), "",
+		`Without controller.quorum.voters and controller.quorum.bootstrap.servers (or with only this node's own `+
+			`controller listener as the bootstrap server), the node is the only voter (node.id) of a one-voter metadata `+
+			`quorum of its own, its metadata committed through raft, so that it can grow into a cluster later; a single `+
+			`node's data directory is upgraded in place at its first such start (docs/cluster.md). It serves no controller `+
+			`listener unless listeners names one. false runs the single-node `+
+			`path of earlier releases, without a quorum (a directory that has a quorum then keeps it unused).`),
 	bdef("sluice.test.clock.control", Boolean, ptr("false"), vBool(), "",
 		`Test only, never in production: lets the fault checker jump this broker's wall clock (docs/reliability.md). `+
 			`When true, /test/clock on the metrics listener reads (GET) and sets (POST offset_ms=N) the offset of the clock `+
