@@ -662,7 +662,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum, kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe,
 		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
 		kmsg.DeleteShareGroupOffsets, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UpdateRaftVoter, kmsg.UnregisterBroker,
-		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe,
+		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe, kmsg.StreamsGroupTopologyDescriptionUpdate,
 		kmsg.InitializeShareGroupState, kmsg.ReadShareGroupState, kmsg.WriteShareGroupState, // share_coordinator.go
 		kmsg.DeleteShareGroupState, kmsg.ReadShareGroupStateSummary,
 		kmsg.AlterReplicaLogDirs, kmsg.ListConfigResources, // TestAuthzConfigResourcesAndLogDirs

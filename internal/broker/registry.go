@@ -96,11 +96,12 @@ var apiTable = []apiSpec{
 	{key: 85, min: 0, max: 1},                   // WriteShareGroupState
 	{key: 86, min: 0, max: 0},                   // DeleteShareGroupState
 	{key: 87, min: 0, max: 1},                   // ReadShareGroupStateSummary
-	{key: 88, min: 0, max: 0},                   // StreamsGroupHeartbeat (KIP-1071; v0 as Kafka 4.2)
-	{key: 89, min: 0, max: 0, concurrent: true}, // StreamsGroupDescribe
+	{key: 88, min: 0, max: 1},                   // StreamsGroupHeartbeat (KIP-1071; v1: KIP-1331's TopologyDescriptionRequired)
+	{key: 89, min: 0, max: 1, concurrent: true}, // StreamsGroupDescribe (v1: topology descriptions, KIP-1331)
 	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets
 	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
 	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets
+	{key: 93, min: 0, max: 0},                   // StreamsGroupTopologyDescriptionUpdate (KIP-1331; streams_topology_description.go)
 }
 
 // handlerFunc is the untyped form every registered handler is wrapped into.

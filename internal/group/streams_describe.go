@@ -82,6 +82,9 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 			if dg.Members == nil {
 				dg.Members = []kmsg.StreamsGroupDescribeResponseGroupMember{}
 			}
+			if req.Version >= 1 {
+				describeTopologyDescription(st, req.IncludeTopologyDescription, &dg)
+			}
 		}
 		r.Groups = append(r.Groups, dg)
 	}

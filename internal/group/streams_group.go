@@ -44,8 +44,9 @@ type streamsState struct {
 	shutdown      bool
 	members       map[string]*streamsMemberInfo
 	endpointEpoch int32
-	standby       map[string]partitionSet // target standby tasks by member
-	numStandbys   int                     // standby replicas per stateful task at the last assignment
+	standby       map[string]partitionSet     // target standby tasks by member
+	numStandbys   int                         // standby replicas per stateful task at the last assignment
+	desc          *streamsTopologyDescription // KIP-1331 (streams_topology_description.go)
 }
 
 type streamsMemberInfo struct {
@@ -295,6 +296,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if req.EndpointInformationEpoch != st.endpointEpoch {
 		r.PartitionsByUserEndpoint = c.streamsEndpoints(cg)
 	}
+	c.maybeAskTopologyDescription(st, req, r)
 	c.persistConsumer(g, nil) // writes what changed (streams_persist.go)
 	return 0, ""
 }
