@@ -47,6 +47,10 @@ type streamsState struct {
 	standby       map[string]partitionSet     // target standby tasks by member
 	numStandbys   int                         // standby replicas per stateful task at the last assignment
 	desc          *streamsTopologyDescription // KIP-1331 (streams_topology_description.go)
+	// streams_assignment_configs.go
+	initialTimer Timer     // the initial rebalance delay is running
+	assignedAt   time.Time // the last assignment
+	rackTags     []string  // the rack-aware tags of the last assignment
 }
 
 type streamsMemberInfo struct {
@@ -90,7 +94,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(cl Client, req *kmsg.StreamsGroupHea
 	return r
 }
 
-func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) (int16, string) {
+func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, joined bool) (int16, string) {
 	bad := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
 	switch {
 	case req.Group == "":
@@ -104,7 +108,7 @@ func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRe
 	case req.MemberEpoch < epochStaticLeave:
 		return bad("MemberEpoch is invalid.")
 	}
-	if req.MemberEpoch == 0 {
+	if req.MemberEpoch == 0 && !joined {
 		switch {
 		case req.RebalanceTimeoutMillis == -1:
 			return bad("RebalanceTimeoutMs must be provided in first request.")
@@ -135,7 +139,16 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code, ""
 	}
-	if code, msg := c.validateStreamsHeartbeat(req); code != 0 {
+	// A member whose join was answered with epoch 0 (its group's first
+	// assignment is delayed, streams_assignment_configs.go) may heartbeat at
+	// epoch 0 without its topology.
+	joined := false
+	if g := c.groups[req.Group]; req.MemberEpoch == 0 && req.Topology == nil && g != nil && g.isStreams() {
+		if m := g.consumer.members[req.MemberID]; m != nil && m.epoch == 0 {
+			joined = true
+		}
+	}
+	if code, msg := c.validateStreamsHeartbeat(req, joined); code != 0 {
 		return code, msg
 	}
 	now := c.clock.Now()
@@ -191,6 +204,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	}
 	owned := streamsOwned(st, req.ActiveTasks)
 	isNew := m == nil
+	firstJoin := isNew && len(cg.members) == 0
 	if isNew {
 		if len(cg.members) >= c.cfg.MaxGroupSize {
 			return kerr.GroupMaxSizeReached.Code, ""
@@ -260,11 +274,18 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 		st.numStandbys = gcfg.standbys
 		changed = true
 	}
+	if !sameTags(gcfg.rackTags, st.rackTags) { // the assignment configuration changed
+		st.rackTags = gcfg.rackTags
+		changed = true
+	}
 	if changed {
 		cg.epoch++
 	}
+	delayed := ""
 	if cg.epoch > cg.assignmentEpoch {
-		c.computeStreamsTarget(cg)
+		if delayed = c.streamsAssignmentDelay(g, gcfg, firstJoin); delayed == "" {
+			c.computeStreamsTarget(cg)
+		}
 	}
 	c.reconcile(g, m, owned)
 	c.scheduleStreamsSession(g, m)
@@ -276,6 +297,12 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	r.AcceptableRecoveryLag = gcfg.acceptableLag
 	r.TaskOffsetIntervalMillis = ms(gcfg.taskOffsetInterval)
 	r.Status = append(r.Status, st.status...)
+	if delayed != "" {
+		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsAssignmentDelayed, StatusDetail: delayed})
+	}
+	if missing := missingClientTags(info, gcfg.rackTags); req.Version >= 1 && len(missing) > 0 {
+		r.Status = append(r.Status, missingTagsStatus(missing))
+	}
 	if info.topologyEpoch < st.topologyEpoch {
 		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStaleTopology,
 			StatusDetail: fmt.Sprintf("The member's topology epoch %d is lower than the group's %d.", info.topologyEpoch, st.topologyEpoch)})
@@ -366,6 +393,7 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	}
 	cg.target = target
 	cg.assignmentEpoch = cg.epoch
+	st.assignedAt = c.clock.Now()
 	if len(ids) == 0 || len(tasks) == 0 {
 		return
 	}
@@ -452,8 +480,10 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 			continue
 		}
 		usedProcess := map[string]bool{}
+		usedTags := map[string]map[string]bool{}
 		if o, ok := activeOwner[t]; ok {
 			usedProcess[st.members[o].processID] = true
+			st.useTags(o, usedTags)
 		}
 		for r := 0; r < n; r++ {
 			best := ""
@@ -464,6 +494,12 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 				}
 				if best == "" {
 					best = id
+					continue
+				}
+				if oa, ob := st.tagOverlap(id, usedTags), st.tagOverlap(best, usedTags); oa != ob { // rack-aware tags first
+					if oa < ob {
+						best = id
+					}
 					continue
 				}
 				hadA, hadB := prev[id][t], prev[best][t]
@@ -477,6 +513,7 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 			}
 			st.standby[best][t] = true
 			usedProcess[st.members[best].processID] = true
+			st.useTags(best, usedTags)
 		}
 	}
 }
