@@ -18,8 +18,10 @@
 // Standby replicas of stateful tasks: group.streams.num.standby.replicas
 // (default 0). The group configs streams.num.standby.replicas,
 // streams.session.timeout.ms, streams.heartbeat.interval.ms,
-// streams.task.offset.interval.ms and streams.acceptable.recovery.lag override
-// the broker's settings for one group (streams_group_configs.go). No warm-up
+// streams.task.offset.interval.ms, streams.acceptable.recovery.lag,
+// streams.initial.rebalance.delay.ms, streams.assignment.interval.ms and
+// streams.rack.aware.assignment.tags override the broker's settings for one
+// group (streams_group_configs.go). No warm-up
 // tasks are assigned, as by Kafka 4.4's sticky task assignor. Streams groups
 // are written to __consumer_offsets (internal/group/streams_persist.go).
 //
@@ -30,8 +32,12 @@
 // and StreamsGroupDescribe v1 returns it with IncludeTopologyDescription, and
 // the assignor name ("sticky").
 //
-// Differences from Kafka: task offsets and end offsets reported by members are not kept;
-// Kafka keeps topology descriptions only with a group.streams.topology.description.plugin.class
+// Task offsets and end offsets reported by members are kept, described and
+// used for standby placement (internal/group/streams_task_offsets.go); the
+// group configs of internal/group/streams_assignment_configs.go delay
+// assignments (ASSIGNMENT_DELAYED) and spread standbys over client tags.
+//
+// Differences from Kafka: Kafka keeps topology descriptions only with a group.streams.topology.description.plugin.class
 // configured (without one, StreamsGroupTopologyDescriptionUpdate answers UNSUPPORTED_VERSION
 // and describe NOT_STORED), Sluice always, in __consumer_offsets under a record type of its own.
 package broker

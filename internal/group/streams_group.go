@@ -60,6 +60,9 @@ type streamsMemberInfo struct {
 	clientTags    []kmsg.StreamsGroupHeartbeatRequestClientTag
 	rackID        *string
 	standbySent   partitionSet // the standby tasks last sent to the member
+	// the changelog offset sums of its tasks' local state the member last
+	// reported, and their end offsets (streams_task_offsets.go)
+	taskOffsets, taskEndOffsets []kmsg.TaskOffset
 }
 
 // isStreams reports whether g is a streams group.
@@ -235,6 +238,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if req.ClientTags != nil {
 		info.clientTags = req.ClientTags
 	}
+	info.updateTaskOffsets(req) // streams_task_offsets.go
 	if req.UserEndpoint != nil && (info.endpoint == nil || info.endpoint.Host != req.UserEndpoint.Host || info.endpoint.Port != req.UserEndpoint.Port) {
 		info.endpoint = req.UserEndpoint
 		st.endpointEpoch++
@@ -503,8 +507,20 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 					continue
 				}
 				hadA, hadB := prev[id][t], prev[best][t]
-				la, lb := len(st.standby[id]), len(st.standby[best])
-				if (hadA && !hadB) || (hadA == hadB && la < lb) {
+				if hadA != hadB {
+					if hadA {
+						best = id
+					}
+					continue
+				}
+				// then the member with the most of the task's state (streams_task_offsets.go)
+				if oa, ob := st.reportedOffset(id, t), st.reportedOffset(best, t); oa != ob {
+					if oa > ob {
+						best = id
+					}
+					continue
+				}
+				if len(st.standby[id]) < len(st.standby[best]) {
 					best = id
 				}
 			}
