@@ -554,7 +554,8 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 	}
 	// The records of members without metadata are dropped at the next write.
 	cg.metaSig = c.refreshStreamsTopology(st)
-	st.numStandbys = c.streamsConfig(g.id).standbys
+	gcfg := c.streamsConfig(g.id)
+	st.numStandbys, st.rackTags = gcfg.standbys, gcfg.rackTags
 	cg.emptySince = now
 	for _, id := range ids {
 		c.scheduleStreamsSession(g, cg.members[id])
