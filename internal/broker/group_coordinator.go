@@ -64,8 +64,8 @@ func (b *Broker) startGroupCoordinator() error {
 	if err := b.groups.Start(); err != nil {
 		return err
 	}
-	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.groups.LoadPartition, b.groups.UnloadPartition))
-	if err := b.loadLedPartitions(group.OffsetsTopic, b.groups.LoadPartition); err != nil {
+	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.loadGroupPartition, b.groups.UnloadPartition))
+	if err := b.loadLedPartitions(group.OffsetsTopic, b.loadGroupPartition); err != nil {
 		return err
 	}
 	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {
