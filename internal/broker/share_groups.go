@@ -53,7 +53,8 @@ func (b *Broker) startShareGroups() error {
 	}
 	opts.ConfigStore = groupConfigStore{b}
 	opts.Now = b.nowFunc() // test_clock.go
-	if b.groups != nil {   // membership in __consumer_offsets (internal/share/membership.go)
+	// Membership in __consumer_offsets (internal/share/membership.go).
+	if b.groups != nil {
 		opts.Membership = b.groups
 		opts.Logf = func(format string, args ...any) { b.logger.Warn(fmt.Sprintf(format, args...)) }
 	}
