@@ -32,7 +32,7 @@ var apiTable = []apiSpec{
 	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
 	{key: 1, min: 4, max: 17, concurrent: true}, // Fetch
 	{key: 2, min: 1, max: 10, concurrent: true}, // ListOffsets
-	{key: 3, min: 0, max: 12, concurrent: true}, // Metadata
+	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
 	{key: 8, min: 2, max: 9},                    // OffsetCommit
 	{key: 9, min: 1, max: 9, concurrent: true},  // OffsetFetch
 	{key: 10, min: 0, max: 6, concurrent: true}, // FindCoordinator
@@ -60,10 +60,10 @@ var apiTable = []apiSpec{
 	{key: 32, min: 1, max: 4, concurrent: true}, // DescribeConfigs
 	{key: 33, min: 0, max: 2},                   // AlterConfigs
 	{key: 34, min: 1, max: 2},                   // AlterReplicaLogDirs
-	{key: 35, min: 1, max: 4, concurrent: true}, // DescribeLogDirs
+	{key: 35, min: 1, max: 5, concurrent: true}, // DescribeLogDirs (v5: IsCordoned, false: no log dir is cordoned)
 	{key: 36, min: 0, max: 2},                   // SaslAuthenticate: barrier, as SaslHandshake
 	{key: 37, min: 0, max: 3},                   // CreatePartitions
-	{key: 42, min: 0, max: 2},                   // DeleteGroups
+	{key: 42, min: 0, max: 3},                   // DeleteGroups (v3: per-group ErrorMessage)
 	{key: 43, min: 0, max: 2},                   // ElectLeaders
 	{key: 44, min: 0, max: 1},                   // IncrementalAlterConfigs
 	{key: 45, min: 0, max: 1},                   // AlterPartitionReassignments: v1 is KIP-860
@@ -79,7 +79,7 @@ var apiTable = []apiSpec{
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 64, min: 0, max: 0},                   // UnregisterBroker
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions
-	{key: 66, min: 0, max: 1, concurrent: true}, // ListTransactions
+	{key: 66, min: 0, max: 2, concurrent: true}, // ListTransactions (v2: TransactionalIdPattern, KIP-1152)
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat
 	{key: 69, min: 0, max: 1, concurrent: true}, // ConsumerGroupDescribe
 	{key: 74, min: 0, max: 1, concurrent: true}, // ListConfigResources (KIP-1142)

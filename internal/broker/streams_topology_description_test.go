@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"fmt"
+	"sort"
 	"testing"
 	"time"
 
@@ -53,5 +55,46 @@ func TestStreamsTopologyDescriptionWire(t *testing.T) {
 	if g.TopologyDescriptionStatus != 3 || g.TopologyDescription == nil || len(g.TopologyDescription.Subtopologies) != 1 ||
 		g.TopologyDescription.Subtopologies[0].Nodes[0].Name != "KSTREAM-SOURCE-0000000000" || g.AssignorName == nil || *g.AssignorName != "sticky" {
 		t.Fatalf("describe: status %d description %+v assignor %v", g.TopologyDescriptionStatus, g.TopologyDescription, g.AssignorName)
+	}
+}
+
+// ListTransactions v2's TransactionalIdPattern keeps the ids it matches in
+// full; an invalid pattern is INVALID_REGULAR_EXPRESSION.
+func TestListTransactionsPattern(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	for _, id := range []string{"orders-1", "orders-2", "payments-1"} {
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.TransactionalID, ip.TransactionTimeoutMillis = kmsg.StringPtr(id), 60000
+		if r := tb.request(ip).(*kmsg.InitProducerIDResponse); r.ErrorCode != 0 {
+			t.Fatalf("InitProducerId %s: %v", id, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	list := func(pattern *string) ([]string, int16) {
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.Version, req.TransactionalIDPattern = 2, pattern
+		resp := tb.request(req).(*kmsg.ListTransactionsResponse)
+		var ids []string
+		for _, s := range resp.TransactionStates {
+			ids = append(ids, s.TransactionalID)
+		}
+		sort.Strings(ids)
+		return ids, resp.ErrorCode
+	}
+	for _, c := range []struct {
+		pattern *string
+		want    string
+	}{
+		{nil, "[orders-1 orders-2 payments-1]"},
+		{kmsg.StringPtr(""), "[orders-1 orders-2 payments-1]"},
+		{kmsg.StringPtr("orders-.*"), "[orders-1 orders-2]"},
+		{kmsg.StringPtr("orders"), "[]"}, // a full match, not a substring
+		{kmsg.StringPtr(".*-1"), "[orders-1 payments-1]"},
+	} {
+		if ids, code := list(c.pattern); code != 0 || fmt.Sprint(ids) != c.want {
+			t.Fatalf("pattern %v: %v %v, want %s", c.pattern, ids, kerr.ErrorForCode(code), c.want)
+		}
+	}
+	if _, code := list(kmsg.StringPtr("orders-[")); code != kerr.InvalidRegularExpression.Code {
+		t.Fatalf("invalid pattern: %v", kerr.ErrorForCode(code))
 	}
 }
