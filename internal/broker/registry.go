@@ -43,7 +43,7 @@ var apiTable = []apiSpec{
 	{key: 15, min: 0, max: 6, concurrent: true}, // DescribeGroups
 	{key: 16, min: 0, max: 5, concurrent: true}, // ListGroups
 	{key: 17, min: 0, max: 1},                   // SaslHandshake: barrier, the wire layer reads the SASL phase after it
-	{key: 18, min: 0, max: 4, concurrent: true}, // ApiVersions
+	{key: 18, min: 0, max: 5, concurrent: true}, // ApiVersions (v5: ClusterId/NodeId check, KIP-1242)
 	{key: 19, min: 2, max: 7},                   // CreateTopics
 	{key: 20, min: 1, max: 6},                   // DeleteTopics
 	{key: 21, min: 0, max: 2},                   // DeleteRecords

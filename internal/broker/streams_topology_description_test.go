@@ -98,3 +98,30 @@ func TestListTransactionsPattern(t *testing.T) {
 		t.Fatalf("invalid pattern: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// ApiVersions v5 (KIP-1242): a client naming another cluster or node is
+// told REBOOTSTRAP_REQUIRED; naming none, or this one, gets the versions.
+func TestApiVersionsRebootstrap(t *testing.T) {
+	tb := startTestBroker(t, testOptions{})
+	av := func(cluster *string, node int32) *kmsg.ApiVersionsResponse {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.Version, req.ClientSoftwareName, req.ClientSoftwareVersion = 5, "sluice-test", "1.0"
+		req.ClusterID, req.NodeID = cluster, node
+		return tb.request(req).(*kmsg.ApiVersionsResponse)
+	}
+	b := tb.broker()
+	if r := av(nil, -1); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
+		t.Fatalf("no cluster named: %+v", r)
+	}
+	if r := av(kmsg.StringPtr(b.ClusterID()), b.self()); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
+		t.Fatalf("this cluster and node: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	for _, c := range []struct {
+		cluster string
+		node    int32
+	}{{"another-cluster", b.self()}, {b.ClusterID(), b.self() + 1}} {
+		if r := av(kmsg.StringPtr(c.cluster), c.node); r.ErrorCode != kerr.RebootstrapRequired.Code || len(r.ApiKeys) != 0 {
+			t.Fatalf("%+v: %v", c, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+}
