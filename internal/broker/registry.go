@@ -30,7 +30,7 @@ type apiSpec struct {
 // rejected at request time with UNSUPPORTED_VERSION, exactly as Kafka 4 does.
 var apiTable = []apiSpec{
 	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
-	{key: 1, min: 4, max: 17, concurrent: true}, // Fetch
+	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
 	{key: 2, min: 1, max: 10, concurrent: true}, // ListOffsets
 	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
 	{key: 8, min: 2, max: 9},                    // OffsetCommit
