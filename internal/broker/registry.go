@@ -31,7 +31,7 @@ type apiSpec struct {
 var apiTable = []apiSpec{
 	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
 	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
-	{key: 2, min: 1, max: 10, concurrent: true}, // ListOffsets
+	{key: 2, min: 1, max: 11, concurrent: true}, // ListOffsets (v11: -6, earliest pending upload)
 	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
 	{key: 8, min: 2, max: 9},                    // OffsetCommit
 	{key: 9, min: 1, max: 9, concurrent: true},  // OffsetFetch
