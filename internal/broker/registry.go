@@ -33,8 +33,8 @@ var apiTable = []apiSpec{
 	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
 	{key: 2, min: 1, max: 11, concurrent: true}, // ListOffsets (v11: -6, earliest pending upload)
 	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
-	{key: 8, min: 2, max: 9},                    // OffsetCommit
-	{key: 9, min: 1, max: 9, concurrent: true},  // OffsetFetch
+	{key: 8, min: 2, max: 10},                   // OffsetCommit (v10: topic ids)
+	{key: 9, min: 1, max: 10, concurrent: true}, // OffsetFetch (v10: topic ids)
 	{key: 10, min: 0, max: 6, concurrent: true}, // FindCoordinator
 	{key: 11, min: 0, max: 9},                   // JoinGroup
 	{key: 12, min: 0, max: 4},                   // Heartbeat
