@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -95,4 +97,44 @@ func (b *Broker) offsetFetchByID(r *wire.Request, req *kmsg.OffsetFetchRequest) 
 		}
 	}
 	return resp
+}
+
+// txnOffsetTopicIDVersion is TxnOffsetCommit's first version naming topics by
+// id (KIP-1319); below it v5's transaction-version-2 rules apply, and so they
+// do from it.
+const txnOffsetTopicIDVersion = 6
+
+func (b *Broker) txnOffsetCommitByID(ctx context.Context, r *wire.Request, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+	sub := *req
+	sub.Version = txnOffsetTopicIDVersion - 1
+	sub.Topics = nil
+	var unknown []kmsg.TxnOffsetCommitResponseTopic
+	for _, t := range req.Topics {
+		if tp, ok := b.topicByID(t.TopicID); ok {
+			t.Topic = tp.Name
+			sub.Topics = append(sub.Topics, t)
+			continue
+		}
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.TopicID = t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicID.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		unknown = append(unknown, rt)
+	}
+	raw, err := b.handleTxnOffsetCommit(ctx, r, &sub)
+	if err != nil || raw == nil {
+		return raw, err
+	}
+	resp := raw.(*kmsg.TxnOffsetCommitResponse)
+	resp.Version = req.Version
+	for i := range resp.Topics {
+		if tp, ok := b.topics.Get(resp.Topics[i].Topic); ok {
+			resp.Topics[i].TopicID = [16]byte(tp.ID)
+		}
+	}
+	resp.Topics = append(resp.Topics, unknown...)
+	return resp, nil
 }

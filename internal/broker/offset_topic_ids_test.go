@@ -87,3 +87,39 @@ func topicID(t *testing.T, tb *testBroker, topic string) [16]byte {
 	tp, _ := tb.broker().topics.Get(topic)
 	return [16]byte(tp.ID)
 }
+
+// TxnOffsetCommit v6 (KIP-1319) names topics by id, with v5's transaction
+// version 2 rules; an unknown id is UNKNOWN_TOPIC_ID.
+func TestTxnOffsetCommitByTopicID(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: txnProps()})
+	dpTopic(t, tb, "in", 1, nil)
+	x := &txnRaw{t: t, tb: tb, id: "tv2-ids", tv2: true}
+	x.init()
+	unknownID := [16]byte{7, 7, 7}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version = 6
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group = x.id, x.pid, x.epoch, "g-ids"
+	req.Generation = -1
+	for _, tid := range [][16]byte{topicID(t, tb, "in"), unknownID} {
+		rt := kmsg.NewTxnOffsetCommitRequestTopic()
+		rt.TopicID = tid
+		rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = 0, 42, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := rawRoundTrip(t, tb.addr, req).(*kmsg.TxnOffsetCommitResponse)
+	codes := map[[16]byte]int16{}
+	for _, rt := range resp.Topics {
+		codes[rt.TopicID] = rt.Partitions[0].ErrorCode
+	}
+	if len(resp.Topics) != 2 || codes[topicID(t, tb, "in")] != 0 || codes[unknownID] != kerr.UnknownTopicID.Code {
+		t.Fatalf("TxnOffsetCommit v6: %+v", resp.Topics)
+	}
+	if code := x.end(true); code != 0 {
+		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
+	}
+	if off, code := fetchOffset(t, tb, "g-ids", "in", 0, true); code != 0 || off != 42 {
+		t.Fatalf("committed offset %d %v", off, kerr.ErrorForCode(code))
+	}
+}

@@ -53,7 +53,7 @@ var apiTable = []apiSpec{
 	{key: 25, min: 0, max: 4},                   // AddOffsetsToTxn
 	{key: 26, min: 0, max: 5},                   // EndTxn: v5 is transaction version 2 (KIP-890 part 2)
 	{key: 27, min: 0, max: 1},                   // WriteTxnMarkers (kafka-transactions.sh abort)
-	{key: 28, min: 0, max: 5},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2)
+	{key: 28, min: 0, max: 6},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2), v6 topic ids
 	{key: 29, min: 1, max: 3, concurrent: true}, // DescribeAcls
 	{key: 30, min: 1, max: 3},                   // CreateAcls
 	{key: 31, min: 1, max: 3},                   // DeleteAcls
