@@ -43,7 +43,7 @@ func TestApiVersionsAdvertisesRegistry(t *testing.T) {
 		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
 	for key, want := range map[int16][2]int16{
-		3: {0, 12}, 18: {0, 4}, 19: {2, 7}, 20: {1, 6}, 32: {1, 4}, 33: {0, 2}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}, 75: {0, 0},
+		3: {0, 13}, 18: {0, 5}, 19: {2, 7}, 20: {1, 6}, 32: {1, 4}, 33: {0, 2}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}, 75: {0, 0},
 	} {
 		if got[key] != want {
 			t.Errorf("key %d (%s): got %v, want %v", key, kmsg.NameForKey(key), got[key], want)

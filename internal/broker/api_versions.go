@@ -1,4 +1,4 @@
-// ApiVersions (key 18), v0–v4: the API keys and version ranges this broker
+// ApiVersions (key 18), v0–v5: the API keys and version ranges this broker
 // serves, derived from apiTable (registry.go) — only keys with a registered
 // handler are listed.
 //
@@ -34,6 +34,12 @@ func (b *Broker) handleApiVersions(_ context.Context, _ *wire.Request, req *kmsg
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	if req.Version >= 3 && (!softwareRe.MatchString(req.ClientSoftwareName) || !softwareRe.MatchString(req.ClientSoftwareVersion)) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	// v5 (KIP-1242): a client that names the cluster and node it means to
+	// reach and finds another is told to rebootstrap, as Kafka does.
+	if req.Version >= 5 && req.ClusterID != nil && (*req.ClusterID != b.ClusterID() || req.NodeID != b.self()) {
+		resp.ErrorCode = kerr.RebootstrapRequired.Code
 		return resp, nil
 	}
 	resp.ApiKeys = apiVersionKeys()

@@ -30,7 +30,7 @@ func TestClusterAdminAPIsAdvertised(t *testing.T) {
 		kmsg.DescribeUserSCRAMCredentials: {0, 0},
 		kmsg.DescribeProducers:            {0, 0},
 		kmsg.DescribeTransactions:         {0, 0},
-		kmsg.ListTransactions:             {0, 1},
+		kmsg.ListTransactions:             {0, 2},
 		kmsg.UnregisterBroker:             {0, 0},
 	}
 	for key, w := range want {

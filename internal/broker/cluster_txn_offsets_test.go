@@ -23,9 +23,11 @@ func TestClusterTxnOffsetCommitAcrossCoordinators(t *testing.T) {
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "src"); err != nil || res.Err != nil {
+	res, err := adm.CreateTopic(ctx, 1, 1, nil, "src")
+	if err != nil || res.Err != nil {
 		t.Fatalf("create topic: %v %v", err, res.Err)
 	}
+	srcID := [16]byte(res.ID) // TxnOffsetCommit v6 names topics by id
 	const tid = "tx-offsets"
 	pr, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.TransactionalID(tid), kgo.DefaultProduceTopic("src"))
 	if err != nil {
@@ -80,7 +82,7 @@ func TestClusterTxnOffsetCommitAcrossCoordinators(t *testing.T) {
 		commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch, commit.Group = tid, pid, epoch, g
 		commit.Generation = -1
 		ct := kmsg.NewTxnOffsetCommitRequestTopic()
-		ct.Topic = "src"
+		ct.Topic, ct.TopicID = "src", srcID
 		cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		cp.Partition, cp.Offset, cp.LeaderEpoch = 0, 1, -1
 		ct.Partitions = append(ct.Partitions, cp)

@@ -37,7 +37,7 @@ func TestConsumerGroupSurvivesBrokerRestart(t *testing.T) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.MemberID, req.Generation = "g", "member-1", epoch
 		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = "t"
+		rt.Topic, rt.TopicID = "t", topicID(t, tb, "t") // by name below v10, by id from v10
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset = 0, offset
 		rt.Partitions = append(rt.Partitions, rp)
@@ -86,7 +86,7 @@ func TestConsumerGroupSurvivesBrokerRestart(t *testing.T) {
 	fetch := kmsg.NewPtrOffsetFetchRequest()
 	fg := kmsg.NewOffsetFetchRequestGroup()
 	fg.Group = "g"
-	fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}
+	fg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", TopicID: topicID(t, tb, "t"), Partitions: []int32{0}}}
 	fetch.Groups = []kmsg.OffsetFetchRequestGroup{fg}
 	fetch.Group = "g"
 	fetch.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}

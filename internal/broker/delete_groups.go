@@ -1,4 +1,5 @@
-// DeleteGroups (key 42), v0–v2: deletes empty groups with their offsets (tombstones in
+// DeleteGroups (key 42), v0–v3 (v3 adds a per-group ErrorMessage, left null
+// here): deletes empty groups with their offsets (tombstones in
 // __consumer_offsets); NON_EMPTY_GROUP if members remain, GROUP_ID_NOT_FOUND if there is
 // no such group. An empty share group is deleted with its share-partition state
 // (tombstones in __share_group_state; share_group_admin.go).

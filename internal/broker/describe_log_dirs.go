@@ -1,4 +1,5 @@
-// DescribeLogDirs (key 35), v1–v4 (Apache Kafka 4's range).
+// DescribeLogDirs (key 35), v1–v5 (Apache Kafka 4.4's range; v5's IsCordoned is
+// false: Sluice has no cordoned log dirs).
 //
 // Sluice has one log directory, the data directory: the answer lists it
 // (absolute path) with every partition asked for (all of them when topics

@@ -1,4 +1,6 @@
-// Fetch (key 1), v4–v17.
+// Fetch (key 1), v4–v18 (v18 adds a follower's HighWatermark, KIP-1166, a tagged
+// field Sluice's leaders ignore: a follower's fetch is not answered early when
+// its high watermark is behind).
 //
 // Partitions are read in request order (or, for an incremental session, in
 // the session's order) from their logs: whole stored batches, byte for byte,

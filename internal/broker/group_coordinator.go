@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/replica"
+	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/topics"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
@@ -42,6 +43,9 @@ func (b *Broker) startGroupCoordinator() error {
 		StreamsTaskOffsetInterval:     rawMs(c.Raw, "group.streams.task.offset.interval.ms"),
 		StreamsAcceptableRecoveryLag:  b.brokerInt("group.streams.acceptable.recovery.lag"),
 		GroupConfigs:                  b.groupConfigsOf, // streams_group_configs.go
+		StreamsInitialRebalanceDelay:  time.Duration(b.brokerInt("group.streams.initial.rebalance.delay.ms")) * time.Millisecond,
+		StreamsAssignmentInterval:     time.Duration(b.brokerInt("group.streams.assignment.interval.ms")) * time.Millisecond,
+		StreamsRackAwareTags:          share.SplitList(b.brokerString("group.streams.rack.aware.assignment.tags")),
 	}
 	if c.GroupInitialRebalanceDelayMs == 0 {
 		cfg.InitialRebalanceDelay = -1 // explicitly no delay
@@ -60,8 +64,8 @@ func (b *Broker) startGroupCoordinator() error {
 	if err := b.groups.Start(); err != nil {
 		return err
 	}
-	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.groups.LoadPartition, b.groups.UnloadPartition))
-	if err := b.loadLedPartitions(group.OffsetsTopic, b.groups.LoadPartition); err != nil {
+	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.loadGroupPartition, b.groups.UnloadPartition))
+	if err := b.loadLedPartitions(group.OffsetsTopic, b.loadGroupPartition); err != nil {
 		return err
 	}
 	if err := b.metrics.Registry.Register(b.groups.Collector()); err != nil {

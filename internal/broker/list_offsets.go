@@ -1,11 +1,12 @@
-// ListOffsets (key 2), v1–v10 (Apache Kafka 4's range).
+// ListOffsets (key 2), v1–v11 (Apache Kafka 4.4's range).
 //
 // Per partition, by timestamp:
 //   - -1 (latest): the high watermark, or with isolation_level=1
 //     (read_committed, v2+) the last stable offset;
 //   - -2 (earliest) and -4 (earliest local, v8+): the log start offset;
 //   - -3 (max timestamp, v7+): the first record with the largest timestamp;
-//   - -5 (earliest pending upload, v9+): no tiered storage, so nothing: -1;
+//   - -5 (latest tiered, v9+) and -6 (earliest pending upload, v11+, KIP-1023):
+//     no tiered storage, so nothing: -1, as Kafka answers without remote storage;
 //   - any other value: the first offset whose record timestamp is at least
 //     the value, found through the time index; -1 when there is none.
 //
@@ -38,7 +39,8 @@ const (
 	listEarliest              = -2
 	listMaxTimestamp          = -3
 	listEarliestLocal         = -4
-	listEarliestPendingUpload = -5
+	listEarliestPendingUpload = -5 // Kafka's LATEST_TIERED_TIMESTAMP
+	listPendingUpload         = -6 // EARLIEST_PENDING_UPLOAD_TIMESTAMP (v11)
 )
 
 func (b *Broker) handleListOffsets(_ context.Context, r *wire.Request, req *kmsg.ListOffsetsRequest) (kmsg.Response, error) {
@@ -121,7 +123,7 @@ func lookupOffset(l *replica.Partition, ts int64, version int16, committed bool)
 		return l.LogStartOffset(), -1, true
 	case ts == listMaxTimestamp && version >= 7:
 		offset, timestamp, ok = l.MaxTimestamp()
-	case ts == listEarliestPendingUpload && version >= 9:
+	case ts == listEarliestPendingUpload && version >= 9, ts == listPendingUpload && version >= 11:
 		return -1, -1, false
 	default:
 		offset, timestamp, ok = l.OffsetForTimestamp(ts)

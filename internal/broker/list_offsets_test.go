@@ -39,7 +39,7 @@ func listOffsets(t *testing.T, tb *testBroker, topic string, partition int32, ts
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
-	resp := dpRaw(t, tb, req, 10).(*kmsg.ListOffsetsResponse)
+	resp := dpRaw(t, tb, req, 11).(*kmsg.ListOffsetsResponse)
 	var out []kmsg.ListOffsetsResponseTopicPartition
 	for _, t := range resp.Topics {
 		out = append(out, t.Partitions...)
@@ -66,7 +66,7 @@ func TestListOffsets(t *testing.T) {
 	cases := []struct {
 		ts, offset, timestamp int64
 	}{
-		{-2, 0, -1}, {-1, 6, -1}, {-4, 0, -1}, {-5, -1, -1}, {-3, 3, base + 5000},
+		{-2, 0, -1}, {-1, 6, -1}, {-4, 0, -1}, {-5, -1, -1}, {-6, -1, -1}, {-3, 3, base + 5000},
 		{base, 0, base + 1000}, {base + 1001, 1, base + 1001}, {base + 1003, 3, base + 5000},
 		{base + 2500, 3, base + 5000}, {base + 5000, 3, base + 5000}, {base + 5001, -1, -1},
 	}
@@ -130,7 +130,7 @@ func TestListOffsetsOfDeferredPartition(t *testing.T) {
 		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, -1, -1
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp := dpRaw(t, tb, req, 10).(*kmsg.ListOffsetsResponse)
+		resp := dpRaw(t, tb, req, 11).(*kmsg.ListOffsetsResponse)
 		if r := resp.Topics[0].Partitions[0]; r.ErrorCode != 0 || r.Offset != 3 {
 			t.Fatalf("read_committed=%v latest of a partition not loaded yet: offset %d error %d, want 3", committed, r.Offset, r.ErrorCode)
 		}

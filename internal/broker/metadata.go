@@ -1,4 +1,4 @@
-// Metadata (key 3), v0–v12: brokers (just this node), cluster id, controller
+// Metadata (key 3), v0–v13 (v13: a top-level ErrorCode, always NONE here): brokers (just this node), cluster id, controller
 // (this node) and topics with their partitions. Every partition is led by
 // this node with leader epoch 0, replicas = ISR = [this node].
 //

@@ -31,7 +31,7 @@ func TestUnsupportedApiVersionsGetsV0Error(t *testing.T) {
 		t.Fatalf("correlation %d", corr)
 	}
 	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 ||
-		resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MaxVersion != 4 {
+		resp.ApiKeys[0].ApiKey != 18 || resp.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("%+v", resp)
 	}
 }

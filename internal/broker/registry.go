@@ -30,11 +30,11 @@ type apiSpec struct {
 // rejected at request time with UNSUPPORTED_VERSION, exactly as Kafka 4 does.
 var apiTable = []apiSpec{
 	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
-	{key: 1, min: 4, max: 17, concurrent: true}, // Fetch
-	{key: 2, min: 1, max: 10, concurrent: true}, // ListOffsets
-	{key: 3, min: 0, max: 12, concurrent: true}, // Metadata
-	{key: 8, min: 2, max: 9},                    // OffsetCommit
-	{key: 9, min: 1, max: 9, concurrent: true},  // OffsetFetch
+	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
+	{key: 2, min: 1, max: 11, concurrent: true}, // ListOffsets (v11: -6, earliest pending upload)
+	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
+	{key: 8, min: 2, max: 10},                   // OffsetCommit (v10: topic ids)
+	{key: 9, min: 1, max: 10, concurrent: true}, // OffsetFetch (v10: topic ids)
 	{key: 10, min: 0, max: 6, concurrent: true}, // FindCoordinator
 	{key: 11, min: 0, max: 9},                   // JoinGroup
 	{key: 12, min: 0, max: 4},                   // Heartbeat
@@ -43,7 +43,7 @@ var apiTable = []apiSpec{
 	{key: 15, min: 0, max: 6, concurrent: true}, // DescribeGroups
 	{key: 16, min: 0, max: 5, concurrent: true}, // ListGroups
 	{key: 17, min: 0, max: 1},                   // SaslHandshake: barrier, the wire layer reads the SASL phase after it
-	{key: 18, min: 0, max: 4, concurrent: true}, // ApiVersions
+	{key: 18, min: 0, max: 5, concurrent: true}, // ApiVersions (v5: ClusterId/NodeId check, KIP-1242)
 	{key: 19, min: 2, max: 7},                   // CreateTopics
 	{key: 20, min: 1, max: 6},                   // DeleteTopics
 	{key: 21, min: 0, max: 2},                   // DeleteRecords
@@ -53,17 +53,17 @@ var apiTable = []apiSpec{
 	{key: 25, min: 0, max: 4},                   // AddOffsetsToTxn
 	{key: 26, min: 0, max: 5},                   // EndTxn: v5 is transaction version 2 (KIP-890 part 2)
 	{key: 27, min: 0, max: 1},                   // WriteTxnMarkers (kafka-transactions.sh abort)
-	{key: 28, min: 0, max: 5},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2)
+	{key: 28, min: 0, max: 6},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2), v6 topic ids
 	{key: 29, min: 1, max: 3, concurrent: true}, // DescribeAcls
 	{key: 30, min: 1, max: 3},                   // CreateAcls
 	{key: 31, min: 1, max: 3},                   // DeleteAcls
 	{key: 32, min: 1, max: 4, concurrent: true}, // DescribeConfigs
 	{key: 33, min: 0, max: 2},                   // AlterConfigs
 	{key: 34, min: 1, max: 2},                   // AlterReplicaLogDirs
-	{key: 35, min: 1, max: 4, concurrent: true}, // DescribeLogDirs
+	{key: 35, min: 1, max: 5, concurrent: true}, // DescribeLogDirs (v5: IsCordoned, false: no log dir is cordoned)
 	{key: 36, min: 0, max: 2},                   // SaslAuthenticate: barrier, as SaslHandshake
 	{key: 37, min: 0, max: 3},                   // CreatePartitions
-	{key: 42, min: 0, max: 2},                   // DeleteGroups
+	{key: 42, min: 0, max: 3},                   // DeleteGroups (v3: per-group ErrorMessage)
 	{key: 43, min: 0, max: 2},                   // ElectLeaders
 	{key: 44, min: 0, max: 1},                   // IncrementalAlterConfigs
 	{key: 45, min: 0, max: 1},                   // AlterPartitionReassignments: v1 is KIP-860
@@ -79,7 +79,7 @@ var apiTable = []apiSpec{
 	{key: 61, min: 0, max: 0, concurrent: true}, // DescribeProducers
 	{key: 64, min: 0, max: 0},                   // UnregisterBroker
 	{key: 65, min: 0, max: 0, concurrent: true}, // DescribeTransactions
-	{key: 66, min: 0, max: 1, concurrent: true}, // ListTransactions
+	{key: 66, min: 0, max: 2, concurrent: true}, // ListTransactions (v2: TransactionalIdPattern, KIP-1152)
 	{key: 68, min: 0, max: 1},                   // ConsumerGroupHeartbeat
 	{key: 69, min: 0, max: 1, concurrent: true}, // ConsumerGroupDescribe
 	{key: 74, min: 0, max: 1, concurrent: true}, // ListConfigResources (KIP-1142)
@@ -96,11 +96,12 @@ var apiTable = []apiSpec{
 	{key: 85, min: 0, max: 1},                   // WriteShareGroupState
 	{key: 86, min: 0, max: 0},                   // DeleteShareGroupState
 	{key: 87, min: 0, max: 1},                   // ReadShareGroupStateSummary
-	{key: 88, min: 0, max: 0},                   // StreamsGroupHeartbeat (KIP-1071; v0 as Kafka 4.2)
-	{key: 89, min: 0, max: 0, concurrent: true}, // StreamsGroupDescribe
+	{key: 88, min: 0, max: 1},                   // StreamsGroupHeartbeat (KIP-1071; v1: KIP-1331's TopologyDescriptionRequired)
+	{key: 89, min: 0, max: 1, concurrent: true}, // StreamsGroupDescribe (v1: topology descriptions, KIP-1331)
 	{key: 90, min: 0, max: 1, concurrent: true}, // DescribeShareGroupOffsets
 	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
 	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets
+	{key: 93, min: 0, max: 0},                   // StreamsGroupTopologyDescriptionUpdate (KIP-1331; streams_topology_description.go)
 }
 
 // handlerFunc is the untyped form every registered handler is wrapped into.

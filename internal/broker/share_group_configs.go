@@ -8,12 +8,17 @@
 // atomically); a cluster keeps them in its metadata (cluster_group_configs.go).
 //
 // The streams-group configs streams.session.timeout.ms, streams.heartbeat.interval.ms,
-// streams.num.standby.replicas, streams.task.offset.interval.ms, streams.acceptable.recovery.lag
-// and streams.num.warmup.replicas are served too (streams_group_configs.go).
+// streams.num.standby.replicas, streams.task.offset.interval.ms, streams.acceptable.recovery.lag,
+// streams.num.warmup.replicas, streams.initial.rebalance.delay.ms, streams.assignment.interval.ms,
+// streams.rack.aware.assignment.tags and streams.assignor.name are served too
+// (streams_group_configs.go).
 //
-// Differences from Kafka: only the share-group configs and those six streams ones are served;
-// Kafka's consumer-group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) and
-// the other streams ones (streams.num.warmup.replicas, …) are INVALID_CONFIG ("Unknown group config name").
+// Differences from Kafka: only the share-group configs above and those ten streams ones are served;
+// Kafka 4.4's consumer-group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+// consumer.assignment.interval.ms, consumer.assignor.offload.enable), its other share-group ones
+// (share.delivery.count.limit, share.partition.max.record.locks, share.renew.acknowledge.enable,
+// share.assignment.interval.ms, share.assignor.offload.enable), streams.assignor.offload.enable and
+// the errors.deadletterqueue.* ones are INVALID_CONFIG ("Unknown group config name").
 package broker
 
 import (
@@ -86,6 +91,8 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 			v.Def.Type = config.Int
 		} else if share.GroupConfigIsLong(n) {
 			v.Def.Type = config.Long
+		} else if share.GroupConfigIsList(n) {
+			v.Def.Type = config.List
 		}
 		if s, ok := set[n]; ok {
 			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)

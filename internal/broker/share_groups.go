@@ -3,7 +3,9 @@
 // __share_group_state when this broker becomes leader of its partitions, and runs a
 // timer that releases expired acquisition locks and removes members whose session
 // timed out. The handlers (share_group_heartbeat.go, share_group_describe.go,
-// share_fetch.go, share_acknowledge.go) are thin over it.
+// share_fetch.go, share_acknowledge.go) are thin over it. Share-group membership
+// is written to __consumer_offsets through the group coordinator and loaded from
+// it with each of its partitions (share_membership.go, internal/share/membership.go).
 //
 // This broker keeps the state of the share partitions it leads in memory, reads it from
 // the share coordinator (share_coordinator.go) when it starts to lead one, and writes
@@ -51,7 +53,15 @@ func (b *Broker) startShareGroups() error {
 	}
 	opts.ConfigStore = groupConfigStore{b}
 	opts.Now = b.nowFunc() // test_clock.go
+	// Membership in __consumer_offsets (internal/share/membership.go).
+	if b.groups != nil {
+		opts.Membership = b.groups
+		opts.Logf = func(format string, args ...any) { b.logger.Warn(fmt.Sprintf(format, args...)) }
+	}
 	b.shares = share.New(opts)
+	if b.groups != nil {
+		b.shares.LoadMembership(b.groups.ShareRecords())
+	}
 	if err := b.loadGroupConfigs(); err != nil {
 		return fmt.Errorf("reading %s: %w", groupConfigsFileName, err)
 	}

@@ -18,7 +18,11 @@ import (
 // at least group.streams.min.task.offset.interval.ms, streams.num.warmup.replicas
 // at most group.streams.max.warmup.replicas, streams.acceptable.recovery.lag at
 // least 0, and the session timeout (the group's, else the broker's) greater
-// than the heartbeat interval. The task offset interval and the acceptable
+// than the heartbeat interval; streams.assignment.interval.ms within
+// group.streams.min/max.assignment.interval.ms, streams.initial.rebalance.delay.ms
+// at least 0, streams.rack.aware.assignment.tags without duplicates and
+// streams.assignor.name naming a registered assignor ("sticky"); the coordinator
+// honours them (internal/group/streams_assignment_configs.go). The task offset interval and the acceptable
 // recovery lag are what the heartbeat tells the members; the warm-up count has
 // no effect, as with Kafka 4.4's sticky task assignor, which assigns no
 // warm-up tasks. They are
@@ -49,6 +53,11 @@ func (b *Broker) streamsGroupDefaults() map[string]string {
 		share.CfgStreamsNumWarmups:         s("group.streams.num.warmup.replicas"),
 		share.CfgStreamsTaskOffsetInterval: s("group.streams.task.offset.interval.ms"),
 		share.CfgStreamsAcceptableRecovery: s("group.streams.acceptable.recovery.lag"),
+		// streams_group_assignment_configs.go
+		share.CfgStreamsInitialRebalanceDelay: s("group.streams.initial.rebalance.delay.ms"),
+		share.CfgStreamsAssignmentInterval:    s("group.streams.assignment.interval.ms"),
+		share.CfgStreamsRackAwareTags:         b.brokerString("group.streams.rack.aware.assignment.tags"),
+		share.CfgStreamsAssignorName:          share.StreamsAssignors[0],
 	}
 }
 
@@ -97,6 +106,9 @@ func (b *Broker) validateStreamsGroupConfigs(next map[string]string) error {
 	if err := atMost(share.CfgStreamsNumWarmups, "group.streams.max.warmup.replicas"); err != nil {
 		return err
 	}
+	if err := inRange(share.CfgStreamsAssignmentInterval, "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms"); err != nil {
+		return err
+	}
 	session, sOK := val(share.CfgStreamsSessionTimeout)
 	hb, hOK := val(share.CfgStreamsHeartbeatInterval)
 	if sOK || hOK {
@@ -120,4 +132,16 @@ func (b *Broker) groupConfigsOf(group string) map[string]string {
 		return nil
 	}
 	return b.shares.GroupConfigs(group)
+}
+
+// brokerString is a string (or list) broker setting: its configured value,
+// else its default.
+func (b *Broker) brokerString(name string) string {
+	if v, ok := b.cfg.Raw[name]; ok {
+		return v
+	}
+	if d, found := config.LookupBroker(name); found && d.Default != nil {
+		return *d.Default
+	}
+	return ""
 }

@@ -41,16 +41,20 @@ func TestStreamsGroupConfigs(t *testing.T) {
 	str := func(s string) *string { return &s }
 
 	for _, c := range []struct{ name, value string }{
-		{"streams.heartbeat.interval.ms", "50"},      // below group.streams.min.heartbeat.interval.ms
-		{"streams.heartbeat.interval.ms", "20000"},   // above group.streams.max.heartbeat.interval.ms
-		{"streams.session.timeout.ms", "500"},        // below group.streams.min.session.timeout.ms
-		{"streams.num.standby.replicas", "3"},        // above group.streams.max.standby.replicas
-		{"streams.num.standby.replicas", "-1"},       // negative
-		{"streams.num.warmup.replicas", "21"},        // above group.streams.max.warmup.replicas
-		{"streams.task.offset.interval.ms", "1000"},  // below group.streams.min.task.offset.interval.ms
-		{"streams.acceptable.recovery.lag", "-1"},    // negative
-		{"streams.assignor.name", "sticky"},          // not served
-		{"streams.session.timeout.ms", "not-a-time"}, // not an INT
+		{"streams.heartbeat.interval.ms", "50"},             // below group.streams.min.heartbeat.interval.ms
+		{"streams.heartbeat.interval.ms", "20000"},          // above group.streams.max.heartbeat.interval.ms
+		{"streams.session.timeout.ms", "500"},               // below group.streams.min.session.timeout.ms
+		{"streams.num.standby.replicas", "3"},               // above group.streams.max.standby.replicas
+		{"streams.num.standby.replicas", "-1"},              // negative
+		{"streams.num.warmup.replicas", "21"},               // above group.streams.max.warmup.replicas
+		{"streams.task.offset.interval.ms", "1000"},         // below group.streams.min.task.offset.interval.ms
+		{"streams.acceptable.recovery.lag", "-1"},           // negative
+		{"streams.assignor.name", "balanced"},               // not a registered assignor
+		{"streams.assignment.interval.ms", "20000"},         // above group.streams.max.assignment.interval.ms
+		{"streams.assignment.interval.ms", "-1"},            // negative
+		{"streams.initial.rebalance.delay.ms", "-1"},        // negative
+		{"streams.rack.aware.assignment.tags", "zone,zone"}, // duplicated
+		{"streams.session.timeout.ms", "not-a-time"},        // not an INT
 	} {
 		if code := alterGroupConfig(t, tb, "wc", c.name, &c.value); code != kerr.InvalidConfig.Code {
 			t.Fatalf("%s=%s: got %v, want INVALID_CONFIG", c.name, c.value, kerr.ErrorForCode(code))

@@ -1,5 +1,5 @@
-// StreamsGroupHeartbeat (key 88) and StreamsGroupDescribe (key 89), v0 (the
-// versions Apache Kafka 4.2 serves): the Kafka Streams rebalance protocol
+// StreamsGroupHeartbeat (key 88) and StreamsGroupDescribe (key 89), v0–v1 (the
+// versions Apache Kafka 4.4 serves): the Kafka Streams rebalance protocol
 // (KIP-1071, `group.protocol=streams`). The member joins with its topology;
 // the coordinator resolves it against the topics, creates the missing
 // internal topics (repartition and changelog topics, with the partition
@@ -18,13 +18,28 @@
 // Standby replicas of stateful tasks: group.streams.num.standby.replicas
 // (default 0). The group configs streams.num.standby.replicas,
 // streams.session.timeout.ms, streams.heartbeat.interval.ms,
-// streams.task.offset.interval.ms and streams.acceptable.recovery.lag override
-// the broker's settings for one group (streams_group_configs.go). No warm-up
+// streams.task.offset.interval.ms, streams.acceptable.recovery.lag,
+// streams.initial.rebalance.delay.ms, streams.assignment.interval.ms and
+// streams.rack.aware.assignment.tags override the broker's settings for one
+// group (streams_group_configs.go). No warm-up
 // tasks are assigned, as by Kafka 4.4's sticky task assignor. Streams groups
 // are written to __consumer_offsets (internal/group/streams_persist.go).
 //
-// Differences from Kafka: task offsets and end offsets reported by members are not kept;
-// StreamsGroupDescribe v1 (topology descriptions, KIP-1331) is not served.
+// Topology descriptions (KIP-1331, v1 of both): a v1 heartbeat answer asks
+// for the description when the coordinator has none of the group's topology
+// epoch (TopologyDescriptionRequired), the member pushes it with
+// StreamsGroupTopologyDescriptionUpdate (streams_topology_description.go),
+// and StreamsGroupDescribe v1 returns it with IncludeTopologyDescription, and
+// the assignor name ("sticky").
+//
+// Task offsets and end offsets reported by members are kept, described and
+// used for standby placement (internal/group/streams_task_offsets.go); the
+// group configs of internal/group/streams_assignment_configs.go delay
+// assignments (ASSIGNMENT_DELAYED) and spread standbys over client tags.
+//
+// Differences from Kafka: Kafka keeps topology descriptions only with a group.streams.topology.description.plugin.class
+// configured (without one, StreamsGroupTopologyDescriptionUpdate answers UNSUPPORTED_VERSION
+// and describe NOT_STORED), Sluice always, in __consumer_offsets under a record type of its own.
 package broker
 
 import (

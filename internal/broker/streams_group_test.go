@@ -132,7 +132,7 @@ func TestStreamsGroupAssignsTasks(t *testing.T) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.MemberID, req.Generation = "wc", m.id, epoch
 		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = "words"
+		rt.Topic, rt.TopicID = "words", topicID(t, tb, "words") // by name below v10, by id from v10
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset = 0, 5
 		rt.Partitions = append(rt.Partitions, rp)

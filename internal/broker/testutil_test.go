@@ -65,7 +65,9 @@ func startTestBroker(t testing.TB, opts testOptions) *testBroker {
 	}
 	// Kafka's 50 __consumer_offsets partitions make every start slow; tests
 	// that care set it explicitly.
-	props := map[string]string{"offsets.topic.num.partitions": "1"}
+	// Streams groups are assigned at once unless a test sets Kafka's delays.
+	props := map[string]string{"offsets.topic.num.partitions": "1",
+		"group.streams.initial.rebalance.delay.ms": "0", "group.streams.assignment.interval.ms": "0"}
 	for k, v := range opts.Props {
 		props[k] = v
 	}

@@ -1,4 +1,5 @@
-// TxnOffsetCommit (key 28), v0–v5: a transactional producer commits a
+// TxnOffsetCommit (key 28), v0–v6 (v6 names topics by id, KIP-1319,
+// offset_topic_ids.go): a transactional producer commits a
 // group's offsets as part of its transaction (sendOffsetsToTransaction).
 // With v5 (transaction version 2, KIP-890 part 2) the group's
 // __consumer_offsets partition joins the producer's transaction here (no
@@ -30,7 +31,10 @@ import (
 
 func init() { register(kmsg.TxnOffsetCommit, (*Broker).handleTxnOffsetCommit) }
 
-func (b *Broker) handleTxnOffsetCommit(_ context.Context, r *wire.Request, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+func (b *Broker) handleTxnOffsetCommit(ctx context.Context, r *wire.Request, req *kmsg.TxnOffsetCommitRequest) (kmsg.Response, error) {
+	if req.Version >= txnOffsetTopicIDVersion {
+		return b.txnOffsetCommitByID(ctx, r, req) // offset_topic_ids.go
+	}
 	// Authorization as Kafka: WRITE on the transactional id, READ on the
 	// group (else every partition fails with that error), READ on each topic
 	// (else its partitions TOPIC_AUTHORIZATION_FAILED, the others committed).

@@ -43,6 +43,14 @@ type Config struct {
 	// StreamsAcceptableRecoveryLag is group.streams.acceptable.recovery.lag
 	// (10000; negative: 0).
 	StreamsAcceptableRecoveryLag int64
+	// StreamsInitialRebalanceDelay is group.streams.initial.rebalance.delay.ms
+	// (the broker passes Kafka's 3000; zero: no delay), StreamsAssignmentInterval
+	// group.streams.assignment.interval.ms (1000; zero: none) and
+	// StreamsRackAwareTags group.streams.rack.aware.assignment.tags
+	// (streams_assignment_configs.go).
+	StreamsInitialRebalanceDelay time.Duration
+	StreamsAssignmentInterval    time.Duration
+	StreamsRackAwareTags         []string
 	// GroupConfigs returns the group configs set on a group (Kafka's GROUP
 	// config resource; nil: none). The streams ones override the three
 	// settings above for that group (streams_configs.go).

@@ -38,6 +38,7 @@ var consumerTombstoneOrder = map[int16]int{
 	keyTypeStreamsGroupMemberMetadata: 2,
 	keyTypeStreamsGroupTargetMetadata: 3,
 	keyTypeStreamsGroupTopology:       4,
+	keyTypeStreamsTopologyDescription: 4,
 	keyTypeStreamsGroupMetadata:       5,
 }
 

@@ -35,6 +35,9 @@ type Coordinator struct {
 	closed      bool
 	expiryTimer Timer
 	leads       func(p int32) bool // Options.Leads
+	// shareRecs holds the share-group records the log has, by group
+	// (share_records.go).
+	shareRecs map[string]map[string][]byte
 }
 
 // Options configure a Coordinator.

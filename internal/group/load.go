@@ -10,11 +10,17 @@ import (
 // replayPartition rebuilds groups and offsets from one __consumer_offsets partition.
 // Later records win; tombstones delete. Offset commits (key versions 0, 1), classic
 // group metadata (2), KIP-848 consumer-group records (3..8) and streams-group records
-// (17, 19..23) are understood; other records (share groups) are skipped; offset commits in transactional
+// (17, 19..23) are understood, share-group records (10..15) are kept raw for the share manager
+// (share_records.go); offset commits in transactional
 // batches stay pending until their producer's marker, in log order (txn_offsets.go); a malformed batch
 // stops the replay of that partition with a log line rather than failing the start-up.
 func (c *Coordinator) replayPartition(p int32) error {
 	var n int
+	for gid := range c.shareRecs { // the log is the truth again
+		if PartitionFor(gid, c.cfg.NumPartitions) == p {
+			delete(c.shareRecs, gid)
+		}
+	}
 	err := c.store.Replay(p, func(batches []byte) error {
 		if err := walkBatches(batches, func(b batchInfo, key, value []byte) {
 			n++
@@ -63,6 +69,8 @@ func (c *Coordinator) replayRecord(key, value []byte) {
 		c.replayConsumerRecord(key, value)
 	case isStreamsKeyType(int16(v)):
 		c.replayStreamsRecord(key, value)
+	case isShareKeyType(int16(v)):
+		c.replayShareRecord(key, value) // share_records.go
 	case v == 0 || v == 1:
 		var k kmsg.OffsetCommitKey
 		if k.ReadFrom(key) != nil {

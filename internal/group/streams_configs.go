@@ -24,6 +24,10 @@ const (
 	cfgStreamsNumStandbys        = "streams.num.standby.replicas"
 	cfgStreamsTaskOffsetInterval = "streams.task.offset.interval.ms"
 	cfgStreamsAcceptableRecovery = "streams.acceptable.recovery.lag"
+	// streams_assignment_configs.go
+	cfgStreamsInitialRebalanceDelay = "streams.initial.rebalance.delay.ms"
+	cfgStreamsAssignmentInterval    = "streams.assignment.interval.ms"
+	cfgStreamsRackAwareTags         = "streams.rack.aware.assignment.tags"
 )
 
 // streamsGroupConfig is the configuration a streams group runs with.
@@ -35,6 +39,10 @@ type streamsGroupConfig struct {
 	// within which a member counts as caught up
 	taskOffsetInterval time.Duration
 	acceptableLag      int64
+	// streams_assignment_configs.go
+	initialDelay       time.Duration
+	assignmentInterval time.Duration
+	rackTags           []string
 }
 
 // streamsConfig returns group's configuration: the broker's settings with
@@ -46,11 +54,18 @@ func (c *Coordinator) streamsConfig(group string) streamsGroupConfig {
 		standbys:           c.cfg.StreamsNumStandbyReplicas,
 		taskOffsetInterval: c.cfg.StreamsTaskOffsetInterval,
 		acceptableLag:      c.cfg.StreamsAcceptableRecoveryLag,
+		initialDelay:       c.cfg.StreamsInitialRebalanceDelay,
+		assignmentInterval: c.cfg.StreamsAssignmentInterval,
+		rackTags:           c.cfg.StreamsRackAwareTags,
 	}
 	if c.cfg.GroupConfigs == nil {
 		return out
 	}
 	for name, v := range c.cfg.GroupConfigs(group) {
+		if name == cfgStreamsRackAwareTags {
+			out.rackTags = splitTags(v)
+			continue
+		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
 			continue // validated when set; never trust a hand-edited file
@@ -72,6 +87,10 @@ func (c *Coordinator) streamsConfig(group string) streamsGroupConfig {
 			}
 		case cfgStreamsAcceptableRecovery:
 			out.acceptableLag = n
+		case cfgStreamsInitialRebalanceDelay:
+			out.initialDelay = time.Duration(n) * time.Millisecond
+		case cfgStreamsAssignmentInterval:
+			out.assignmentInterval = time.Duration(n) * time.Millisecond
 		}
 	}
 	return out

@@ -75,12 +75,19 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 					dm.ClientTags = []kmsg.StreamsGroupDescribeResponseGroupMemberClientTag{}
 				}
 				dm.TaskOffsets, dm.TaskEndOffsets = []kmsg.TaskOffset{}, []kmsg.TaskOffset{}
+				if info != nil {
+					dm.TaskOffsets = append(dm.TaskOffsets, info.taskOffsets...)
+					dm.TaskEndOffsets = append(dm.TaskEndOffsets, info.taskEndOffsets...)
+				}
 				dm.Assignment = streamsAssignment(st, m.assigned, st.standbyOf(m))
 				dm.TargetAssignment = streamsAssignment(st, cg.target[m.id], st.standby[m.id])
 				dg.Members = append(dg.Members, dm)
 			}
 			if dg.Members == nil {
 				dg.Members = []kmsg.StreamsGroupDescribeResponseGroupMember{}
+			}
+			if req.Version >= 1 {
+				describeTopologyDescription(st, req.IncludeTopologyDescription, &dg)
 			}
 		}
 		r.Groups = append(r.Groups, dg)

@@ -44,8 +44,13 @@ type streamsState struct {
 	shutdown      bool
 	members       map[string]*streamsMemberInfo
 	endpointEpoch int32
-	standby       map[string]partitionSet // target standby tasks by member
-	numStandbys   int                     // standby replicas per stateful task at the last assignment
+	standby       map[string]partitionSet     // target standby tasks by member
+	numStandbys   int                         // standby replicas per stateful task at the last assignment
+	desc          *streamsTopologyDescription // KIP-1331 (streams_topology_description.go)
+	// streams_assignment_configs.go
+	initialTimer Timer     // the initial rebalance delay is running
+	assignedAt   time.Time // the last assignment
+	rackTags     []string  // the rack-aware tags of the last assignment
 }
 
 type streamsMemberInfo struct {
@@ -55,6 +60,9 @@ type streamsMemberInfo struct {
 	clientTags    []kmsg.StreamsGroupHeartbeatRequestClientTag
 	rackID        *string
 	standbySent   partitionSet // the standby tasks last sent to the member
+	// the changelog offset sums of its tasks' local state the member last
+	// reported, and their end offsets (streams_task_offsets.go)
+	taskOffsets, taskEndOffsets []kmsg.TaskOffset
 }
 
 // isStreams reports whether g is a streams group.
@@ -89,7 +97,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(cl Client, req *kmsg.StreamsGroupHea
 	return r
 }
 
-func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) (int16, string) {
+func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, joined bool) (int16, string) {
 	bad := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
 	switch {
 	case req.Group == "":
@@ -103,7 +111,7 @@ func (c *Coordinator) validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRe
 	case req.MemberEpoch < epochStaticLeave:
 		return bad("MemberEpoch is invalid.")
 	}
-	if req.MemberEpoch == 0 {
+	if req.MemberEpoch == 0 && !joined {
 		switch {
 		case req.RebalanceTimeoutMillis == -1:
 			return bad("RebalanceTimeoutMs must be provided in first request.")
@@ -134,7 +142,16 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if c.notCoordinator(req.Group) {
 		return kerr.NotCoordinator.Code, ""
 	}
-	if code, msg := c.validateStreamsHeartbeat(req); code != 0 {
+	// A member whose join was answered with epoch 0 (its group's first
+	// assignment is delayed, streams_assignment_configs.go) may heartbeat at
+	// epoch 0 without its topology.
+	joined := false
+	if g := c.groups[req.Group]; req.MemberEpoch == 0 && req.Topology == nil && g != nil && g.isStreams() {
+		if m := g.consumer.members[req.MemberID]; m != nil && m.epoch == 0 {
+			joined = true
+		}
+	}
+	if code, msg := c.validateStreamsHeartbeat(req, joined); code != 0 {
 		return code, msg
 	}
 	now := c.clock.Now()
@@ -190,6 +207,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	}
 	owned := streamsOwned(st, req.ActiveTasks)
 	isNew := m == nil
+	firstJoin := isNew && len(cg.members) == 0
 	if isNew {
 		if len(cg.members) >= c.cfg.MaxGroupSize {
 			return kerr.GroupMaxSizeReached.Code, ""
@@ -220,6 +238,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if req.ClientTags != nil {
 		info.clientTags = req.ClientTags
 	}
+	info.updateTaskOffsets(req) // streams_task_offsets.go
 	if req.UserEndpoint != nil && (info.endpoint == nil || info.endpoint.Host != req.UserEndpoint.Host || info.endpoint.Port != req.UserEndpoint.Port) {
 		info.endpoint = req.UserEndpoint
 		st.endpointEpoch++
@@ -259,11 +278,18 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 		st.numStandbys = gcfg.standbys
 		changed = true
 	}
+	if !sameTags(gcfg.rackTags, st.rackTags) { // the assignment configuration changed
+		st.rackTags = gcfg.rackTags
+		changed = true
+	}
 	if changed {
 		cg.epoch++
 	}
+	delayed := ""
 	if cg.epoch > cg.assignmentEpoch {
-		c.computeStreamsTarget(cg)
+		if delayed = c.streamsAssignmentDelay(g, gcfg, firstJoin); delayed == "" {
+			c.computeStreamsTarget(cg)
+		}
 	}
 	c.reconcile(g, m, owned)
 	c.scheduleStreamsSession(g, m)
@@ -275,6 +301,12 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	r.AcceptableRecoveryLag = gcfg.acceptableLag
 	r.TaskOffsetIntervalMillis = ms(gcfg.taskOffsetInterval)
 	r.Status = append(r.Status, st.status...)
+	if delayed != "" {
+		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsAssignmentDelayed, StatusDetail: delayed})
+	}
+	if missing := missingClientTags(info, gcfg.rackTags); req.Version >= 1 && len(missing) > 0 {
+		r.Status = append(r.Status, missingTagsStatus(missing))
+	}
 	if info.topologyEpoch < st.topologyEpoch {
 		r.Status = append(r.Status, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: streamsStaleTopology,
 			StatusDetail: fmt.Sprintf("The member's topology epoch %d is lower than the group's %d.", info.topologyEpoch, st.topologyEpoch)})
@@ -295,6 +327,7 @@ func (c *Coordinator) streamsHeartbeat(cl Client, req *kmsg.StreamsGroupHeartbea
 	if req.EndpointInformationEpoch != st.endpointEpoch {
 		r.PartitionsByUserEndpoint = c.streamsEndpoints(cg)
 	}
+	c.maybeAskTopologyDescription(st, req, r)
 	c.persistConsumer(g, nil) // writes what changed (streams_persist.go)
 	return 0, ""
 }
@@ -364,6 +397,7 @@ func (c *Coordinator) computeStreamsTarget(cg *consumerGroup) {
 	}
 	cg.target = target
 	cg.assignmentEpoch = cg.epoch
+	st.assignedAt = c.clock.Now()
 	if len(ids) == 0 || len(tasks) == 0 {
 		return
 	}
@@ -450,8 +484,10 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 			continue
 		}
 		usedProcess := map[string]bool{}
+		usedTags := map[string]map[string]bool{}
 		if o, ok := activeOwner[t]; ok {
 			usedProcess[st.members[o].processID] = true
+			st.useTags(o, usedTags)
 		}
 		for r := 0; r < n; r++ {
 			best := ""
@@ -464,9 +500,27 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 					best = id
 					continue
 				}
+				if oa, ob := st.tagOverlap(id, usedTags), st.tagOverlap(best, usedTags); oa != ob { // rack-aware tags first
+					if oa < ob {
+						best = id
+					}
+					continue
+				}
 				hadA, hadB := prev[id][t], prev[best][t]
-				la, lb := len(st.standby[id]), len(st.standby[best])
-				if (hadA && !hadB) || (hadA == hadB && la < lb) {
+				if hadA != hadB {
+					if hadA {
+						best = id
+					}
+					continue
+				}
+				// then the member with the most of the task's state (streams_task_offsets.go)
+				if oa, ob := st.reportedOffset(id, t), st.reportedOffset(best, t); oa != ob {
+					if oa > ob {
+						best = id
+					}
+					continue
+				}
+				if len(st.standby[id]) < len(st.standby[best]) {
 					best = id
 				}
 			}
@@ -475,6 +529,7 @@ func (c *Coordinator) computeStandbys(cg *consumerGroup, ids []string, tasks []t
 			}
 			st.standby[best][t] = true
 			usedProcess[st.members[best].processID] = true
+			st.useTags(best, usedTags)
 		}
 	}
 }

@@ -36,7 +36,7 @@ const (
 )
 
 func isStreamsKeyType(t int16) bool {
-	return t == keyTypeStreamsGroupMetadata || (t >= keyTypeStreamsGroupMemberMetadata && t <= keyTypeStreamsGroupTopology)
+	return t == keyTypeStreamsGroupMetadata || t == keyTypeStreamsTopologyDescription || (t >= keyTypeStreamsGroupMemberMetadata && t <= keyTypeStreamsGroupTopology)
 }
 
 func streamsKeyHasMember(t int16) bool {
@@ -364,9 +364,11 @@ func streamsRecords(g *group) []record {
 			endpoint: info.endpoint, clientTags: info.clientTags,
 		})})
 	}
-	recs = append(recs,
-		record{key(keyTypeStreamsGroupTopology, ""), encodeStreamsTopologyValue(st.topologyEpoch, st.subtopologies)},
-		record{key(keyTypeStreamsGroupMetadata, ""), encodeStreamsMetadataValue(cg.epoch)})
+	recs = append(recs, record{key(keyTypeStreamsGroupTopology, ""), encodeStreamsTopologyValue(st.topologyEpoch, st.subtopologies)})
+	if st.desc != nil && st.desc.desc != nil {
+		recs = append(recs, record{key(keyTypeStreamsTopologyDescription, ""), encodeStreamsTopologyDescriptionValue(st.desc)})
+	}
+	recs = append(recs, record{key(keyTypeStreamsGroupMetadata, ""), encodeStreamsMetadataValue(cg.epoch)})
 	for _, id := range ids {
 		recs = append(recs, record{key(keyTypeStreamsGroupTargetMember, id),
 			encodeStreamsTargetValue(streamsTaskIDs(st, cg.target[id]), streamsTaskIDs(st, st.standby[id]))})
@@ -391,6 +393,7 @@ type streamsReplay struct {
 	epoch, assignmentEpoch int32
 	topologyEpoch          int32
 	subtopologies          []StreamsSubtopology
+	desc                   *streamsTopologyDescription
 	hasGroup               bool
 	members                map[string]streamsMemberRecord
 	targets                map[string][2]streamsTasks
@@ -422,6 +425,8 @@ func (c *Coordinator) replayStreamsRecord(key, value []byte) {
 			delete(sr.current, member)
 		case keyTypeStreamsGroupTopology:
 			sr.subtopologies, sr.topologyEpoch = nil, 0
+		case keyTypeStreamsTopologyDescription:
+			sr.desc = nil
 		}
 		return
 	}
@@ -441,6 +446,8 @@ func (c *Coordinator) replayStreamsRecord(key, value []byte) {
 		sr.assignmentEpoch, err = decodeEpochValue(value, "StreamsGroupTargetAssignmentMetadata")
 	case keyTypeStreamsGroupTopology:
 		sr.topologyEpoch, sr.subtopologies, err = decodeStreamsTopologyValue(value)
+	case keyTypeStreamsTopologyDescription:
+		sr.desc, err = decodeStreamsTopologyDescriptionValue(value)
 	case keyTypeStreamsGroupMemberMetadata:
 		var m streamsMemberRecord
 		if m, err = decodeStreamsMemberValue(value); err == nil {
@@ -485,7 +492,7 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 	g.protocolType = "streams"
 	st := &streamsState{members: map[string]*streamsMemberInfo{}, standby: map[string]partitionSet{}}
 	cg.streams = st
-	st.topologyEpoch, st.subtopologies = sr.topologyEpoch, sr.subtopologies
+	st.topologyEpoch, st.subtopologies, st.desc = sr.topologyEpoch, sr.subtopologies, sr.desc
 	st.subIndex = make(map[string]int, len(st.subtopologies))
 	for i, s := range st.subtopologies {
 		st.subIndex[s.SubtopologyID] = i
@@ -547,7 +554,8 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 	}
 	// The records of members without metadata are dropped at the next write.
 	cg.metaSig = c.refreshStreamsTopology(st)
-	st.numStandbys = c.streamsConfig(g.id).standbys
+	gcfg := c.streamsConfig(g.id)
+	st.numStandbys, st.rackTags = gcfg.standbys, gcfg.rackTags
 	cg.emptySince = now
 	for _, id := range ids {
 		c.scheduleStreamsSession(g, cg.members[id])

@@ -27,7 +27,8 @@ type Group struct {
 type member struct {
 	id, clientID, clientHost string
 	rack                     *string
-	epoch                    int32
+	epoch, prevEpoch         int32
+	hasMeta                  bool // loaded: its metadata record was read (membership.go)
 	topics                   []string
 	assigned                 map[[16]byte][]int32
 	deadline                 time.Time
@@ -61,14 +62,30 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		return errResp(resp, kerr.InvalidRequest, "SubscribedTopicNames must be set in first request.")
 	}
 	now := m.now()
+	// Asked before taking the manager's lock: the group coordinator's lock is
+	// never taken under it (the coordinator reads group configs here).
+	m.mu.Lock()
+	known := m.groups[req.GroupID] != nil
+	m.mu.Unlock()
+	var stored map[string][]byte
+	other := false
+	if !known {
+		if m.members != nil {
+			stored = m.members.ShareRecordsOf(req.GroupID) // a group this broker did not hold (membership.go)
+		}
+		other = stored == nil && req.MemberEpoch == 0 && m.otherGroup(req.GroupID)
+	}
 	m.mu.Lock()
 	g := m.groups[req.GroupID]
+	if g == nil && stored != nil {
+		g = m.loadGroupLocked(req.GroupID, stored)
+	}
 	if g == nil {
 		if req.MemberEpoch != 0 {
 			m.mu.Unlock()
 			return errResp(resp, kerr.UnknownMemberID, "")
 		}
-		if m.otherGroup(req.GroupID) {
+		if other {
 			m.mu.Unlock()
 			return errResp(resp, kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
 		}
@@ -86,6 +103,7 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		}
 		m.mu.Unlock()
 		m.persistAll(released)
+		m.persistMembership(g.ID)
 		resp.MemberID = &req.MemberID
 		resp.MemberEpoch = -1
 		return resp
@@ -133,13 +151,14 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		m.assignLocked(g)
 	}
 	if mb.epoch != g.Epoch {
-		mb.epoch = g.Epoch
+		mb.prevEpoch, mb.epoch = mb.epoch, g.Epoch
 		resp.Assignment = m.assignmentLocked(mb)
 	}
 	resp.MemberID = &req.MemberID
 	resp.MemberEpoch = mb.epoch
 	m.mu.Unlock()
 	m.persistAll(released)
+	m.persistMembership(g.ID)
 	return resp
 }
 
@@ -360,6 +379,7 @@ func (m *Manager) Delete(id string) int16 {
 		return kerr.NonEmptyGroup.Code
 	}
 	delete(m.groups, id)
+	defer m.persistMembership(id) // tombstones (membership.go)
 	var keys []Key
 	for k := range m.parts {
 		if k.Group == id {

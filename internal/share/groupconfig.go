@@ -33,12 +33,40 @@ const (
 	CfgStreamsNumWarmups         = "streams.num.warmup.replicas"
 	CfgStreamsTaskOffsetInterval = "streams.task.offset.interval.ms"
 	CfgStreamsAcceptableRecovery = "streams.acceptable.recovery.lag"
+	// The first assignment of a group that had no member waits this long
+	// for more members; assignments are at most one per interval; standby
+	// replicas are spread over the members' client tags; the task assignor.
+	CfgStreamsInitialRebalanceDelay = "streams.initial.rebalance.delay.ms"
+	CfgStreamsAssignmentInterval    = "streams.assignment.interval.ms"
+	CfgStreamsRackAwareTags         = "streams.rack.aware.assignment.tags"
+	CfgStreamsAssignorName          = "streams.assignor.name"
 )
+
+// StreamsAssignors are the streams task assignors a group may name in
+// streams.assignor.name (Kafka 4.4's default group.streams.assignors).
+var StreamsAssignors = []string{"sticky"}
 
 // GroupConfigNames lists the group configs served, sorted.
 var GroupConfigNames = []string{CfgAutoOffsetReset, CfgHeartbeatInterval, CfgIsolationLevel, CfgRecordLockDuration,
-	CfgSessionTimeout, CfgStreamsAcceptableRecovery, CfgStreamsHeartbeatInterval, CfgStreamsNumStandbys,
-	CfgStreamsNumWarmups, CfgStreamsSessionTimeout, CfgStreamsTaskOffsetInterval}
+	CfgSessionTimeout, CfgStreamsAcceptableRecovery, CfgStreamsAssignmentInterval, CfgStreamsAssignorName,
+	CfgStreamsHeartbeatInterval, CfgStreamsInitialRebalanceDelay, CfgStreamsNumStandbys, CfgStreamsNumWarmups,
+	CfgStreamsRackAwareTags, CfgStreamsSessionTimeout, CfgStreamsTaskOffsetInterval}
+
+// GroupConfigIsList reports whether a group config is a LIST.
+func GroupConfigIsList(name string) bool { return name == CfgStreamsRackAwareTags }
+
+// SplitList splits a LIST config value as Kafka does (comma-separated,
+// trimmed; an empty value is an empty list).
+func SplitList(value string) []string {
+	if strings.TrimSpace(value) == "" {
+		return nil
+	}
+	parts := strings.Split(value, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
 
 // GroupConfigIsInt reports whether a group config is an INT (else STRING;
 // streams.acceptable.recovery.lag is a LONG, GroupConfigIsLong).
@@ -67,7 +95,7 @@ func ValidateGroupConfig(name, value string) error {
 		if err != nil || n < 1 {
 			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 1", value, name)
 		}
-	case CfgStreamsNumStandbys, CfgStreamsNumWarmups:
+	case CfgStreamsNumStandbys, CfgStreamsNumWarmups, CfgStreamsInitialRebalanceDelay, CfgStreamsAssignmentInterval:
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
 		if err != nil || n < 0 {
 			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 0", value, name)
@@ -76,6 +104,21 @@ func ValidateGroupConfig(name, value string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 0", value, name)
+		}
+	case CfgStreamsRackAwareTags:
+		seen := map[string]bool{}
+		for _, t := range SplitList(value) {
+			if t == "" {
+				return fmt.Errorf("Configuration '%s' values must not be empty.", name)
+			}
+			if seen[t] {
+				return fmt.Errorf("Configuration '%s' values must not be duplicated.", name)
+			}
+			seen[t] = true
+		}
+	case CfgStreamsAssignorName:
+		if !slices.Contains(StreamsAssignors, value) {
+			return fmt.Errorf("%s '%s' is not a registered task assignor. Registered assignors are: [%s].", name, value, strings.Join(StreamsAssignors, ", "))
 		}
 	default:
 		return fmt.Errorf("Unknown group config name: %s", name)

@@ -82,6 +82,10 @@ type Options struct {
 	// starts to lead (the share coordinator's ReadShareGroupState); nil:
 	// the state is only what Load replayed.
 	Read func(k Key) (s Snapshot, found bool, err error)
+	// Membership stores share-group membership in __consumer_offsets
+	// (membership.go; nil: kept in memory only); Logf logs its failures.
+	Membership MembershipStore
+	Logf       func(format string, args ...any)
 }
 
 // Manager is the share-group coordinator and the share-partition state of
@@ -105,6 +109,10 @@ type Manager struct {
 	cfgStore  ConfigStore
 	// persistMu orders snapshot writes with the state they capture.
 	persistMu sync.Mutex
+	// membership.go
+	members      MembershipStore
+	memberWriter membershipWriter
+	logf         func(format string, args ...any)
 }
 
 // New returns a manager.
@@ -117,6 +125,8 @@ func New(o Options) *Manager {
 		otherGroup: o.OtherGroup,
 		now:        o.Now,
 		read:       o.Read,
+		members:    o.Membership,
+		logf:       o.Logf,
 		groups:     map[string]*Group{},
 		parts:      map[Key]*Partition{},
 		sessions:   map[sessionKey]*session{},
@@ -126,6 +136,9 @@ func New(o Options) *Manager {
 	}
 	if m.otherGroup == nil {
 		m.otherGroup = func(string) bool { return false }
+	}
+	if m.logf == nil {
+		m.logf = func(string, ...any) {}
 	}
 	return m
 }
@@ -221,8 +234,13 @@ func (m *Manager) ExpireAll() {
 	now := m.now()
 	m.mu.Lock()
 	var released []*Partition
+	var changed []string
 	for _, g := range m.groups {
+		before := len(g.members)
 		released = append(released, m.expireMembersLocked(g, now)...)
+		if len(g.members) != before {
+			changed = append(changed, g.ID)
+		}
 	}
 	parts := make([]*Partition, 0, len(m.parts))
 	var gone []Key
@@ -235,6 +253,7 @@ func (m *Manager) ExpireAll() {
 	}
 	m.mu.Unlock()
 	m.persistAll(released)
+	m.persistMembership(changed...) // membership.go
 	for _, k := range gone {
 		_ = m.DeleteState(k)
 	}

@@ -80,7 +80,8 @@ public final class Main {
         h.add("word-count-exactly-once", "streams.exactly-once", eos, () -> wordCount(StreamsConfig.EXACTLY_ONCE_V2));
         h.add("word-count-streams-protocol", "streams.rebalance-protocol",
                 List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
-                        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "OffsetCommit", "OffsetFetch"),
+                        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "StreamsGroupTopologyDescriptionUpdate",
+                        "OffsetCommit", "OffsetFetch"),
                 Main::streamsProtocol);
         h.add("word-count-streams-protocol-instance-killed", "streams.rebalance-protocol-killed",
                 List.of("CreateTopics", "Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator",
@@ -368,6 +369,28 @@ public final class Main {
             awaitCounts(out, latest, expectedCounts(first), two);
             var described = admin().describeStreamsGroups(List.of(app)).all().get(30, TimeUnit.SECONDS).get(app);
             check(described.members().size() == 2, "StreamsGroupDescribe members: " + described);
+            // KIP-1331: the broker asked a member for its topology description (StreamsGroupHeartbeat v1),
+            // the member pushed it (StreamsGroupTopologyDescriptionUpdate), StreamsGroupDescribe v1 returns it.
+            eventually("the group's topology description is stored", TIMEOUT_MS, () -> {
+                org.apache.kafka.clients.admin.StreamsGroupDescription d;
+                try {
+                    d = admin().describeStreamsGroups(List.of(app),
+                            new org.apache.kafka.clients.admin.DescribeStreamsGroupsOptions().includeTopologyDescription(true))
+                            .all().get(30, TimeUnit.SECONDS).get(app);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+                if (d.topologyDescriptionStatus() != org.apache.kafka.clients.admin.StreamsGroupTopologyDescriptionStatus.AVAILABLE) {
+                    return false;
+                }
+                var td = d.topologyDescription().orElseThrow();
+                boolean readsInput = td.subtopologies().stream().flatMap(st -> st.nodes().stream())
+                        .anyMatch(n -> n instanceof org.apache.kafka.clients.admin.StreamsGroupTopologyDescription.Source src
+                                && src.topics().contains(input));
+                check(readsInput && td.subtopologies().size() == 2 && d.assignorName().orElse("").equals("sticky"),
+                        "topology description: " + td + " assignor " + d.assignorName());
+                return true;
+            });
 
             // The first instance leaves the group: the second takes its tasks and counts on.
             one.streams().close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(

@@ -757,8 +757,15 @@ public final class Main {
                 "log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.retention.ms=86400000");
         contains(clusterConfigs("--entity-type", "brokers", "--entity-default", "--alter", "--add-config",
                 "log.retention.ms=172800000"), "Completed updating default config for brokers in the cluster.");
-        contains(clusterConfigs("--entity-type", "brokers", "--entity-default", "--describe"),
-                "log.retention.ms=172800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=172800000");
+        // The describe may reach a broker that has not applied the new default yet: ask again.
+        eventually("the cluster default is described", 30_000, () -> {
+            try {
+                return clusterConfigs("--entity-type", "brokers", "--entity-default", "--describe").contains(
+                        "log.retention.ms=172800000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=172800000");
+            } catch (Exception e) {
+                return false;
+            }
+        });
         eventually("broker 2 describes the cluster default", 30_000, () -> {
             try {
                 return clusterConfigs("--entity-type", "brokers", "--entity-name", "2", "--describe", "--all")
