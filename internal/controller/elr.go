@@ -33,9 +33,11 @@ import (
 
 const minISRConfig = "min.insync.replicas"
 
-// elrEnabled reports whether eligible leader replicas are on.
+// elrEnabled reports whether eligible leader replicas are on: on a new
+// cluster by default, on one formatted by an older Sluice once upgraded
+// (features.Finalized).
 func elrEnabled(im *metadata.Image) bool {
-	return im.Features[features.EligibleLeaderReplicasVersion] >= 1
+	return features.Finalized(im.Features, im.ClusterID != "").Level(features.EligibleLeaderReplicasVersion) >= 1
 }
 
 // minISR returns topic t's min.insync.replicas: the topic's config, else

@@ -31,10 +31,7 @@ func (c *Controller) UpdateFeatures(ctx context.Context, req UpdateFeaturesReque
 		return UpdateFeaturesResponse{}, err
 	}
 	defer c.mu.Unlock()
-	cur := features.Defaults()
-	if im.Features != nil {
-		cur = features.WithDefaults(im.Features)
-	}
+	cur := features.Finalized(im.Features, im.ClusterID != "")
 	next, ferr := features.Apply(cur, req.Updates)
 	if ferr != nil {
 		return UpdateFeaturesResponse{Code: ferr.Code, Msg: ferr.Msg}, nil

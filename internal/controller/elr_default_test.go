@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-broker/sluice/internal/features"
+	"github.com/sluice-broker/sluice/internal/metadata"
+)
+
+// A new cluster records its default feature levels with its cluster id, so
+// eligible leader replicas are on; a cluster formatted by an older Sluice
+// (a cluster id and no features record) keeps them off, also across an
+// UpdateFeatures of another feature, until an upgrade turns them on.
+func TestControllerELRDefault(t *testing.T) {
+	ctx := context.Background()
+	elr := func(m *member) int16 {
+		im := m.store.Image()
+		return features.Finalized(im.Features, im.ClusterID != "").Level(features.EligibleLeaderReplicasVersion)
+	}
+
+	e := newEnv(t)
+	_, l := e.active()
+	if im := l.store.Image(); im.ClusterID == "" || im.Features == nil || !elrEnabled(im) || elr(l) != 1 {
+		t.Fatalf("new cluster: id %q features %v", im.ClusterID, im.Features)
+	}
+
+	// An existing cluster: its id was committed before this Sluice's
+	// controller first became active.
+	old := newEnv(t)
+	deadline := time.Now().Add(30 * time.Second)
+	var leader *member
+	for leader == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no raft leader")
+		}
+		for _, m := range old.m {
+			m.node.Tick()
+		}
+		time.Sleep(2 * time.Millisecond)
+		for id, m := range old.m {
+			if m.node.Leader() == id {
+				leader = m
+			}
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := leader.node.Propose(pctx, metadata.Batch{Records: []metadata.Record{
+		{Type: metadata.SetClusterID, ClusterID: "formatted-earlier"}}}.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	_, l = old.active()
+	if im := l.store.Image(); im.ClusterID != "formatted-earlier" || im.Features != nil || elrEnabled(im) {
+		t.Fatalf("existing cluster: id %q features %v", im.ClusterID, im.Features)
+	}
+	if r, err := l.ctrl.UpdateFeatures(ctx, UpdateFeaturesRequest{Updates: []features.Update{
+		{Name: features.GroupVersion, Level: 1, Type: features.Upgrade}}}); err != nil || r.Code != 0 {
+		t.Fatalf("update group.version: %+v %v", r, err)
+	}
+	if im := l.store.Image(); im.Features == nil || elrEnabled(im) || elr(l) != 0 {
+		t.Fatalf("another feature's update turned ELR on: %v", im.Features)
+	}
+	if r, err := l.ctrl.UpdateFeatures(ctx, UpdateFeaturesRequest{Updates: []features.Update{
+		{Name: features.EligibleLeaderReplicasVersion, Level: 1, Type: features.Upgrade}}}); err != nil || r.Code != 0 {
+		t.Fatalf("upgrade: %+v %v", r, err)
+	}
+	if im := l.store.Image(); !elrEnabled(im) {
+		t.Fatalf("after the upgrade: %v", im.Features)
+	}
+}
