@@ -70,3 +70,55 @@ func TestControllerELRDefault(t *testing.T) {
 		t.Fatalf("after the upgrade: %v", im.Features)
 	}
 }
+
+// A downgrade of eligible.leader.replicas.version to 0 clears every ELR; a
+// partition left without in-sync replicas gets its eligible ones back as
+// its in-sync set, so that the first to return leads, as without the
+// feature.
+func TestControllerELRDowngrade(t *testing.T) {
+	e := newEnv(t)
+	for _, m := range e.m {
+		m.ctrl.cfg.MaxReplicationFactor = 16
+	}
+	ctx := context.Background()
+	l, epochs := registered(t, e, 3)
+	tr, err := l.ctrl.CreateTopic(ctx, CreateTopicRequest{Name: "d", Partitions: 1, ReplicationFactor: 3,
+		Configs: map[string]string{"min.insync.replicas": "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := tr.Partitions[0].Replicas
+	lead, x, y := reps[0], reps[1], reps[2]
+	part := func() metadata.Partition { return l.store.Image().Topics["d"].Partitions[0] }
+	alter := func(isr ...int32) {
+		t.Helper()
+		p := part()
+		if _, err := l.ctrl.AlterPartition(ctx, AlterPartitionRequest{BrokerID: p.Leader, BrokerEpoch: epochs[p.Leader], Topic: "d",
+			TopicID: tr.TopicID, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, ISR: isr}); err != nil {
+			t.Fatalf("alter partition to %v: %v", isr, err)
+		}
+	}
+	alter(lead, x)
+	alter(lead)
+	e.clock.advance(session + time.Second)
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: y, Epoch: epochs[y], MetadataOffset: l.store.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	l.ctrl.step(ctx)
+	if p := part(); p.Leader != metadata.NoLeader || len(p.ISR) != 0 || fmtIDs(p.ELR) != fmtIDs(inOrder(reps, lead, x)) {
+		t.Fatalf("before the downgrade: %+v", p)
+	}
+	if r, err := l.ctrl.UpdateFeatures(ctx, UpdateFeaturesRequest{Updates: []features.Update{
+		{Name: features.EligibleLeaderReplicasVersion, Level: 0, Type: features.SafeDowngrade}}}); err != nil || r.Code != 0 {
+		t.Fatalf("downgrade: %+v %v", r, err)
+	}
+	if p := part(); p.Leader != metadata.NoLeader || fmtIDs(p.ISR) != fmtIDs(inOrder(reps, lead, x)) || len(p.ELR) != 0 || len(p.LastKnownELR) != 0 {
+		t.Fatalf("after the downgrade: %+v", p)
+	}
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: x, Epoch: epochs[x], MetadataOffset: l.store.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != x {
+		t.Fatalf("an in-sync replica returned: %+v", p)
+	}
+}
