@@ -352,7 +352,7 @@ func returnBroker(im *metadata.Image, id int32) []metadata.Record {
 			case slices.Contains(p.ISR, id):
 				np.Leader = id
 				np.LeaderEpoch++
-			case len(p.ISR) == 0 && slices.Contains(p.ELR, id) && elrEnabled(im):
+			case len(p.ISR) == 0 && (slices.Contains(p.ELR, id) || lastKnownLeader(p, id)) && elrEnabled(im):
 			default:
 				continue
 			}
