@@ -114,6 +114,15 @@ func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32)
 			np.LastKnownELR = append(np.LastKnownELR, r)
 		}
 	}
+	// A partition that loses its leader with no in-sync, eligible or last
+	// known ELR member left remembers that leader as its last known ELR,
+	// as Kafka 4.x records its last known leader (a replication factor 1
+	// partition whose broker registers again after a crash before it was
+	// fenced has no other candidate).
+	if np.Leader == metadata.NoLeader && p.Leader != metadata.NoLeader && len(np.ISR) == 0 &&
+		len(np.ELR) == 0 && len(np.LastKnownELR) == 0 && slices.Contains(np.Replicas, p.Leader) {
+		np.LastKnownELR = []int32{p.Leader}
+	}
 	// A leaderless partition with no in-sync replica elects a live ELR
 	// member (a clean election).
 	if np.Leader == metadata.NoLeader && len(np.ISR) == 0 {

@@ -168,3 +168,24 @@ func inOrder(reps []int32, ids ...int32) []int32 {
 	}
 	return out
 }
+
+// A replication factor 1 partition whose broker registers again after a
+// crash before it was fenced: the registration takes it out of the
+// in-sync set without making it eligible, so it is remembered as the last
+// known leader (elected again at its unfencing).
+func TestMaintainELRLastKnownLeader(t *testing.T) {
+	p := metadata.Partition{Replicas: []int32{3}, ISR: []int32{3}, Leader: 3, LeaderEpoch: 2}
+	np := metadata.Partition{Replicas: []int32{3}, ISR: []int32{3}, Leader: metadata.NoLeader, LeaderEpoch: 3, PartitionEpoch: 1}
+	none := func(int32) bool { return false }
+	crashed := func(r int32) bool { return r == 3 }
+	got := maintainELR(p, np, 1, none, crashed)
+	if got.Leader != metadata.NoLeader || len(got.ISR) != 0 || len(got.ELR) != 0 || fmtIDs(got.LastKnownELR) != "[3]" {
+		t.Fatalf("after the registration: %+v", got)
+	}
+	live := func(r int32) bool { return r == 3 }
+	again := got
+	again.PartitionEpoch++
+	if back := maintainELR(got, again, 1, live, none); back.Leader != 3 || fmtIDs(back.ISR) != "[3]" || len(back.LastKnownELR) != 0 {
+		t.Fatalf("at its unfencing: %+v", back)
+	}
+}

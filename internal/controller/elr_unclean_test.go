@@ -138,3 +138,36 @@ func TestControllerELRLastKnownLeader(t *testing.T) {
 		t.Fatalf("broker 3 unfenced: %+v", p)
 	}
 }
+
+// The same when the broker registers again after its crash before its
+// session ran out (it was never fenced): the registration takes it out of
+// the in-sync set, it is remembered as the last known leader, and it leads
+// again once unfenced.
+func TestControllerELRLastKnownLeaderBeforeFencing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	l, _ := registered(t, e, 3)
+	if _, err := l.ctrl.CreateTopic(ctx, CreateTopicRequest{Name: "one", Assignments: [][]int32{{3}}}); err != nil {
+		t.Fatal(err)
+	}
+	part := func() metadata.Partition { return l.store.Image().Topics["one"].Partitions[0] }
+	// Its session ran out, but no controller step fenced it yet.
+	e.clock.advance(session + time.Second)
+	if !l.store.Image().IsLive(3) {
+		t.Fatal("broker 3 fenced before it registers again")
+	}
+	crashed := int64(-1)
+	r, err := l.ctrl.Register(ctx, RegisterRequest{Broker: metadata.BrokerRegistration{ID: 3, Incarnation: "j"}, PreviousBrokerEpoch: &crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != metadata.NoLeader || !slices.Equal(p.LastKnownELR, []int32{3}) {
+		t.Fatalf("broker 3 registered again after a crash: %+v", p)
+	}
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: 3, Epoch: r.Epoch, MetadataOffset: l.store.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
+		t.Fatalf("broker 3 unfenced: %+v", p)
+	}
+}
