@@ -95,6 +95,10 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 	var recs []metadata.Record
 	if im.ClusterID == "" && c.b.clusterID != "" {
 		recs = append(recs, metadata.Record{Type: metadata.SetClusterID, ClusterID: c.b.clusterID})
+		if im.Features == nil && c.b.features != nil { // the node's finalized levels carry over
+			levels, _ := c.b.features.Get()
+			recs = append(recs, metadata.Record{Type: metadata.SetFeatures, Features: levels})
+		}
 	}
 	var names []string
 	for _, t := range c.b.topics.List() {

@@ -10,10 +10,7 @@ import (
 // data directory's features.json.
 func (b *Broker) finalizedFeatures() (features.Levels, int64) {
 	if im := b.image(); im != nil {
-		if im.Features == nil {
-			return features.Defaults(), int64(im.Offset)
-		}
-		return features.WithDefaults(im.Features), int64(im.Offset)
+		return features.Finalized(im.Features, im.ClusterID != ""), int64(im.Offset)
 	}
 	if b.features == nil { // brokers built by tests without Server.Start
 		return features.Defaults(), 0
@@ -24,13 +21,7 @@ func (b *Broker) finalizedFeatures() (features.Levels, int64) {
 // featureLevel returns the finalized level of one feature.
 func (b *Broker) featureLevel(name string) int16 {
 	if im := b.image(); im != nil {
-		if im.Features == nil {
-			return features.Defaults().Level(name)
-		}
-		if v, ok := im.Features[name]; ok {
-			return v
-		}
-		return features.Defaults().Level(name)
+		return features.Finalized(im.Features, im.ClusterID != "").Level(name)
 	}
 	if b.features == nil {
 		return features.Defaults().Level(name)

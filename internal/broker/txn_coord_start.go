@@ -61,7 +61,9 @@ func (b *Broker) startTxnCoordinator() error {
 	if err := b.txns.Start(); err != nil {
 		return err
 	}
-	b.replicas.Listen(internalPartitionListener(txn.TransactionStateTopic, b.txns.LoadPartition, b.txns.UnloadPartition))
+	// Loaded while a metadata change is applied: the markers of
+	// transactions found half-completed are written in the background.
+	b.replicas.Listen(internalPartitionListener(txn.TransactionStateTopic, b.txns.LoadPartitionCompletingInBackground, b.txns.UnloadPartition))
 	if err := b.loadLedPartitions(txn.TransactionStateTopic, b.txns.LoadPartition); err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/quorum"
 )
@@ -216,18 +217,24 @@ func (c *Controller) rebalance(ctx context.Context) {
 	c.cfg.Logger.Info("controller: leadership moved back to preferred replicas", "partitions", len(recs))
 }
 
-// becomeActive commits a barrier (and the cluster id on a new cluster).
-// Caller holds mu.
+// becomeActive commits a barrier (and on a new cluster its id and its
+// finalized feature levels, features.Defaults). Caller holds mu.
 func (c *Controller) becomeActive(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	term := c.cfg.Quorum.Term()
-	recs := []metadata.Record{{Type: metadata.Noop}}
-	if c.cfg.Store.Image().ClusterID == "" {
-		recs = append(recs, metadata.Record{Type: metadata.SetClusterID, ClusterID: newClusterID()})
-	}
-	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
+	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: []metadata.Record{{Type: metadata.Noop}}}.Encode()); err != nil {
 		return err
+	}
+	// The barrier is applied, so is every earlier record: no cluster id
+	// means a new cluster, never one whose log this node has not applied
+	// yet (which must keep its feature levels).
+	if c.cfg.Store.Image().ClusterID == "" {
+		recs := []metadata.Record{{Type: metadata.SetClusterID, ClusterID: newClusterID()},
+			{Type: metadata.SetFeatures, Features: features.Defaults()}}
+		if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
+			return err
+		}
 	}
 	now := c.cfg.Now()
 	c.hbMu.Lock()
@@ -330,17 +337,25 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 }
 
 // returnBroker returns the partition changes that let broker id lead again
-// the leaderless partitions whose in-sync set holds it.
+// the leaderless partitions whose in-sync set holds it, or, with an empty
+// in-sync set, whose eligible leader replicas hold it (withELR elects it,
+// elr.go).
 func returnBroker(im *metadata.Image, id int32) []metadata.Record {
 	var out []metadata.Record
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
-			if p.Leader != metadata.NoLeader || !slices.Contains(p.ISR, id) {
+			if p.Leader != metadata.NoLeader {
 				continue
 			}
 			np := p
-			np.Leader = id
-			np.LeaderEpoch++
+			switch {
+			case slices.Contains(p.ISR, id):
+				np.Leader = id
+				np.LeaderEpoch++
+			case len(p.ISR) == 0 && (slices.Contains(p.ELR, id) || lastKnownLeader(p, id)) && elrEnabled(im):
+			default:
+				continue
+			}
 			np.PartitionEpoch++
 			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
 				TopicID: t.ID, Partition: int32(i), Change: &np})

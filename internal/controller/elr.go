@@ -33,9 +33,11 @@ import (
 
 const minISRConfig = "min.insync.replicas"
 
-// elrEnabled reports whether eligible leader replicas are on.
+// elrEnabled reports whether eligible leader replicas are on: on a new
+// cluster by default, on one formatted by an older Sluice once upgraded
+// (features.Finalized).
 func elrEnabled(im *metadata.Image) bool {
-	return im.Features[features.EligibleLeaderReplicasVersion] >= 1
+	return features.Finalized(im.Features, im.ClusterID != "").Level(features.EligibleLeaderReplicasVersion) >= 1
 }
 
 // minISR returns topic t's min.insync.replicas: the topic's config, else
@@ -112,6 +114,15 @@ func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32)
 			np.LastKnownELR = append(np.LastKnownELR, r)
 		}
 	}
+	// A partition that loses its leader with no in-sync, eligible or last
+	// known ELR member left remembers that leader as its last known ELR,
+	// as Kafka 4.x records its last known leader (a replication factor 1
+	// partition whose broker registers again after a crash before it was
+	// fenced has no other candidate).
+	if np.Leader == metadata.NoLeader && p.Leader != metadata.NoLeader && len(np.ISR) == 0 &&
+		len(np.ELR) == 0 && len(np.LastKnownELR) == 0 && slices.Contains(np.Replicas, p.Leader) {
+		np.LastKnownELR = []int32{p.Leader}
+	}
 	// A leaderless partition with no in-sync replica elects a live ELR
 	// member (a clean election).
 	if np.Leader == metadata.NoLeader && len(np.ISR) == 0 {
@@ -126,8 +137,29 @@ func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32)
 				break
 			}
 		}
+		// With no eligible replica left, a last known ELR of exactly one
+		// live member leads, as Kafka 4.x elects the last known leader
+		// ("balanced recovery"): every other copy is gone or uncleanly
+		// restarted, so it has the most the partition still has (a
+		// replication factor 1 partition whose broker crashed comes back
+		// this way).
+		if np.Leader == metadata.NoLeader && len(np.ELR) == 0 && len(np.LastKnownELR) == 1 && live(np.LastKnownELR[0]) {
+			r := np.LastKnownELR[0]
+			np.Leader, np.ISR, np.LastKnownELR = r, []int32{r}, nil
+			if np.LeaderEpoch == p.LeaderEpoch {
+				np.LeaderEpoch++
+			}
+		}
 	}
 	return np
+}
+
+// lastKnownLeader reports whether p is leaderless with neither in-sync nor
+// eligible replicas and a last known ELR of exactly one member, id
+// (maintainELR elects it once it is live).
+func lastKnownLeader(p metadata.Partition, id int32) bool {
+	return p.Leader == metadata.NoLeader && len(p.ISR) == 0 && len(p.ELR) == 0 &&
+		len(p.LastKnownELR) == 1 && p.LastKnownELR[0] == id
 }
 
 // withELR returns recs with every partition change completed with its ELR
@@ -195,7 +227,8 @@ func (c *Controller) elrElections(ctx context.Context) {
 	var recs []metadata.Record
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
-			if p.Leader != metadata.NoLeader || len(p.ISR) > 0 || !slices.ContainsFunc(p.ELR, im.IsLive) {
+			if p.Leader != metadata.NoLeader || len(p.ISR) > 0 ||
+				!slices.ContainsFunc(p.ELR, im.IsLive) && !(len(p.LastKnownELR) == 1 && lastKnownLeader(p, p.LastKnownELR[0]) && im.IsLive(p.LastKnownELR[0])) {
 				continue
 			}
 			np := p

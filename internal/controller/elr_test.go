@@ -48,6 +48,14 @@ func TestMaintainELR(t *testing.T) {
 			metadata.Partition{Replicas: reps, ISR: []int32{2}, ELR: []int32{1}, Leader: 2},
 			metadata.Partition{Replicas: reps, ISR: []int32{2, 1}, ELR: []int32{1}, Leader: 2}, live(1, 2, 3),
 			"leader 2 isr [2 1] elr [] last []"},
+		{"only one last known ELR member left, live: it leads",
+			metadata.Partition{Replicas: reps, LastKnownELR: []int32{2}, Leader: metadata.NoLeader, LeaderEpoch: 4},
+			metadata.Partition{Replicas: reps, LastKnownELR: []int32{2}, Leader: metadata.NoLeader, LeaderEpoch: 4, PartitionEpoch: 1}, live(2, 3),
+			"leader 2 isr [2] elr [] last [] epoch 5"},
+		{"two last known ELR members: no election",
+			metadata.Partition{Replicas: reps, LastKnownELR: []int32{1, 2}, Leader: metadata.NoLeader, LeaderEpoch: 4},
+			metadata.Partition{Replicas: reps, LastKnownELR: []int32{1, 2}, Leader: metadata.NoLeader, LeaderEpoch: 4, PartitionEpoch: 1}, live(1, 2, 3),
+			"leader -1 isr [] elr [] last [1 2] epoch 4"},
 		{"unclean election: the old eligible replicas are last known",
 			metadata.Partition{Replicas: reps, ELR: []int32{1, 2}, Leader: metadata.NoLeader},
 			metadata.Partition{Replicas: reps, ISR: []int32{3}, ELR: []int32{1, 2}, Leader: 3, LeaderEpoch: 1}, live(3),
@@ -159,4 +167,25 @@ func inOrder(reps []int32, ids ...int32) []int32 {
 		}
 	}
 	return out
+}
+
+// A replication factor 1 partition whose broker registers again after a
+// crash before it was fenced: the registration takes it out of the
+// in-sync set without making it eligible, so it is remembered as the last
+// known leader (elected again at its unfencing).
+func TestMaintainELRLastKnownLeader(t *testing.T) {
+	p := metadata.Partition{Replicas: []int32{3}, ISR: []int32{3}, Leader: 3, LeaderEpoch: 2}
+	np := metadata.Partition{Replicas: []int32{3}, ISR: []int32{3}, Leader: metadata.NoLeader, LeaderEpoch: 3, PartitionEpoch: 1}
+	none := func(int32) bool { return false }
+	crashed := func(r int32) bool { return r == 3 }
+	got := maintainELR(p, np, 1, none, crashed)
+	if got.Leader != metadata.NoLeader || len(got.ISR) != 0 || len(got.ELR) != 0 || fmtIDs(got.LastKnownELR) != "[3]" {
+		t.Fatalf("after the registration: %+v", got)
+	}
+	live := func(r int32) bool { return r == 3 }
+	again := got
+	again.PartitionEpoch++
+	if back := maintainELR(got, again, 1, live, none); back.Leader != 3 || fmtIDs(back.ISR) != "[3]" || len(back.LastKnownELR) != 0 {
+		t.Fatalf("at its unfencing: %+v", back)
+	}
 }

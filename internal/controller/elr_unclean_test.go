@@ -99,3 +99,75 @@ func TestControllerELRUncleanShutdown(t *testing.T) {
 		t.Fatalf("the clean eligible replica is back: leader %d isr %v, want %d", p.Leader, p.ISR, lead)
 	}
 }
+
+// A replication factor 1 partition whose broker crashed (fenced: its
+// in-sync set empties into the ELR; back after an unclean shutdown: the
+// ELR empties into the last known ELR) is led by that broker again once it
+// is unfenced, as Kafka 4.x elects the last known leader.
+func TestControllerELRLastKnownLeader(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	l, epochs := registered(t, e, 3)
+	tr, err := l.ctrl.CreateTopic(ctx, CreateTopicRequest{Name: "one", Assignments: [][]int32{{3}}})
+	if err != nil || tr.Partitions[0].Leader != 3 {
+		t.Fatalf("create: %+v %v", tr, err)
+	}
+	part := func() metadata.Partition { return l.store.Image().Topics["one"].Partitions[0] }
+	e.clock.advance(session + time.Second)
+	for _, b := range []int32{1, 2} {
+		if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: b, Epoch: epochs[b], MetadataOffset: l.store.Image().Offset}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.ctrl.step(ctx)
+	if p := part(); p.Leader != metadata.NoLeader || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{3}) {
+		t.Fatalf("broker 3 fenced: %+v", p)
+	}
+	crashed := int64(-1)
+	r, err := l.ctrl.Register(ctx, RegisterRequest{Broker: metadata.BrokerRegistration{ID: 3, Incarnation: "j"}, PreviousBrokerEpoch: &crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != metadata.NoLeader || len(p.ELR) != 0 || !slices.Equal(p.LastKnownELR, []int32{3}) {
+		t.Fatalf("broker 3 back after an unclean shutdown: %+v", p)
+	}
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: 3, Epoch: r.Epoch, MetadataOffset: l.store.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) || len(p.LastKnownELR) != 0 || p.LeaderEpoch <= tr.Partitions[0].LeaderEpoch {
+		t.Fatalf("broker 3 unfenced: %+v", p)
+	}
+}
+
+// The same when the broker registers again after its crash before its
+// session ran out (it was never fenced): the registration takes it out of
+// the in-sync set, it is remembered as the last known leader, and it leads
+// again once unfenced.
+func TestControllerELRLastKnownLeaderBeforeFencing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	l, _ := registered(t, e, 3)
+	if _, err := l.ctrl.CreateTopic(ctx, CreateTopicRequest{Name: "one", Assignments: [][]int32{{3}}}); err != nil {
+		t.Fatal(err)
+	}
+	part := func() metadata.Partition { return l.store.Image().Topics["one"].Partitions[0] }
+	// Its session ran out, but no controller step fenced it yet.
+	e.clock.advance(session + time.Second)
+	if !l.store.Image().IsLive(3) {
+		t.Fatal("broker 3 fenced before it registers again")
+	}
+	crashed := int64(-1)
+	r, err := l.ctrl.Register(ctx, RegisterRequest{Broker: metadata.BrokerRegistration{ID: 3, Incarnation: "j"}, PreviousBrokerEpoch: &crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != metadata.NoLeader || !slices.Equal(p.LastKnownELR, []int32{3}) {
+		t.Fatalf("broker 3 registered again after a crash: %+v", p)
+	}
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: 3, Epoch: r.Epoch, MetadataOffset: l.store.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	if p := part(); p.Leader != 3 || !slices.Equal(p.ISR, []int32{3}) {
+		t.Fatalf("broker 3 unfenced: %+v", p)
+	}
+}

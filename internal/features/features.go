@@ -31,12 +31,25 @@ const (
 	EligibleLeaderReplicasVersion = "eligible.leader.replicas.version"
 )
 
-// Feature is one supported feature: its version range and the level a new
-// data directory (or cluster) finalizes.
+// Feature is one supported feature: its version range, the level a new
+// data directory (or cluster) finalizes, and the level of one formatted
+// before Sluice finalized the feature by default.
 type Feature struct {
 	Name     string
 	Min, Max int16
-	Default  int16
+	// Default is the level a new cluster (its first SetFeatures record,
+	// committed with its cluster id) or a new data directory finalizes.
+	Default int16
+	// Unrecorded is the level of a cluster or data directory whose
+	// finalized levels do not mention the feature: one formatted by an
+	// older Sluice. It equals Default, except for a feature a newer Sluice
+	// turns on for new clusters only, which an existing cluster keeps off
+	// until an UpdateFeatures upgrade (kafka-features upgrade), as Kafka
+	// keeps an existing cluster's levels across a software upgrade.
+	Unrecorded int16
+	// Requires names the metadata.version level that levels of 1 and
+	// above need (0: none), as Kafka's feature dependencies.
+	Requires int16
 	// Downgradable features accept safe and unsafe downgrades, down to 0
 	// (which disables the feature); metadata.version accepts none, as in
 	// Kafka 4.
@@ -53,16 +66,17 @@ type Feature struct {
 // KIP-848 consumer protocol, share.version 1 share groups (KIP-932),
 // streams.version 1 the Streams rebalance protocol (KIP-1071).
 var Supported = []Feature{
-	{Name: MetadataVersion, Min: 7, Max: 33, Default: 33},
-	{Name: KRaftVersion, Min: 0, Max: 0, Default: 0},
-	{Name: TransactionVersion, Min: 0, Max: 2, Default: 2, Downgradable: true},
-	{Name: GroupVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
-	{Name: ShareVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
-	{Name: StreamsVersion, Min: 0, Max: 1, Default: 1, Downgradable: true},
-	// Off by default (Kafka 4.1+ turns it on for new clusters): the
-	// leader does not yet hold its high watermark back while the in-sync
-	// set is below min.insync.replicas (docs/cluster.md).
-	{Name: EligibleLeaderReplicasVersion, Min: 0, Max: 1, Default: 0, Downgradable: true},
+	{Name: MetadataVersion, Min: 7, Max: 33, Default: 33, Unrecorded: 33},
+	{Name: KRaftVersion, Min: 0, Max: 0, Default: 0, Unrecorded: 0},
+	{Name: TransactionVersion, Min: 0, Max: 2, Default: 2, Unrecorded: 2, Downgradable: true},
+	{Name: GroupVersion, Min: 0, Max: 1, Default: 1, Unrecorded: 1, Downgradable: true},
+	{Name: ShareVersion, Min: 0, Max: 1, Default: 1, Unrecorded: 1, Downgradable: true},
+	{Name: StreamsVersion, Min: 0, Max: 1, Default: 1, Unrecorded: 1, Downgradable: true},
+	// On for new clusters, as Kafka 4.1+ finalizes version 1 when it
+	// formats one (its bootstrap metadata.version is 4.1-IV0); a cluster
+	// formatted by an older Sluice keeps 0 until upgraded. Version 1
+	// needs metadata.version 23 (4.0-IV1), as in Kafka.
+	{Name: EligibleLeaderReplicasVersion, Min: 0, Max: 1, Default: 1, Unrecorded: 0, Requires: 23, Downgradable: true},
 }
 
 // Lookup returns the supported feature named name.
@@ -88,17 +102,33 @@ func Defaults() Levels {
 	return l
 }
 
-// WithDefaults returns stored completed with the default level of every
+// WithDefaults returns stored completed with the Unrecorded level of every
 // supported feature it does not mention (one added by a newer Sluice), and
 // without features Sluice no longer supports.
 func WithDefaults(stored Levels) Levels {
-	l := Defaults()
+	l := make(Levels, len(Supported))
+	for _, f := range Supported {
+		l[f.Name] = f.Unrecorded
+	}
 	for name, v := range stored {
 		if _, ok := l[name]; ok {
 			l[name] = v
 		}
 	}
 	return l
+}
+
+// Finalized returns a cluster's finalized levels from its metadata:
+// recorded, the levels of its last SetFeatures record (nil: none), and
+// formatted, whether it has a cluster id. A new cluster records its
+// default levels with its cluster id, so a cluster with an id and no
+// SetFeatures record was formatted by an older Sluice and has the
+// Unrecorded levels; one without an id yet has the defaults.
+func Finalized(recorded Levels, formatted bool) Levels {
+	if recorded == nil && !formatted {
+		return Defaults()
+	}
+	return WithDefaults(recorded)
 }
 
 // Level returns the finalized level of name (0 when absent).
@@ -183,6 +213,12 @@ func Apply(cur Levels, updates []Update) (Levels, *Error) {
 			return nil, invalid("can't upgrade feature %s from %d to %d with a downgrade type", u.Name, have, u.Level)
 		}
 		next[u.Name] = u.Level
+	}
+	for _, f := range Supported {
+		if f.Requires > 0 && next.Level(f.Name) >= 1 && seen[f.Name] && next.Level(MetadataVersion) < f.Requires {
+			return nil, invalid("invalid update version %d for feature %s: it requires %s at level %d or above, finalized at %d",
+				next.Level(f.Name), f.Name, MetadataVersion, f.Requires, next.Level(MetadataVersion))
+		}
 	}
 	return next, nil
 }

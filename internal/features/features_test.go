@@ -83,3 +83,35 @@ func TestStorePersists(t *testing.T) {
 		t.Fatalf("reopened store: %v epoch %d", l, epoch)
 	}
 }
+
+// New clusters finalize eligible.leader.replicas.version 1; a cluster or
+// data directory that recorded its levels without it (an older Sluice)
+// keeps it at 0 until upgraded, and version 1 needs metadata.version 23.
+func TestEligibleLeaderReplicasDefault(t *testing.T) {
+	if got := Defaults().Level(EligibleLeaderReplicasVersion); got != 1 {
+		t.Fatalf("new cluster: %s %d, want 1", EligibleLeaderReplicasVersion, got)
+	}
+	if got := Finalized(nil, false).Level(EligibleLeaderReplicasVersion); got != 1 {
+		t.Fatalf("not yet formatted: %d, want 1", got)
+	}
+	if got := Finalized(nil, true).Level(EligibleLeaderReplicasVersion); got != 0 {
+		t.Fatalf("formatted without a features record: %d, want 0", got)
+	}
+	old := Levels{MetadataVersion: 33, GroupVersion: 0}
+	l := Finalized(old, true)
+	if l.Level(EligibleLeaderReplicasVersion) != 0 || l.Level(GroupVersion) != 0 || l.Level(ShareVersion) != 1 {
+		t.Fatalf("recorded by an older Sluice: %v", l)
+	}
+	up, err := Apply(l, []Update{{Name: EligibleLeaderReplicasVersion, Level: 1, Type: Upgrade}})
+	if err != nil || up.Level(EligibleLeaderReplicasVersion) != 1 {
+		t.Fatalf("upgrade: %v %v", up, err)
+	}
+	low := WithDefaults(Levels{MetadataVersion: 22})
+	if _, err := Apply(low, []Update{{Name: EligibleLeaderReplicasVersion, Level: 1, Type: Upgrade}}); err == nil || err.Code != kerr.InvalidUpdateVersion.Code {
+		t.Fatalf("ELR 1 on metadata.version 22: %v, want INVALID_UPDATE_VERSION", err)
+	}
+	if _, err := Apply(low, []Update{{Name: MetadataVersion, Level: 23, Type: Upgrade},
+		{Name: EligibleLeaderReplicasVersion, Level: 1, Type: Upgrade}}); err != nil {
+		t.Fatalf("ELR 1 with metadata.version 23 in the same request: %v", err)
+	}
+}

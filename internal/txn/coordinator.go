@@ -252,7 +252,21 @@ func (c *Coordinator) Start() error {
 // PrepareCommit or PrepareAbort (writing their markers again) and keeps
 // Ongoing ones (their timeout still applies). Loading a loaded partition
 // does nothing.
-func (c *Coordinator) LoadPartition(p int32) error {
+func (c *Coordinator) LoadPartition(p int32) error { return c.loadPartitionThen(p, false) }
+
+// LoadPartitionCompletingInBackground is LoadPartition, except that the
+// transactions found in PrepareCommit or PrepareAbort are completed in the
+// background, as Kafka's coordinator hands their markers to its marker
+// sender: it returns once the state is loaded. A broker that becomes the
+// partition's leader while applying a metadata change loads it this way,
+// because the markers wait for the in-sync replicas of other partitions,
+// which may first need other brokers to apply that same change (each
+// waiting on the other stalled both for the markers' timeouts).
+func (c *Coordinator) LoadPartitionCompletingInBackground(p int32) error {
+	return c.loadPartitionThen(p, true)
+}
+
+func (c *Coordinator) loadPartitionThen(p int32, background bool) error {
 	c.mu.Lock()
 	done := c.loaded[p] || c.closed
 	c.mu.Unlock()
@@ -285,6 +299,10 @@ func (c *Coordinator) LoadPartition(p int32) error {
 		c.log.Info("txn: loaded transaction state", "partition", p, "transactional_ids", len(loaded), "completing", len(finish))
 	}
 	for _, m := range finish {
+		if background {
+			go c.complete(m, false) // a failure is retried by AbortTimedOut
+			continue
+		}
 		c.complete(m, false)
 	}
 	return nil

@@ -671,6 +671,34 @@ public final class Main {
         }
     }
 
+    /**
+     * Waits until broker id's kafka_server_replicamanager_underreplicatedpartitions gauge is above 0 (under) or
+     * 0 (not under).
+     */
+    private static void waitUnderReplicated(LocalCluster lc, int id, boolean under) throws Exception {
+        Pattern gauge = Pattern.compile("(?m)^kafka_server_replicamanager_underreplicatedpartitions (\\S+)$");
+        String[] last = {""};
+        try {
+            eventually("broker " + id + (under ? " reports under-replicated partitions" : " reports none under-replicated"),
+                    60_000, () -> {
+                        try {
+                            Matcher m = gauge.matcher(lc.metrics(id));
+                            if (!m.find()) {
+                                last[0] = "no gauge";
+                                return false;
+                            }
+                            last[0] = m.group();
+                            return (Double.parseDouble(m.group(1)) > 0) == under;
+                        } catch (Exception e) {
+                            last[0] = e.toString();
+                            return false;
+                        }
+                    });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "; last: " + last[0], e);
+        }
+    }
+
     private static void waitDescribe(String topic, String regex) throws Exception {
         Pattern p = Pattern.compile(regex);
         String[] last = {""};
@@ -828,7 +856,9 @@ public final class Main {
     /**
      * Preferred election after the preferred replica came back, and unclean election of an out-of-sync replica
      * when the only in-sync one is down (the topic keeps unclean.leader.election.enable=false, so the
-     * partition stays offline until kafka-leader-election --election-type unclean).
+     * partition stays offline until kafka-leader-election --election-type unclean). The new cluster has
+     * eligible leader replicas (KIP-966) on: the fenced last in-sync replica is listed as Elr. kafka-topics --describe and the new leader's under-replicated gauge show
+     * the in-sync set shrink when a broker stops and grow when it returns.
      */
     private static void leaderElectionOnCluster() throws Exception {
         LocalCluster lc = cluster();
@@ -839,8 +869,10 @@ public final class Main {
         waitDescribe(t, "Leader: 1\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
         lc.stopNode(1);
         waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: 2\\b");
+        waitUnderReplicated(lc, 2, true);
         lc.startNode(1);
         waitDescribe(t, "Leader: 2\\s+Replicas: 1,2\\s+Isr: (1,2|2,1)");
+        waitUnderReplicated(lc, 2, false);
         String out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "preferred",
                 "--topic", t, "--partition", "0");
         check(out.contains("Successfully completed leader election (PREFERRED) for partitions " + t + "-0"),
@@ -855,7 +887,8 @@ public final class Main {
         waitDescribe(u, "Leader: 1\\s+Replicas: 1,2\\s+Isr: 1\\b");
         lc.stopNode(1);
         lc.startNode(2);
-        waitDescribe(u, "Leader: none\\s+Replicas: 1,2\\s+Isr: 1\\b");
+        // Broker 1, fenced, leaves the in-sync set and stays an eligible leader replica; broker 2 never was one.
+        waitDescribe(u, "Leader: none\\s+Replicas: 1,2\\s+Isr: \\s*Elr: 1\\b");
         out = clusterTool(0, "kafka-leader-election", LEADER_ELECTION, "--election-type", "unclean",
                 "--topic", u, "--partition", "0");
         check(out.contains("Successfully completed leader election (UNCLEAN) for partitions " + u + "-0"),
