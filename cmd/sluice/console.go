@@ -54,7 +54,7 @@ func startConsole(s settings, cfg *config.Broker, srv *broker.Server, ln net.Lis
 	}
 	opts.Listener = ln
 	opts.Logger = logger
-	opts.Traffic = &console.Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered()}
+	opts.Traffic = &console.Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered}
 	con, err := console.New(opts)
 	if err != nil {
 		ln.Close()

@@ -30,7 +30,12 @@ func (s *Server) TopicTotals() map[string]metrics.TopicTotals {
 	return s.broker.metrics.TopicTotals()
 }
 
-// NodeID is this broker's node id, and Clustered whether it is a node of a
-// cluster (its per-topic counters then cover only the partitions it leads).
-func (s *Server) NodeID() int32   { return s.broker.nodeID }
-func (s *Server) Clustered() bool { return s.broker.cluster != nil }
+// NodeID is this broker's node id, and Clustered whether it is one of
+// several brokers of a cluster (its per-topic counters then cover only the
+// partitions it leads). A lone node, the default one-voter quorum included,
+// is not.
+func (s *Server) NodeID() int32 { return s.broker.nodeID }
+func (s *Server) Clustered() bool {
+	c := s.broker.cluster
+	return c != nil && len(c.store.Image().Brokers) > 1
+}

@@ -86,7 +86,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := New(Options{Listen: "127.0.0.1:0", Bootstrap: []string{addr}, LagInterval: 200 * time.Millisecond, Logger: quiet,
-		Traffic: &Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered()}})
+		Traffic: &Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered}})
 	if err != nil {
 		t.Fatal(err)
 	}

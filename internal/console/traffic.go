@@ -18,10 +18,11 @@ type Traffic struct {
 	// Totals returns every topic's counters (topics without traffic since
 	// the broker started may be absent).
 	Totals func() map[string]metrics.TopicTotals
-	// NodeID is the broker's node id; Clustered says the broker is a node
-	// of a cluster, whose counters cover only the partitions it leads.
+	// NodeID is the broker's node id; Clustered (nil: never) says the
+	// broker is one of several brokers, whose counters cover only the
+	// partitions it leads. It is asked at each page, as brokers may join.
 	NodeID    int32
-	Clustered bool
+	Clustered func() bool
 }
 
 // trafficScope is what the pages say about where the figures come from.
@@ -151,7 +152,8 @@ func (c *Console) trafficScope() *trafficScope {
 	if c.opts.Traffic == nil {
 		return nil
 	}
-	return &trafficScope{Clustered: c.opts.Traffic.Clustered, NodeID: c.opts.Traffic.NodeID}
+	clustered := c.opts.Traffic.Clustered != nil && c.opts.Traffic.Clustered()
+	return &trafficScope{Clustered: clustered, NodeID: c.opts.Traffic.NodeID}
 }
 
 func (c *Console) sampleTraffic() {

@@ -67,7 +67,7 @@ func TestTopicPagesShowTraffic(t *testing.T) {
 			// the test adds the next sample.
 			none := func() map[string]metrics.TopicTotals { return nil }
 			c, hs := newTestConsole(t, Options{Bootstrap: []string{addr}, LagInterval: time.Hour,
-				Traffic: &Traffic{Totals: none, NodeID: 2, Clustered: clustered}})
+				Traffic: &Traffic{Totals: none, NodeID: 2, Clustered: func() bool { return clustered }}})
 			var t0 time.Time
 			waitFor(t, "the first traffic sample", 30*time.Second, func() bool {
 				c.trafficHist.mu.Lock()
@@ -111,7 +111,7 @@ func TestTopicTrafficFromTheBroker(t *testing.T) {
 	cl, adm := adminOf(t, addr)
 	seed(t, cl, adm)
 	_, hs := newTestConsole(t, Options{Bootstrap: []string{addr}, LagInterval: 100 * time.Millisecond,
-		Traffic: &Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered()}})
+		Traffic: &Traffic{Totals: srv.TopicTotals, NodeID: srv.NodeID(), Clustered: srv.Clustered}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var size int64
