@@ -64,7 +64,7 @@ func (b *Broker) startGroupCoordinator() error {
 	if err := b.groups.Start(); err != nil {
 		return err
 	}
-	b.replicas.Listen(internalPartitionListener(group.OffsetsTopic, b.loadGroupPartition, b.groups.UnloadPartition))
+	b.replicas.Listen(b.groupPartitionListener()) // coordinator_loader.go
 	if err := b.loadLedPartitions(group.OffsetsTopic, b.loadGroupPartition); err != nil {
 		return err
 	}

@@ -116,6 +116,39 @@ func (c *Coordinator) Start() error {
 func (c *Coordinator) LoadPartition(p int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.loadPartitionLocked(p)
+}
+
+// TryLoadPartition is LoadPartition when the coordinator's lock is free: it
+// reports false and does nothing when the lock is held, as it is while a
+// group's write waits for its in-sync replicas (up to the write timeout).
+// A broker applying a metadata change loads this way so that the change is
+// never held up behind a write that may need that very change to finish.
+// It also returns the share-group records of the partition's groups once
+// loaded (ShareRecordsIn), taken under the same lock.
+func (c *Coordinator) TryLoadPartition(p int32) (bool, map[string]map[string][]byte, error) {
+	if !c.mu.TryLock() {
+		return false, nil, nil
+	}
+	defer c.mu.Unlock()
+	if err := c.loadPartitionLocked(p); err != nil {
+		return true, nil, err
+	}
+	return true, c.shareRecordsInLocked(p), nil
+}
+
+// TryUnloadPartition is UnloadPartition when the lock is free (see
+// TryLoadPartition); false: nothing was done.
+func (c *Coordinator) TryUnloadPartition(p int32) bool {
+	if !c.mu.TryLock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	c.unloadPartitionLocked(p)
+	return true
+}
+
+func (c *Coordinator) loadPartitionLocked(p int32) error {
 	if c.loaded[p] || c.closed {
 		return nil
 	}
@@ -135,6 +168,10 @@ func (c *Coordinator) LoadPartition(p int32) error {
 func (c *Coordinator) UnloadPartition(p int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.unloadPartitionLocked(p)
+}
+
+func (c *Coordinator) unloadPartitionLocked(p int32) {
 	if !c.loaded[p] {
 		return
 	}

@@ -149,6 +149,10 @@ func (c *Coordinator) ShareRecordsOf(group string) map[string][]byte {
 func (c *Coordinator) ShareRecordsIn(p int32) map[string]map[string][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.shareRecordsInLocked(p)
+}
+
+func (c *Coordinator) shareRecordsInLocked(p int32) map[string]map[string][]byte {
 	out := map[string]map[string][]byte{}
 	for gid, recs := range c.shareRecs {
 		if PartitionFor(gid, c.cfg.NumPartitions) == p && !c.notCoordinator(gid) {
