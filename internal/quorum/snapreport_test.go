@@ -58,7 +58,9 @@ func TestFailedSnapshotIsSentAgain(t *testing.T) {
 	var fail, sent atomic.Int32
 	fail.Store(1)
 	c := &cluster{t: t, nw: NewMemNetwork(), m: map[uint64]*member{}, every: 5,
-		wrap: func(tr Transport) Transport { return &reportingTransport{inner: tr, fail: &fail, sent: &sent} }}
+		wrap: func(_ uint64, tr Transport) Transport {
+			return &reportingTransport{inner: tr, fail: &fail, sent: &sent}
+		}}
 	for i := uint64(1); i <= 3; i++ {
 		c.peers = append(c.peers, i)
 	}
