@@ -13,6 +13,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Snapshots travel on their own path, POST /raft/snapshot, one request per
@@ -147,10 +148,17 @@ func (c *Client) postSnapshot(addr string, m *raftpb.Message) error {
 // writeSnapshot writes m in the /raft/snapshot format.
 func writeSnapshot(w io.Writer, m *raftpb.Message) error {
 	data := m.GetSnapshot().GetData()
-	head := proto.Clone(m).(*raftpb.Message)
-	if head.Snapshot != nil {
-		head.Snapshot.Data = nil
-	}
+	// The message without the data, sharing m's other fields (read only):
+	// a clone would copy the data too.
+	head := &raftpb.Message{}
+	hr := head.ProtoReflect()
+	m.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Name() != "snapshot" {
+			hr.Set(fd, v)
+		}
+		return true
+	})
+	head.Snapshot = &raftpb.Snapshot{Metadata: m.GetSnapshot().GetMetadata()}
 	hb, err := proto.Marshal(head)
 	if err != nil {
 		return err

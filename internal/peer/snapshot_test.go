@@ -136,6 +136,9 @@ func waitReport(t *testing.T, reps chan report) report {
 func countChunks(t *testing.T, b []byte) int {
 	t.Helper()
 	n := binary.BigEndian.Uint32(b)
+	if n > 1024 {
+		t.Fatalf("message header of %d bytes: the data is not left out of it", n)
+	}
 	b = b[4+n:]
 	size := binary.BigEndian.Uint64(b)
 	b = b[12:]
