@@ -6,7 +6,9 @@
 // It is HTTP on the controller listener's address (over TLS, and after a
 // SASL exchange per connection, as the listener is configured; sasl.go):
 // POST /raft carries a
-// batch of raft messages (length-prefixed protobuf), one-way; POST
+// batch of raft messages (length-prefixed protobuf), one-way, except
+// snapshots (MsgSnap), which go in chunks on POST /raft/snapshot from a
+// goroutine of their own per peer (snapshot.go); POST
 // /controller/<method> carries one JSON request and its JSON answer. Each
 // peer has one sending goroutine with a bounded queue, so a slow or dead
 // peer never blocks the quorum's Ready loop (raft retries what is dropped).
@@ -36,7 +38,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// maxRaftBody bounds one /raft request (a snapshot travels in one message).
+// maxRaftBody bounds one /raft request (snapshots go on /raft/snapshot).
 const maxRaftBody = 256 << 20
 
 // RaftReceiver takes raft messages received from peers.
@@ -79,6 +81,7 @@ func NewServer(raft RaftReceiver, logger *slog.Logger) *Server {
 	s := &Server{raft: raft, handlers: map[string]Handler{}, logger: logger}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /raft", s.serveRaft)
+	mux.HandleFunc("POST /raft/snapshot", s.serveSnapshot)
 	mux.HandleFunc("POST /controller/{method}", s.serveController)
 	mux.HandleFunc("GET /status", s.serveStatus)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
@@ -232,8 +235,11 @@ type Client struct {
 	mu     sync.Mutex
 	addrs  map[uint64]string
 	queues map[uint64]chan []*raftpb.Message
-	stopc  chan struct{}
-	wg     sync.WaitGroup
+	// snapQueues: one MsgSnap at a time per peer (snapshot.go).
+	snapQueues map[uint64]chan *raftpb.Message
+	snapReport func(to uint64, ok bool)
+	stopc      chan struct{}
+	wg         sync.WaitGroup
 }
 
 // NewClient returns a client reaching node ids at addrs (host:port), over
@@ -260,6 +266,8 @@ func NewClient(addrs map[uint64]string, tc *tls.Config, logger *slog.Logger, opt
 		addrs:  addrs,
 		queues: map[uint64]chan []*raftpb.Message{},
 		stopc:  make(chan struct{}),
+
+		snapQueues: map[uint64]chan *raftpb.Message{},
 	}
 }
 
@@ -286,15 +294,30 @@ func (c *Client) SetAddr(id uint64, addr string) {
 // by that peer's goroutine; when its queue is full they are dropped.
 func (c *Client) Send(msgs []*raftpb.Message) {
 	byPeer := map[uint64][]*raftpb.Message{}
+	var snaps []*raftpb.Message
 	for _, m := range msgs {
+		if m.GetType() == raftpb.MsgSnap {
+			snaps = append(snaps, m)
+			continue
+		}
 		byPeer[m.GetTo()] = append(byPeer[m.GetTo()], m)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	select {
 	case <-c.stopc:
+		for _, m := range snaps {
+			go c.report(m.GetTo(), false)
+		}
 		return
 	default:
+	}
+	for _, m := range snaps {
+		if _, known := c.addrs[m.GetTo()]; !known {
+			go c.report(m.GetTo(), false)
+			continue
+		}
+		c.sendSnap(m)
 	}
 	for to, ms := range byPeer {
 		q, ok := c.queues[to]

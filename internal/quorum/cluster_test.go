@@ -64,6 +64,10 @@ type cluster struct {
 	m       map[uint64]*member
 	every   uint64
 	stopped bool
+	// wrap, when set, wraps each node's transport (set before start).
+	wrap func(id uint64, tr Transport) Transport
+	// tickEvery, when set, makes nodes tick on their own (Config.TickInterval).
+	tickEvery time.Duration
 }
 
 func newCluster(t *testing.T, n int, snapEvery uint64) *cluster {
@@ -84,11 +88,16 @@ func newCluster(t *testing.T, n int, snapEvery uint64) *cluster {
 
 func (c *cluster) config(id uint64, join bool) Config {
 	mb := c.m[id]
+	tr := c.nw.Transport(id)
+	if c.wrap != nil {
+		tr = c.wrap(id, tr)
+	}
 	return Config{
 		ID: id, ClusterID: testCluster, Peers: c.peers, Join: join,
 		FS: mb.fs, Dir: "/data/quorum",
-		Transport: c.nw.Transport(id), StateMachine: mb.sm,
+		Transport: tr, StateMachine: mb.sm,
 		ElectionTick: 10, HeartbeatTick: 1, SnapshotEvery: c.every,
+		TickInterval: c.tickEvery,
 	}
 }
 

@@ -18,7 +18,7 @@
 //
 // It knows nothing of Kafka: entries are opaque bytes handed to a
 // StateMachine (internal/metadata will be one); it opens no sockets
-// (internal/peer will implement Transport); it reads and writes files only
+// (internal/peer implements Transport); it reads and writes files only
 // through internal/vfs, never os.
 //
 // # Durability order
@@ -73,14 +73,20 @@
 // receiving node. The configuration is saved in each snapshot's ConfState
 // and rebuilt from the log's conf-change entries after it.
 //
-// # Snapshot size
+// # Snapshot size and transfer
 //
 // A snapshot is one raftpb.Snapshot holding the StateMachine's whole
-// Snapshot() bytes; it is written as one file, held in memory, and sent
-// to a lagging follower as one MsgSnap (raft.Config.MaxSizePerMsg does not
-// split it). ReadFile bounds a file to 64 MiB and a WAL record to the same.
-// That is plenty for metadata of thousands of partitions (at roughly
-// 100-200 bytes per partition record, 100,000 partitions are about 10-20
-// MiB) but a peer transport over the network must send large snapshots in
-// chunks and stream them to disk; that is future work for internal/peer.
+// Snapshot() bytes; it is written as one file and held in memory.
+// ReadFile bounds a file to 64 MiB and a WAL record to the same. The
+// metadata image of 100,000 partitions is about 8.5 MiB (docs/cluster.md,
+// "Snapshots in chunks"), so the bound is reached near 750,000.
+//
+// A Transport that implements SnapshotReporting tells the node whether
+// each MsgSnap arrived; the node hands that to raft (SnapshotFinish or
+// SnapshotFailure, after which raft sends a new snapshot). internal/peer
+// does: it sends each MsgSnap on its own path in CRC-32C-checked chunks of
+// 1 MiB and reports once the receiver has answered. With any other
+// Transport (MemNetwork) the node reports every MsgSnap finished as soon
+// as it is handed to Send; that is safe, because raft probes a follower
+// that did not get it and sends a new snapshot when it must.
 package quorum

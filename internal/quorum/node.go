@@ -41,6 +41,17 @@ type Transport interface {
 	Send(msgs []*raftpb.Message)
 }
 
+// SnapshotReporting is implemented by a Transport that learns whether a
+// MsgSnap reached its peer (internal/peer sends snapshots on their own
+// path and waits for the receiver's answer). Start hands it the node's
+// report function; the Transport calls it once per MsgSnap, from any
+// goroutine, with ok false when the snapshot was dropped or refused. It
+// never blocks. With a Transport that does not implement it, the node
+// reports every MsgSnap finished as soon as it is handed to Send.
+type SnapshotReporting interface {
+	SetSnapshotReporter(report func(to uint64, ok bool))
+}
+
 // Errors returned by Node.
 var (
 	ErrStopped = errors.New("quorum: node stopped")
@@ -136,6 +147,46 @@ type Node struct {
 	snapIndex uint64
 	confState *raftpb.ConfState
 	stopOnce  sync.Once
+
+	// snapReports: outcomes of MsgSnap sends reported by the Transport
+	// (SnapshotReporting), handed to raft by the loop; snapNotify wakes it.
+	snapMu        sync.Mutex
+	snapReports   []snapReport
+	snapNotify    chan struct{}
+	transportSnap bool // the Transport reports snapshot outcomes
+}
+
+type snapReport struct {
+	to uint64
+	ok bool
+}
+
+// reportSnapshot records the outcome of a MsgSnap send for the loop; it
+// never blocks and never loses a report (raft keeps a follower paused in
+// snapshot state until it hears one).
+func (n *Node) reportSnapshot(to uint64, ok bool) {
+	n.snapMu.Lock()
+	n.snapReports = append(n.snapReports, snapReport{to: to, ok: ok})
+	n.snapMu.Unlock()
+	select {
+	case n.snapNotify <- struct{}{}:
+	default:
+	}
+}
+
+// takeSnapReports hands the recorded snapshot outcomes to raft (loop only).
+func (n *Node) takeSnapReports() {
+	n.snapMu.Lock()
+	reps := n.snapReports
+	n.snapReports = nil
+	n.snapMu.Unlock()
+	for _, r := range reps {
+		st := raft.SnapshotFinish
+		if !r.ok {
+			st = raft.SnapshotFailure
+		}
+		n.rn.ReportSnapshot(r.to, st)
+	}
 }
 
 // envelope: [8-byte proposal id][data]. The id lets the proposer wait for
@@ -180,6 +231,8 @@ func Start(cfg Config) (*Node, error) {
 		stopc:   make(chan struct{}),
 		donec:   make(chan struct{}),
 		waiters: map[uint64]chan error{},
+
+		snapNotify: make(chan struct{}, 1),
 	}
 	n.nextID.Store(uint64(time.Now().UnixNano()))
 	snap, err := st.Snapshot()
@@ -237,6 +290,10 @@ func Start(cfg Config) (*Node, error) {
 	// node before its log is applied, so the run loop decides once the
 	// committed entries are applied (raft's own election then).
 	n.loneCampaign = true
+	if sr, ok := cfg.Transport.(SnapshotReporting); ok {
+		sr.SetSnapshotReporter(n.reportSnapshot)
+		n.transportSnap = true
+	}
 	go n.run()
 	return n, nil
 }
@@ -411,6 +468,8 @@ func (n *Node) run() {
 			n.rn.TransferLeader(to)
 		case p := <-n.confc:
 			n.proposeConfChange(p)
+		case <-n.snapNotify:
+			n.takeSnapReports()
 		}
 	}
 }
@@ -456,11 +515,13 @@ func (n *Node) handleReady() error {
 	if len(rd.Messages) > 0 {
 		n.cfg.Transport.Send(rd.Messages)
 		for _, m := range rd.Messages {
-			if m.GetType() == raftpb.MsgSnap {
-				// The snapshot travels whole in one message (see the
-				// package doc on size). Reporting it finished at once is
-				// safe even if it was dropped: raft then probes the
-				// follower and sends a new snapshot when it must.
+			if m.GetType() == raftpb.MsgSnap && !n.transportSnap {
+				// This Transport does not say whether the snapshot
+				// arrived (MemNetwork steps it at once). Reporting it
+				// finished is safe even if it was dropped: raft then
+				// probes the follower and sends a new snapshot when it
+				// must. internal/peer reports the real outcome
+				// (SnapshotReporting).
 				n.rn.ReportSnapshot(m.GetTo(), raft.SnapshotFinish)
 			}
 		}
