@@ -2,6 +2,7 @@ package peer
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -134,6 +135,36 @@ func (c *Client) postSnapshot(addr string, m *raftpb.Message) error {
 	req.Header.Set("Content-Type", "application/octet-stream")
 	resp, err := c.http.Do(req)
 	pr.CloseWithError(errors.New("request done")) // ends the writer if the request ended early
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode == http.StatusNotFound {
+		// A node of an earlier release (a rolling upgrade) has no
+		// /raft/snapshot: it gets the snapshot whole on /raft, as before.
+		return c.postWhole(ctx, addr, m)
+	}
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("status %s: %s", resp.Status, string(msg))
+	}
+	return nil
+}
+
+// postWhole sends m as the one message of a /raft request.
+func (c *Client) postWhole(ctx context.Context, addr string, m *raftpb.Message) error {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return err
+	}
+	body := make([]byte, 4, 4+len(b))
+	binary.BigEndian.PutUint32(body, uint32(len(b)))
+	body = append(body, b...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.scheme+"://"+addr+"/raft", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return err
 	}

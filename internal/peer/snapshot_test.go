@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,5 +307,46 @@ func TestSnapshotDoesNotHoldHeartbeats(t *testing.T) {
 	}
 	if n := len(rec.of(raftpb.MsgSnap)); n != 1 {
 		t.Fatalf("%d snapshots stepped, want 1", n)
+	}
+}
+
+// TestSnapshotToAnEarlierRelease: a node of an earlier release serves no
+// /raft/snapshot (404); during a rolling upgrade it gets the snapshot whole
+// on /raft instead, and raft hears that it arrived.
+func TestSnapshotToAnEarlierRelease(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	srv := NewServer(rec, logger)
+	inner := srv.http.Handler
+	var refused atomic.Int32
+	srv.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/raft/snapshot" {
+			refused.Add(1)
+			http.NotFound(w, r)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	c := NewClient(map[uint64]string{2: ln.Addr().String()}, nil, logger)
+	t.Cleanup(c.Close)
+	reps := make(chan report, 16)
+	c.SetSnapshotReporter(func(to uint64, ok bool) { reps <- report{to, ok} })
+	m := snapMsg(2*snapChunk + 5)
+	c.Send([]*raftpb.Message{m})
+	if r := waitReport(t, reps); r != (report{2, true}) {
+		t.Fatalf("report %+v, want finished for 2", r)
+	}
+	if refused.Load() != 1 {
+		t.Fatalf("/raft/snapshot asked %d times, want 1", refused.Load())
+	}
+	got := rec.of(raftpb.MsgSnap)
+	if len(got) != 1 || !proto.Equal(got[0], m) {
+		t.Fatalf("%d snapshots stepped (want 1, identical)", len(got))
 	}
 }
