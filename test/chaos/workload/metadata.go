@@ -66,6 +66,19 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 			e.Logf("metadata workload: %v", err)
 			return
 		}
+		// ACL operations go one request each, never retried by the client:
+		// a retry after a timed-out attempt makes two requests of one
+		// operation, and the first may still be applied later (a paused
+		// broker handles what it read before the pause when it resumes, as
+		// Apache Kafka's does), after the operation was acknowledged and
+		// even after a later deletion (finding 22 of docs/reliability.md).
+		// The history must hold what each request did.
+		aclCl, err := kgo.NewClient(append(e.baseOpts(), kgo.RequestRetries(0))...)
+		if err != nil {
+			cl.Close()
+			e.Logf("metadata workload: %v", err)
+			return
+		}
 		adm := kadm.NewClient(cl)
 		for ctx.Err() == nil {
 			wait(ctx, pause)
@@ -73,7 +86,7 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 				break
 			}
 			if e.ACLs && rng.IntN(3) == 0 {
-				if e.aclOp(cl, proc, &nextAcl, &liveAcls, rng.IntN(1<<20)) {
+				if e.aclOp(aclCl, proc, &nextAcl, &liveAcls, rng.IntN(1<<20)) {
 					break // an unknown outcome: a new process
 				}
 				continue
@@ -125,6 +138,7 @@ func (e *Env) Metadata(ctx context.Context, pause time.Duration, seed uint64) {
 			}
 		}
 		cl.Close()
+		aclCl.Close()
 	}
 }
 
