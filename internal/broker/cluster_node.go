@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
+	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/peer"
 	"github.com/sluice-broker/sluice/internal/quorum"
@@ -45,7 +46,7 @@ const maxReplicationFactor = 16
 
 // quorumDirName is the metadata quorum's directory inside the data
 // directory (not a partition directory: no "-N" suffix).
-const quorumDirName = "quorum"
+const quorumDirName = log.QuorumDir
 
 // clusterConfig is the cluster part of the broker configuration.
 type clusterConfig struct {

@@ -136,7 +136,14 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 	if err := fsys.SyncDir(c.b.dataDir); err != nil {
 		return fmt.Errorf("sluice: %w", err)
 	}
-	if c.cfg.implicit && len(names) == 0 && len(recs) <= 1 {
+	// A new data directory brings only its cluster id and feature levels.
+	fresh := len(names) == 0
+	for _, r := range recs {
+		if r.Type != metadata.SetClusterID && r.Type != metadata.SetFeatures {
+			fresh = false
+		}
+	}
+	if c.cfg.implicit && fresh {
 		c.logger.Info("started a one-voter metadata quorum on this data directory", "cluster_id", after.ClusterID)
 	} else {
 		c.logger.Info("upgraded a single-node data directory in place into a one-voter cluster", "cluster_id", after.ClusterID,

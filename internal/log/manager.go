@@ -18,6 +18,11 @@ import (
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
+// QuorumDir is the metadata quorum's directory inside a data directory
+// (internal/broker): not a partition directory, and not reported as a
+// stray one when the logs are loaded.
+const QuorumDir = "quorum"
+
 // ManagerOptions configure a Manager. Zero values pick the defaults.
 type ManagerOptions struct {
 	// Logger receives errors and recovery notes; default slog.Default().
@@ -158,6 +163,9 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			if err := removeDir(fsys, filepath.Join(dataDir, name)); err != nil {
 				m.logger.Warn("cannot remove deleted partition dir", "dir", name, "err", err)
 			}
+			continue
+		}
+		if name == QuorumDir {
 			continue
 		}
 		tp, ok := parsePartitionDir(name)
