@@ -421,7 +421,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			return err
 		}
 	}
-	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", c.ln.Addr().String(),
+	ctlListener := c.ln.Addr().String()
+	if cc.localOnly {
+		ctlListener = "none (a lone voter serves no controller listener)"
+	}
+	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", ctlListener,
 		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
 	return nil
 }
