@@ -86,6 +86,13 @@ func LossyAvailable() error {
 // SlowAvailable tells whether slow links can be made here (namespaces, the
 // tc tool, the kernel's sch_tbf); the error says why not.
 func SlowAvailable() error {
+	return qdiscAvailable("tbf", "rate", "1mbit", "burst", "16kb", "latency", "500ms")
+}
+
+// qdiscAvailable tells whether tc can add queueing discipline kind (with
+// args) to a veth in a namespace of its own here: namespaces, the tc tool,
+// the kernel's sch_<kind>; the error says why not.
+func qdiscAvailable(kind string, args ...string) error {
 	if err := Available(); err != nil {
 		return err
 	}
@@ -100,9 +107,9 @@ func SlowAvailable() error {
 	if err := ip("-n", probe, "link", "add", "p0", "type", "veth", "peer", "name", "p1"); err != nil {
 		return err
 	}
-	out, err := exec.Command("ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev", "p0", "root", "tbf", "rate", "1mbit", "burst", "16kb", "latency", "500ms").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("tc qdisc add ... tbf: %s (the kernel has no sch_tbf)", strings.TrimSpace(string(out)))
+	cmd := append([]string{"netns", "exec", probe, "tc", "qdisc", "add", "dev", "p0", "root", kind}, args...)
+	if out, err := exec.Command("ip", cmd...).CombinedOutput(); err != nil {
+		return fmt.Errorf("tc qdisc add ... %s: %s (the kernel has no sch_%s)", kind, strings.TrimSpace(string(out)), kind)
 	}
 	return nil
 }

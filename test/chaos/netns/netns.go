@@ -99,25 +99,7 @@ func Available() error {
 // NetemAvailable tells whether tc's netem queueing discipline (delay, loss)
 // can be added here (the tc tool, the kernel's sch_netem); the error says why not.
 func NetemAvailable() error {
-	if err := Available(); err != nil {
-		return err
-	}
-	if _, err := exec.LookPath("tc"); err != nil {
-		return errors.New("the tc tool (iproute2) is not installed")
-	}
-	probe := fmt.Sprintf("%s%dprobe", Prefix, os.Getpid())
-	if err := ip("netns", "add", probe); err != nil {
-		return err
-	}
-	defer func() { _ = ip("netns", "del", probe) }()
-	if err := ip("-n", probe, "link", "add", "p0", "type", "veth", "peer", "name", "p1"); err != nil {
-		return err
-	}
-	out, err := exec.Command("ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev", "p0", "root", "netem", "delay", "10ms").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("tc qdisc add ... netem: %s (the kernel has no sch_netem)", strings.TrimSpace(string(out)))
-	}
-	return nil
+	return qdiscAvailable("netem", "delay", "10ms")
 }
 
 // CleanStale removes the bridges, namespaces (and the processes still in
