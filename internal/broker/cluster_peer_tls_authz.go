@@ -17,10 +17,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/peer"
 	"github.com/sluice-broker/sluice/internal/security"
 )
 
@@ -57,55 +57,21 @@ func (b *Broker) peerCertAuthorizer(listener string) (func(cs *tls.ConnectionSta
 	}, nil
 }
 
-// peerCertListener hands out only the connections of a TLS listener whose
-// handshake succeeded and whose certificate authorize accepts; each
-// handshake runs on its own goroutine, so a silent connection holds up
-// nobody.
-type peerCertListener struct {
-	net.Listener // a tls.NewListener
-	authorize    func(cs *tls.ConnectionState, host string) error
-	logger       *slog.Logger
-	conns        chan net.Conn
-	done         chan struct{}
-	once         sync.Once
-	err          error // the accept error that ended the loop (read after done)
-}
-
+// newPeerCertListener hands out only the connections of a TLS listener
+// whose handshake succeeded and whose certificate authorize accepts; each
+// handshake runs on its own goroutine (peer.CheckedListener), so a silent
+// connection holds up nobody.
 func newPeerCertListener(ln net.Listener, authorize func(*tls.ConnectionState, string) error, logger *slog.Logger) net.Listener {
-	l := &peerCertListener{Listener: ln, authorize: authorize, logger: logger,
-		conns: make(chan net.Conn), done: make(chan struct{})}
-	go l.acceptLoop()
-	return l
+	l := &peerCertListener{authorize: authorize}
+	return peer.CheckedListener(ln, l.check, func(c net.Conn, err error) {
+		if logger != nil {
+			logger.Warn("controller listener: peer refused", "remote", c.RemoteAddr().String(), "err", err)
+		}
+	})
 }
 
-func (l *peerCertListener) acceptLoop() {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			l.err = err
-			l.once.Do(func() { close(l.done) })
-			return
-		}
-		go func() {
-			if err := l.check(c); err != nil {
-				if l.logger != nil {
-					l.logger.Warn("controller listener: peer refused", "remote", c.RemoteAddr().String(), "err", err)
-				}
-				c.Close()
-				return
-			}
-			select {
-			case l.conns <- c:
-			case <-l.done:
-				c.Close()
-			}
-		}()
-	}
+type peerCertListener struct {
+	authorize func(cs *tls.ConnectionState, host string) error
 }
 
 func (l *peerCertListener) check(c net.Conn) error {
@@ -124,19 +90,4 @@ func (l *peerCertListener) check(c net.Conn) error {
 	}
 	cs := tc.ConnectionState()
 	return l.authorize(&cs, host)
-}
-
-func (l *peerCertListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, l.err
-	}
-}
-
-func (l *peerCertListener) Close() error {
-	err := l.Listener.Close()
-	l.once.Do(func() { close(l.done) })
-	return err
 }

@@ -25,7 +25,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -101,49 +100,16 @@ func readFrame(r io.Reader) ([]byte, error) {
 // that completed the exchange s describes. Exchanges run concurrently, so
 // a slow or silent client holds up nobody else.
 func SASLListener(ln net.Listener, s SASLServer) net.Listener {
-	sl := &saslListener{Listener: ln, s: s, conns: make(chan net.Conn), done: make(chan struct{})}
-	go sl.acceptLoop()
-	return sl
-}
-
-type saslListener struct {
-	net.Listener
-	s     SASLServer
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-	err   error // the accept error that ended the loop (read after done)
-}
-
-func (l *saslListener) acceptLoop() {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			l.err = err
-			l.once.Do(func() { close(l.done) })
-			return
+	sl := &saslListener{s: s}
+	return CheckedListener(ln, sl.authenticate, func(c net.Conn, err error) {
+		if s.Logger != nil {
+			s.Logger.Warn("controller listener: SASL authentication failed", "remote", c.RemoteAddr().String(), "err", err)
 		}
-		go func() {
-			if err := l.authenticate(c); err != nil {
-				if l.s.Logger != nil {
-					l.s.Logger.Warn("controller listener: SASL authentication failed", "remote", c.RemoteAddr().String(), "err", err)
-				}
-				c.Close()
-				return
-			}
-			select {
-			case l.conns <- c:
-			case <-l.done:
-				c.Close()
-			}
-		}()
-	}
+	})
 }
+
+// saslListener runs the server side of the exchange on each connection.
+type saslListener struct{ s SASLServer }
 
 func (l *saslListener) authenticate(c net.Conn) error {
 	c.SetDeadline(time.Now().Add(saslTimeout))
@@ -191,21 +157,6 @@ func (l *saslListener) authenticate(c net.Conn) error {
 		}
 		return writeFrame(c, []byte{saslDone}, reply)
 	}
-}
-
-func (l *saslListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, l.err
-	}
-}
-
-func (l *saslListener) Close() error {
-	err := l.Listener.Close()
-	l.once.Do(func() { close(l.done) })
-	return err
 }
 
 // SASLError is a refusal by the other side's listener.
