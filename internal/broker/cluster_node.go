@@ -666,7 +666,7 @@ func (c *clusterNode) register(ctx context.Context) bool {
 		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
 	err := callController(rctx, c, "register", c.ctrl.Register,
-		controller.RegisterRequest{Broker: reg, PreviousBrokerEpoch: c.previousBrokerEpoch()}, &resp) // elr.go
+		controller.RegisterRequest{Broker: reg, PreviousBrokerEpoch: c.previousBrokerEpoch(), Local: c.ctrl != nil}, &resp) // elr.go
 	if err != nil {
 		if ctx.Err() == nil {
 			c.logger.Info("broker registration not accepted yet; retrying", "err", err)

@@ -17,6 +17,11 @@ type RegisterRequest struct {
 	// PreviousBrokerEpoch is the epoch the broker's last clean shutdown
 	// recorded (-1: it was not clean); nil: not known (elr_unclean.go).
 	PreviousBrokerEpoch *int64 `json:"previous_broker_epoch,omitempty"`
+	// Local: the broker of the controller's own process registers (never
+	// sent over the network). Another incarnation of its id is then a
+	// previous process of this node, dead since this one holds the node's
+	// data directory: no session of it is waited out.
+	Local bool `json:"-"`
 }
 
 // RegisterResponse gives the new broker epoch; the broker is caught up with
@@ -37,7 +42,7 @@ func (c *Controller) Register(ctx context.Context, req RegisterRequest) (Registe
 	}
 	defer c.mu.Unlock()
 	reg := req.Broker
-	if old, ok := im.Broker(reg.ID); ok && !old.Fenced && old.Incarnation != reg.Incarnation {
+	if old, ok := im.Broker(reg.ID); ok && !old.Fenced && old.Incarnation != reg.Incarnation && !req.Local {
 		c.hbMu.Lock()
 		last := c.heartbeats[reg.ID]
 		c.hbMu.Unlock()
