@@ -13,12 +13,21 @@
 // streams.rack.aware.assignment.tags and streams.assignor.name are served too
 // (streams_group_configs.go).
 //
-// Differences from Kafka: only the share-group configs above and those ten streams ones are served;
-// Kafka 4.4's consumer-group configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
-// consumer.assignment.interval.ms, consumer.assignor.offload.enable), its other share-group ones
-// (share.delivery.count.limit, share.partition.max.record.locks, share.renew.acknowledge.enable,
-// share.assignment.interval.ms, share.assignor.offload.enable), streams.assignor.offload.enable and
-// the errors.deadletterqueue.* ones are INVALID_CONFIG ("Unknown group config name").
+// Kafka 4.4's other group configs are served too (group_config_bounds.go,
+// share/groupconfig_more.go): consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+// (honoured by the KIP-848 consumer groups), consumer.assignment.interval.ms,
+// share.delivery.count.limit and share.partition.max.record.locks (honoured by the share
+// partitions), share.renew.acknowledge.enable (false: RENEW is INVALID_RECORD_STATE),
+// share.assignment.interval.ms, the *.assignor.offload.enable switches and
+// errors.deadletterqueue.topic.name / .copy.record.enable, each validated against its type
+// and the broker's group.*.min/max bounds as Kafka does.
+//
+// Differences from Kafka: the assignment intervals and offload switches are stored and
+// described but have no effect (Sluice assigns at the heartbeat that changes a group, on
+// the coordinator's own goroutine); no record is written to a dead-letter queue topic (a
+// share group's rejected and delivery-limit-exceeded records are archived, as without one);
+// a group config that is outside bounds the broker tightened after it was set is used
+// as set (Kafka clamps it to the new bounds).
 package broker
 
 import (
@@ -83,6 +92,7 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 		share.CfgHeartbeatInterval:  ms(def.HeartbeatInterval),
 	}
 	maps.Copy(defaults, b.streamsGroupDefaults()) // streams_group_configs.go
+	maps.Copy(defaults, b.moreGroupDefaults())    // group_config_bounds.go
 	out := make([]config.Value, 0, len(share.GroupConfigNames))
 	for _, n := range share.GroupConfigNames {
 		v := config.Value{Name: n, Value: defaults[n], Source: int8(kmsg.ConfigSourceDefaultConfig)}
@@ -93,6 +103,8 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 			v.Def.Type = config.Long
 		} else if share.GroupConfigIsList(n) {
 			v.Def.Type = config.List
+		} else if share.GroupConfigIsBool(n) {
+			v.Def.Type = config.Boolean
 		}
 		if s, ok := set[n]; ok {
 			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)
@@ -133,7 +145,13 @@ func (b *Broker) alterGroupConfigs(group string, ops []config.AlterOp, validateO
 			return errorf(kerr.InvalidConfig, "Config value append/subtract is not allowed for config key: %s", op.Name)
 		}
 	}
+	if err := b.validateGroupConfigRanges(next); err != nil { // group_config_bounds.go
+		return err
+	}
 	if err := b.validateStreamsGroupConfigs(next); err != nil { // streams_group_configs.go
+		return err
+	}
+	if err := b.validateGroupSessionsExceedHeartbeats(next); err != nil {
 		return err
 	}
 	if validateOnly {

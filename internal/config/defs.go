@@ -11,7 +11,7 @@ var (
 )
 
 func init() {
-	brokerDefs = append(append(brokerDefs, securityDefs...), oauthDefs...)
+	brokerDefs = append(append(append(brokerDefs, securityDefs...), oauthDefs...), groupBoundDefs...)
 	sortDefs := func(defs []Def) {
 		slices.SortFunc(defs, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
 	}

@@ -307,7 +307,7 @@ func (c *Coordinator) consumerHeartbeat(cl Client, req *kmsg.ConsumerGroupHeartb
 
 	r.MemberID = &m.id
 	r.MemberEpoch = m.epoch
-	r.HeartbeatIntervalMillis = ms(c.cfg.ConsumerHeartbeatInterval)
+	r.HeartbeatIntervalMillis = ms(c.consumerHeartbeatInterval(g.id))
 	full := req.MemberEpoch == 0 || (req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil)
 	if full || m.epoch != beforeEpoch || !equalPartitions(before, m.assigned) {
 		r.Assignment = c.responseAssignment(m.assigned)
@@ -430,7 +430,7 @@ func (c *Coordinator) consumerLeave(g *group, req *kmsg.ConsumerGroupHeartbeatRe
 	}
 	r.MemberID = &m.id
 	r.MemberEpoch = req.MemberEpoch
-	r.HeartbeatIntervalMillis = ms(c.cfg.ConsumerHeartbeatInterval)
+	r.HeartbeatIntervalMillis = ms(c.consumerHeartbeatInterval(g.id))
 	if req.MemberEpoch == epochStaticLeave && m.instanceID != nil {
 		// Keep the assignment for the session timeout; a restarted instance takes it.
 		if m.epoch != epochStaticLeave {
@@ -473,7 +473,7 @@ func (c *Coordinator) scheduleConsumerSession(g *group, m *consumerMember) {
 	stopTimer(m.sessionTimer)
 	m.seq++
 	seq := m.seq
-	m.sessionTimer = c.clock.AfterFunc(c.cfg.ConsumerSessionTimeout, func() {
+	m.sessionTimer = c.clock.AfterFunc(c.consumerSessionTimeout(g.id), func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed || c.groups[g.id] != g || g.consumer == nil || g.consumer.members[m.id] != m || m.seq != seq {
@@ -485,7 +485,7 @@ func (c *Coordinator) scheduleConsumerSession(g *group, m *consumerMember) {
 	if m.state == memberUnrevoked && m.revokeTimer == nil {
 		timeout := m.rebalanceTimeout
 		if timeout <= 0 {
-			timeout = c.cfg.ConsumerSessionTimeout
+			timeout = c.consumerSessionTimeout(g.id)
 		}
 		m.revokeTimer = c.clock.AfterFunc(timeout, func() {
 			c.mu.Lock()

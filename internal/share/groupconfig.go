@@ -71,7 +71,8 @@ func SplitList(value string) []string {
 // GroupConfigIsInt reports whether a group config is an INT (else STRING;
 // streams.acceptable.recovery.lag is a LONG, GroupConfigIsLong).
 func GroupConfigIsInt(name string) bool {
-	return strings.HasSuffix(name, ".ms") || name == CfgStreamsNumStandbys || name == CfgStreamsNumWarmups
+	return strings.HasSuffix(name, ".ms") || name == CfgStreamsNumStandbys || name == CfgStreamsNumWarmups ||
+		name == CfgDeliveryCountLimit || name == CfgPartitionMaxRecordLocks
 }
 
 // GroupConfigIsLong reports whether a group config is a LONG.
@@ -80,6 +81,9 @@ func GroupConfigIsLong(name string) bool { return name == CfgStreamsAcceptableRe
 // ValidateGroupConfig checks one group config value; the error is the
 // message of Kafka's INVALID_CONFIG.
 func ValidateGroupConfig(name, value string) error {
+	if ok, err := validateMoreGroupConfig(name, value); ok { // groupconfig_more.go
+		return err
+	}
 	switch name {
 	case CfgAutoOffsetReset:
 		if v := strings.ToLower(value); v != "latest" && v != "earliest" {
@@ -89,7 +93,12 @@ func ValidateGroupConfig(name, value string) error {
 		if v := strings.ToLower(value); v != "read_uncommitted" && v != "read_committed" {
 			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", value, name)
 		}
-	case CfgRecordLockDuration, CfgSessionTimeout, CfgHeartbeatInterval, CfgStreamsSessionTimeout, CfgStreamsHeartbeatInterval,
+	case CfgRecordLockDuration:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil || n < 1000 {
+			return fmt.Errorf("Invalid value %s for configuration %s: Value must be at least 1000", value, name)
+		}
+	case CfgSessionTimeout, CfgHeartbeatInterval, CfgStreamsSessionTimeout, CfgStreamsHeartbeatInterval,
 		CfgStreamsTaskOffsetInterval:
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
 		if err != nil || n < 1 {
@@ -212,6 +221,17 @@ func (m *Manager) effectiveLocked(group string) *Config {
 			c.SessionTimeout = ms(v)
 		case CfgHeartbeatInterval:
 			c.HeartbeatInterval = ms(v)
+		case CfgDeliveryCountLimit:
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				c.DeliveryCountLimit = n
+			}
+		case CfgRenewAcknowledgeEnable:
+			on, ok := ParseBool(v)
+			c.RenewDisabled = ok && !on
+		case CfgPartitionMaxRecordLocks:
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				c.MaxRecordLocks = n
+			}
 		}
 	}
 	return &c

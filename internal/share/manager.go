@@ -21,6 +21,7 @@ type Config struct {
 	MaxGroupSize       int           // group.share.max.size (200)
 	AutoOffsetReset    string        // share.auto.offset.reset: latest (default) or earliest
 	ReadCommitted      bool          // share.isolation.level=read_committed (a group config)
+	RenewDisabled      bool          // share.renew.acknowledge.enable=false (a group config)
 }
 
 func (c Config) withDefaults() Config {

@@ -257,6 +257,9 @@ func (p *Partition) Acknowledge(member string, batches []AckBatch, renew bool, n
 			if t < AckGap || t > AckRenew || (t == AckRenew && !renew) {
 				return &AckError{InvalidRequest: true, Msg: "invalid acknowledge type"}
 			}
+			if t == AckRenew && p.cfg.RenewDisabled { // share.renew.acknowledge.enable=false
+				return &AckError{Msg: "Renewing acquisition locks is not enabled for the group."}
+			}
 		}
 		for off := b.First; off <= b.Last; off++ {
 			i := off - p.start
