@@ -51,6 +51,9 @@ type streamsState struct {
 	initialTimer Timer     // the initial rebalance delay is running
 	assignedAt   time.Time // the last assignment
 	rackTags     []string  // the rack-aware tags of the last assignment
+	// the StreamsGroupMetadata fields Sluice does not compute, as read from the log
+	// (streams_records_tags.go)
+	loadedMeta *streamsMetadataRecord
 }
 
 type streamsMemberInfo struct {
@@ -63,6 +66,9 @@ type streamsMemberInfo struct {
 	// the changelog offset sums of its tasks' local state the member last
 	// reported, and their end offsets (streams_task_offsets.go)
 	taskOffsets, taskEndOffsets []kmsg.TaskOffset
+	// the member epoch at which each active task (partition) was assigned to it
+	// (streams_records_tags.go)
+	activeEpochs map[tpID]int32
 }
 
 // isStreams reports whether g is a streams group.

@@ -216,22 +216,6 @@ func decodeStreamsTopologyValue(v []byte) (int32, []StreamsSubtopology, error) {
 	return epoch, subs, r.done("StreamsGroupTopology")
 }
 
-// encodeStreamsMetadataValue encodes StreamsGroupMetadataValue v0 (epoch; the
-// metadata hash is written 0 and the tagged fields are not written).
-func encodeStreamsMetadataValue(epoch int32) []byte {
-	b := appendValueHeader()
-	b = kbin.AppendInt32(b, epoch)
-	b = kbin.AppendInt64(b, 0)
-	return appendNoTags(b)
-}
-
-func decodeStreamsMetadataValue(v []byte) (int32, error) {
-	r := newValueReader(v, "StreamsGroupMetadata")
-	epoch := r.Int32()
-	r.Int64() // metadata hash
-	return epoch, r.done("StreamsGroupMetadata")
-}
-
 // streamsMemberRecord is StreamsGroupMemberMetadataValue v0.
 type streamsMemberRecord struct {
 	instanceID, rackID   *string
@@ -307,12 +291,16 @@ func decodeStreamsTargetValue(v []byte) (active, standby streamsTasks, err error
 	return active, standby, r.done("StreamsGroupTargetAssignmentMember")
 }
 
-// streamsCurrentRecord is StreamsGroupCurrentMemberAssignmentValue v0.
+// streamsCurrentRecord is StreamsGroupCurrentMemberAssignmentValue v0; the active
+// tasks (and those pending revocation) carry their assignment epochs
+// (streams_records_tags.go).
 type streamsCurrentRecord struct {
 	epoch, prevEpoch int32
 	state            int8
 	active, standby  streamsTasks
 	revoking         streamsTasks
+	activeEpochs     [][]int32 // per task of active: an epoch per partition (nil: absent)
+	revokingEpochs   [][]int32 // per task of revoking
 }
 
 func encodeStreamsCurrentValue(c streamsCurrentRecord) []byte {
@@ -320,10 +308,10 @@ func encodeStreamsCurrentValue(c streamsCurrentRecord) []byte {
 	b = kbin.AppendInt32(b, c.epoch)
 	b = kbin.AppendInt32(b, c.prevEpoch)
 	b = kbin.AppendInt8(b, c.state)
-	b = appendStreamsTasks(b, c.active)
+	b = appendStreamsEpochTasks(b, c.active, c.activeEpochs)
 	b = appendStreamsTasks(b, c.standby)
 	b = appendStreamsTasks(b, nil)
-	b = appendStreamsTasks(b, c.revoking)
+	b = appendStreamsEpochTasks(b, c.revoking, c.revokingEpochs)
 	b = appendStreamsTasks(b, nil)
 	b = appendStreamsTasks(b, nil)
 	return appendNoTags(b)
@@ -333,9 +321,12 @@ func decodeStreamsCurrentValue(v []byte) (streamsCurrentRecord, error) {
 	r := newValueReader(v, "StreamsGroupCurrentMemberAssignment")
 	var c streamsCurrentRecord
 	c.epoch, c.prevEpoch, c.state = r.Int32(), r.Int32(), r.Int8()
-	c.active, c.standby = r.streamsTasks(), r.streamsTasks()
+	a := r.streamsEpochTasks()
+	c.active, c.activeEpochs = a.tasks, a.epochs
+	c.standby = r.streamsTasks()
 	r.streamsTasks()
-	c.revoking = r.streamsTasks()
+	rv := r.streamsEpochTasks()
+	c.revoking, c.revokingEpochs = rv.tasks, rv.epochs
 	r.streamsTasks()
 	r.streamsTasks()
 	return c, r.done("StreamsGroupCurrentMemberAssignment")
@@ -368,21 +359,28 @@ func streamsRecords(g *group) []record {
 	if st.desc != nil && st.desc.desc != nil {
 		recs = append(recs, record{key(keyTypeStreamsTopologyDescription, ""), encodeStreamsTopologyDescriptionValue(st.desc)})
 	}
-	recs = append(recs, record{key(keyTypeStreamsGroupMetadata, ""), encodeStreamsMetadataValue(cg.epoch)})
+	recs = append(recs, record{key(keyTypeStreamsGroupMetadata, ""), encodeStreamsMetadataValue(streamsMetadataOf(cg))})
 	for _, id := range ids {
 		recs = append(recs, record{key(keyTypeStreamsGroupTargetMember, id),
 			encodeStreamsTargetValue(streamsTaskIDs(st, cg.target[id]), streamsTaskIDs(st, st.standby[id]))})
 	}
-	recs = append(recs, record{key(keyTypeStreamsGroupTargetMetadata, ""), encodeEpochValue(cg.assignmentEpoch)})
+	var assignedAtMs int64
+	if !st.assignedAt.IsZero() {
+		assignedAtMs = st.assignedAt.UnixMilli()
+	}
+	recs = append(recs, record{key(keyTypeStreamsGroupTargetMetadata, ""), encodeStreamsTargetMetadataValue(cg.assignmentEpoch, assignedAtMs)})
 	for _, id := range ids {
 		m := cg.members[id]
 		var standby partitionSet
 		if info := st.members[id]; info != nil {
 			standby = info.standbySent
 		}
+		active, revoking := streamsTaskIDs(st, m.assigned), streamsTaskIDs(st, m.revoking)
+		epochs := streamsAssignmentEpochs(st, id, m) // streams_records_tags.go
 		recs = append(recs, record{key(keyTypeStreamsGroupCurrentMember, id), encodeStreamsCurrentValue(streamsCurrentRecord{
 			epoch: m.epoch, prevEpoch: m.prevEpoch, state: int8(m.state),
-			active: streamsTaskIDs(st, m.assigned), standby: streamsTaskIDs(st, standby), revoking: streamsTaskIDs(st, m.revoking),
+			active: active, standby: streamsTaskIDs(st, standby), revoking: revoking,
+			activeEpochs: taskEpochs(st, active, epochs), revokingEpochs: taskEpochs(st, revoking, epochs),
 		})})
 	}
 	return recs
@@ -391,6 +389,8 @@ func streamsRecords(g *group) []record {
 // streamsReplay collects a streams group's records during a replay.
 type streamsReplay struct {
 	epoch, assignmentEpoch int32
+	meta                   streamsMetadataRecord
+	assignedAtMs           int64
 	topologyEpoch          int32
 	subtopologies          []StreamsSubtopology
 	desc                   *streamsTopologyDescription
@@ -440,10 +440,10 @@ func (c *Coordinator) replayStreamsRecord(key, value []byte) {
 	sr := g.streamsLoad
 	switch t {
 	case keyTypeStreamsGroupMetadata:
-		sr.epoch, err = decodeStreamsMetadataValue(value)
-		sr.hasGroup = err == nil
+		sr.meta, err = decodeStreamsMetadataValue(value)
+		sr.epoch, sr.hasGroup = sr.meta.epoch, err == nil
 	case keyTypeStreamsGroupTargetMetadata:
-		sr.assignmentEpoch, err = decodeEpochValue(value, "StreamsGroupTargetAssignmentMetadata")
+		sr.assignmentEpoch, sr.assignedAtMs, err = decodeStreamsTargetMetadataValue(value)
 	case keyTypeStreamsGroupTopology:
 		sr.topologyEpoch, sr.subtopologies, err = decodeStreamsTopologyValue(value)
 	case keyTypeStreamsTopologyDescription:
@@ -532,6 +532,7 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 				m.state = memberUnreleased
 			}
 			info.standbySent = tasks(cur.standby)
+			info.activeEpochs = loadAssignmentEpochs(st, cur) // streams_records_tags.go
 		}
 		if tg, ok := sr.targets[id]; ok {
 			cg.target[id] = tasks(tg[0])
@@ -556,6 +557,7 @@ func (c *Coordinator) finishStreamsLoad(g *group) {
 	cg.metaSig = c.refreshStreamsTopology(st)
 	gcfg := c.streamsConfig(g.id)
 	st.numStandbys, st.rackTags = gcfg.standbys, gcfg.rackTags
+	restoreStreamsMetadata(st, sr) // streams_records_tags.go: the last assignment's configs and time
 	cg.emptySince = now
 	for _, id := range ids {
 		c.scheduleStreamsSession(g, cg.members[id])
