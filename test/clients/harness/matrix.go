@@ -85,6 +85,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.reassign-partitions", "kafka-reassign-partitions --list, --execute with the current assignment"},
 	{"tools.reassign-log-dirs", "kafka-reassign-partitions --execute/--verify with log_dirs (AlterReplicaLogDirs): the replica's own directory, and one the broker does not have (LogDirNotFoundException)"},
 	{"tools.configs-list-resources", "kafka-configs --describe --entity-type groups lists a group that only has configs; Admin listConfigResources (ListConfigResources, KIP-1142)"},
+	{"tools.configs-groups", "kafka-configs --alter / --describe / --delete-config of a group's consumer.* and share.* group configs (bounds refused with Kafka's message); a consumer-protocol consumer of the group reads"},
 	{"tools.leader-election", "kafka-leader-election (preferred, unclean, all partitions, missing partition)"},
 	{"tools.reassign-partitions-cluster", "Three-node cluster: kafka-reassign-partitions --execute/--verify moves a partition with data to a new broker; the old copy is deleted"},
 	{"tools.leader-election-cluster", "Three-node cluster: kafka-leader-election preferred (leader back to the first replica) and unclean (offline partition, out-of-sync replica)"},

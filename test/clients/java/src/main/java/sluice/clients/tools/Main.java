@@ -22,12 +22,15 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ListConfigResourcesOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import sluice.clients.Harness;
 
@@ -117,6 +120,9 @@ public final class Main {
         h.add("kafka-configs-list-config-resources", "tools.configs-list-resources",
                 List.of("CreateTopics", "DescribeConfigs", "IncrementalAlterConfigs", "ListGroups",
                         "ListConfigResources"), Main::configsListResources);
+        h.add("kafka-configs-groups-consumer-share", "tools.configs-groups",
+                List.of("CreateTopics", "Produce", "Fetch", "DescribeConfigs", "IncrementalAlterConfigs",
+                        "FindCoordinator", "ConsumerGroupHeartbeat", "OffsetFetch"), Main::configsGroups);
         h.add("kafka-leader-election", "tools.leader-election", List.of("CreateTopics", "Metadata", "ElectLeaders"),
                 Main::leaderElection);
         // Against a three-node cluster of its own (LocalCluster); the decommission scenario stays last.
@@ -619,6 +625,55 @@ public final class Main {
                 new ListConfigResourcesOptions()).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
         check(!after.contains(new ConfigResource(ConfigResource.Type.GROUP, g)),
                 "a group whose configs were all deleted is still listed: " + after);
+    }
+
+    /**
+     * kafka-configs --alter --entity-type groups sets Kafka 4.4's consumer-group (KIP-848) and share-group
+     * configs of a group, --describe shows them, a value outside the broker's group.consumer.min/max bounds
+     * is refused with Kafka's message, --delete-config removes one; then a consumer-protocol consumer of the
+     * group (which runs with the group's session timeout and heartbeat interval) joins and reads.
+     */
+    private static void configsGroups() throws Exception {
+        String g = PREFIX + "-configured-consumers";
+        String t = PREFIX + "-configured-consumers";
+        createTopic(t);
+        configs("--alter", "--entity-type", "groups", "--entity-name", g, "--add-config",
+                "consumer.session.timeout.ms=50000,consumer.heartbeat.interval.ms=6000,"
+                        + "share.delivery.count.limit=3,share.renew.acknowledge.enable=false").ok();
+        String out = configs("--describe", "--entity-type", "groups", "--entity-name", g).ok().out();
+        for (String want : List.of("consumer.session.timeout.ms=50000", "consumer.heartbeat.interval.ms=6000",
+                "share.delivery.count.limit=3", "share.renew.acknowledge.enable=false")) {
+            contains(out, want);
+        }
+        ToolRunner.Result bad = configs("--alter", "--entity-type", "groups", "--entity-name", g, "--add-config",
+                "consumer.heartbeat.interval.ms=60000");
+        check(bad.status() != 0 && (bad.out() + bad.err()).contains(
+                "consumer.heartbeat.interval.ms must be in the range"), "an out-of-bounds value was not refused: " + bad);
+        configs("--alter", "--entity-type", "groups", "--entity-name", g, "--delete-config",
+                "share.renew.acknowledge.enable").ok();
+        out = configs("--describe", "--entity-type", "groups", "--entity-name", g).ok().out();
+        check(!out.contains("share.renew.acknowledge.enable") && out.contains("consumer.heartbeat.interval.ms=6000"),
+                "after --delete-config: " + out);
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                BOOTSTRAP, ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()))) {
+            p.send(new ProducerRecord<>(t, "k", "v")).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+        }
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, g);
+        cp.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
+            c.subscribe(List.of(t));
+            int[] got = {0};
+            eventually("the consumer of the configured group to read the record", TIMEOUT_MS, () -> {
+                got[0] += c.poll(Duration.ofMillis(200)).count();
+                return got[0] >= 1;
+            });
+        }
     }
 
     private static void leaderElection() throws Exception {
