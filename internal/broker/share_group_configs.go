@@ -22,12 +22,13 @@
 // errors.deadletterqueue.topic.name / .copy.record.enable, each validated against its type
 // and the broker's group.*.min/max bounds as Kafka does.
 //
+// The dead-letter queue the errors.deadletterqueue.* configs name is written by
+// share_dead_letters.go.
+//
 // Differences from Kafka: the assignment intervals and offload switches are stored and
 // described but have no effect (Sluice assigns at the heartbeat that changes a group, on
-// the coordinator's own goroutine); no record is written to a dead-letter queue topic (a
-// share group's rejected and delivery-limit-exceeded records are archived, as without one);
-// a group config that is outside bounds the broker tightened after it was set is used
-// as set (Kafka clamps it to the new bounds).
+// the coordinator's own goroutine); a group config that is outside bounds the broker
+// tightened after it was set is used as set (Kafka clamps it to the new bounds).
 package broker
 
 import (

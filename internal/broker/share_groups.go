@@ -38,6 +38,7 @@ func (b *Broker) startShareGroups() error {
 			SessionTimeout:     ms(c.GroupShareSessionTimeoutMs),
 			MaxGroupSize:       c.GroupShareMaxSize,
 			AutoOffsetReset:    c.ShareAutoOffsetReset,
+			OnDeadLetter:       b.deadLetterSink(), // share_dead_letters.go
 		},
 		Topics:     shareTopics{b},
 		OtherGroup: b.isNonShareGroup,

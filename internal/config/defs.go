@@ -12,6 +12,7 @@ var (
 
 func init() {
 	brokerDefs = append(append(append(brokerDefs, securityDefs...), oauthDefs...), groupBoundDefs...)
+	topicDefs = append(topicDefs, dlqTopicDefs...) // group_defs.go
 	sortDefs := func(defs []Def) {
 		slices.SortFunc(defs, func(a, b Def) int { return strings.Compare(a.Name, b.Name) })
 	}

@@ -45,4 +45,16 @@ var groupBoundDefs = []Def{
 		`Whether Kafka computes share-group assignments on a background thread (the share.assignor.offload.enable group config overrides it).`),
 	bdef("group.streams.assignor.offload.enable", Boolean, ptr("true"), vBool(), effectAccepted,
 		`Whether Kafka computes streams-group task assignments on a background thread (the streams.assignor.offload.enable group config overrides it).`),
+	bdef("errors.deadletterqueue.auto.create.topics.enable", Boolean, ptr("false"), vBool(), "",
+		`Whether a share group's dead-letter topic (the errors.deadletterqueue.topic.name group config) that does not exist is created when a record is first written to it (default partitions and replication factor, errors.deadletterqueue.group.enable=true, message.timestamp.type=CreateTime); else the record is not written.`),
+	bdef("errors.deadletterqueue.topic.name.prefix", String, ptr("dlq."), rule{}, "",
+		`The prefix a share group's dead-letter topic name must have ("" allows any name); records for a topic without it are not written.`),
+}
+
+// dlqTopicDefs are the topic configs of KIP-1191's dead-letter queues.
+var dlqTopicDefs = []Def{
+	{
+		Name: "errors.deadletterqueue.group.enable", Type: Boolean, Default: ptr("false"), rule: vBool(),
+		Doc: `Whether share groups may write their dead letters (records rejected by consumers or past the delivery count limit) to this topic (their errors.deadletterqueue.topic.name group config); false refuses them.`,
+	},
 }

@@ -33,7 +33,8 @@ func TestTablesSortedUniqueAndDefaultsValid(t *testing.T) {
 func TestKafka4TopicConfigSet(t *testing.T) {
 	want := []string{
 		"cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-		"compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
+		"compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable", "file.delete.delay.ms",
+		"flush.messages", "flush.ms",
 		"follower.replication.throttled.replicas", "index.interval.bytes", "leader.replication.throttled.replicas",
 		"local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
 		"message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.type",

@@ -225,6 +225,10 @@ func (m *Manager) effectiveLocked(group string) *Config {
 			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
 				c.DeliveryCountLimit = n
 			}
+		case CfgDeadLetterQueueTopicName:
+			c.DeadLetterTopic = v
+		case CfgDeadLetterQueueCopy:
+			c.DeadLetterCopy, _ = ParseBool(v)
 		case CfgRenewAcknowledgeEnable:
 			on, ok := ParseBool(v)
 			c.RenewDisabled = ok && !on

@@ -22,6 +22,11 @@ type Config struct {
 	AutoOffsetReset    string        // share.auto.offset.reset: latest (default) or earliest
 	ReadCommitted      bool          // share.isolation.level=read_committed (a group config)
 	RenewDisabled      bool          // share.renew.acknowledge.enable=false (a group config)
+	// errors.deadletterqueue.topic.name and .copy.record.enable (group configs) and
+	// where archived records go (dead_letter.go)
+	DeadLetterTopic string
+	DeadLetterCopy  bool
+	OnDeadLetter    func(DeadLetter)
 }
 
 func (c Config) withDefaults() Config {

@@ -91,10 +91,12 @@ func (p *Partition) NextDeadline() time.Time {
 
 // release makes an acquired record deliverable again, or archives it once it
 // has been delivered delivery.count.limit times.
-func (p *Partition) release(r *record) {
+func (p *Partition) release(i int) {
+	r := &p.recs[i]
 	r.member, r.deadline = "", time.Time{}
 	if int(r.count) >= p.cfg.DeliveryCountLimit {
 		r.state = StateArchived
+		p.deadLetter(p.start+int64(i), r.count, false) // dead_letter.go
 	} else {
 		r.state = StateAvailable
 	}
@@ -105,7 +107,7 @@ func (p *Partition) expireLocked(now time.Time) {
 	for i := range p.recs {
 		r := &p.recs[i]
 		if r.state == StateAcquired && !now.Before(r.deadline) {
-			p.release(r)
+			p.release(i)
 		}
 	}
 	p.advance()
@@ -285,8 +287,11 @@ func (p *Partition) Acknowledge(member string, batches []AckBatch, renew bool, n
 				r.state, r.member, r.deadline = StateAcknowledged, "", time.Time{}
 			case AckGap, AckReject:
 				r.state, r.member, r.deadline = StateArchived, "", time.Time{}
+				if t == AckReject {
+					p.deadLetter(off, r.count, true) // dead_letter.go
+				}
 			case AckRelease:
-				p.release(r)
+				p.release(int(off - p.start))
 			case AckRenew:
 				r.deadline = deadline
 			}
@@ -303,7 +308,7 @@ func (p *Partition) ReleaseMember(member string) {
 	defer p.mu.Unlock()
 	for i := range p.recs {
 		if r := &p.recs[i]; r.state == StateAcquired && r.member == member {
-			p.release(r)
+			p.release(i)
 		}
 	}
 	p.advance()
