@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/share"
 )
 
@@ -107,4 +109,31 @@ func (b *Broker) moreGroupDefaults() map[string]string {
 func (b *Broker) brokerBool(name string) string {
 	v, _ := share.ParseBool(b.brokerString(name))
 	return strconv.FormatBool(v)
+}
+
+// groupConfigBrokerSynonym is the broker config a group config overrides, as Kafka 4.4's
+// GroupConfig names it ("" for the group configs without one).
+func groupConfigBrokerSynonym(name string) string {
+	switch name {
+	case share.CfgAutoOffsetReset, share.CfgIsolationLevel, share.CfgRenewAcknowledgeEnable,
+		share.CfgDeadLetterQueueTopicName, share.CfgDeadLetterQueueCopy:
+		return ""
+	case share.CfgStreamsAssignorName:
+		return "group.streams.assignors"
+	}
+	return "group." + name
+}
+
+// groupConfigDefaultSynonym is the synonym a group config falls back to, as Kafka's
+// DescribeConfigs reports it: its broker config (STATIC_BROKER_CONFIG when set in the
+// broker's configuration, else DEFAULT_CONFIG), or the group config's own default.
+func (b *Broker) groupConfigDefaultSynonym(name, value string) config.Synonym {
+	syn := config.Synonym{Name: name, Value: value, Source: int8(kmsg.ConfigSourceDefaultConfig)}
+	if broker := groupConfigBrokerSynonym(name); broker != "" {
+		syn.Name = broker
+		if _, set := b.cfg.Raw[broker]; set {
+			syn.Source = int8(kmsg.ConfigSourceStaticBrokerConfig)
+		}
+	}
+	return syn
 }

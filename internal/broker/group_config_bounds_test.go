@@ -93,7 +93,21 @@ func TestGroupConfigsOfKafka44(t *testing.T) {
 			t.Errorf("%v: %v %q", c, kerr.ErrorForCode(code), msg)
 		}
 	}
-	tb2 := shareTestBroker(t, map[string]string{"group.consumer.max.heartbeat.interval.ms": "60000", "group.share.max.heartbeat.interval.ms": "60000"})
+	tb2 := shareTestBroker(t, map[string]string{"group.consumer.max.heartbeat.interval.ms": "60000", "group.share.max.heartbeat.interval.ms": "60000",
+		"group.consumer.heartbeat.interval.ms": "6000"})
+	// the synonym of a group config is its broker config, as in Kafka
+	dreq := kmsg.NewPtrDescribeConfigsRequest()
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName, dr.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "g", []string{"consumer.heartbeat.interval.ms", "share.isolation.level"}
+	dreq.Resources, dreq.IncludeSynonyms = append(dreq.Resources, dr), true
+	for _, c := range tb2.request(dreq).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
+		want := map[string]string{"consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms 6000 STATIC_BROKER_CONFIG",
+			"share.isolation.level": "share.isolation.level read_uncommitted DEFAULT_CONFIG"}[c.Name]
+		if len(c.ConfigSynonyms) != 1 || c.Source != c.ConfigSynonyms[0].Source ||
+			c.ConfigSynonyms[0].Name+" "+*c.ConfigSynonyms[0].Value+" "+c.ConfigSynonyms[0].Source.String() != want {
+			t.Errorf("%s: source %v, synonyms %+v, want %s", c.Name, c.Source, c.ConfigSynonyms, want)
+		}
+	}
 	for _, p := range []string{"consumer", "share"} {
 		code, msg := alterGroupConfigs(t, tb2, "g", p+".heartbeat.interval.ms", "45000")
 		if want := p + ".session.timeout.ms must be greater than " + p + ".heartbeat.interval.ms"; code != kerr.InvalidConfig.Code || msg != want {

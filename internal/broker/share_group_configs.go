@@ -107,11 +107,13 @@ func (b *Broker) describeGroupConfigs(group string) ([]config.Value, error) {
 		} else if share.GroupConfigIsBool(n) {
 			v.Def.Type = config.Boolean
 		}
+		def := b.groupConfigDefaultSynonym(n, defaults[n]) // group_config_bounds.go
+		v.Source = def.Source
 		if s, ok := set[n]; ok {
 			v.Value, v.Source = s, int8(kmsg.ConfigSourceGroupConfig)
 			v.Synonyms = []config.Synonym{{Name: n, Value: s, Source: v.Source}}
 		}
-		v.Synonyms = append(v.Synonyms, config.Synonym{Name: n, Value: defaults[n], Source: int8(kmsg.ConfigSourceDefaultConfig)})
+		v.Synonyms = append(v.Synonyms, def)
 		out = append(out, v)
 	}
 	return out, nil
