@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -136,4 +137,39 @@ func (b *Broker) groupConfigDefaultSynonym(name, value string) config.Synonym {
 		}
 	}
 	return syn
+}
+
+// evaluateGroupConfigs returns the configs a group runs with: its stored ones with each
+// ranged value clamped into the broker's current bounds, as Kafka 4.4's
+// GroupConfig.evaluate does (a value set before the broker's bounds were tightened).
+func (b *Broker) evaluateGroupConfigs(stored map[string]string) map[string]string {
+	var out map[string]string
+	clamp := func(name string, lo, hi int64) {
+		n, ok := groupConfigInt(stored, name)
+		if !ok || n >= lo && n <= hi {
+			return
+		}
+		if out == nil {
+			out = maps.Clone(stored)
+		}
+		out[name] = strconv.FormatInt(min(max(n, lo), hi), 10)
+	}
+	const unbounded = 1<<31 - 1
+	for _, r := range groupConfigRanges {
+		clamp(r[0], b.brokerInt(r[1]), b.brokerInt(r[2]))
+	}
+	for _, r := range [][3]string{
+		{share.CfgStreamsSessionTimeout, "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"},
+		{share.CfgStreamsHeartbeatInterval, "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"},
+		{share.CfgStreamsAssignmentInterval, "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms"},
+	} {
+		clamp(r[0], b.brokerInt(r[1]), b.brokerInt(r[2]))
+	}
+	clamp(share.CfgStreamsNumStandbys, 0, b.brokerInt("group.streams.max.standby.replicas"))
+	clamp(share.CfgStreamsTaskOffsetInterval, b.brokerInt("group.streams.min.task.offset.interval.ms"), unbounded)
+	clamp(share.CfgStreamsNumWarmups, 0, b.brokerInt("group.streams.max.warmup.replicas"))
+	if out == nil {
+		return stored
+	}
+	return out
 }

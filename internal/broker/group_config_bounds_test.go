@@ -217,3 +217,29 @@ func TestShareGroupConfigsHonoured(t *testing.T) {
 		t.Fatalf("start offset %d: offset 0 not archived at its second release", start)
 	}
 }
+
+// A group config set within the broker's bounds and then outside them (the bounds were
+// tightened) runs clamped into the new bounds, as Kafka's GroupConfig.evaluate; it is
+// still described as set.
+func TestGroupConfigsClampedToBrokerBounds(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 1)
+	if code, msg := alterGroupConfigs(t, tb, "g", "consumer.heartbeat.interval.ms", "12000", "share.record.lock.duration.ms", "50000"); code != 0 {
+		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	tb.opts.Props["group.consumer.max.heartbeat.interval.ms"] = "10000"
+	tb.opts.Props["group.share.max.record.lock.duration.ms"] = "40000"
+	tb.restart()
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "g", "m", 0, 30000
+	req.SubscribedTopicNames, req.Topics = []string{"q"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if resp := tb.request(req).(*kmsg.ConsumerGroupHeartbeatResponse); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 10000 {
+		t.Errorf("heartbeat: %v, interval %d ms, want 10000 (the new upper bound)", kerr.ErrorForCode(resp.ErrorCode), resp.HeartbeatIntervalMillis)
+	}
+	if r := shareFetch(t, tb, "g", "A", 0, id, 10, 100); r.AcquisitionLockTimeoutMillis != 40000 {
+		t.Errorf("share fetch lock timeout %d ms, want 40000 (the new upper bound)", r.AcquisitionLockTimeoutMillis)
+	}
+	if v, src := describeGroupConfig(t, tb, "g", "consumer.heartbeat.interval.ms"); v != "12000" || src != kmsg.ConfigSourceGroupConfig {
+		t.Errorf("described as %s (%v), want the stored 12000", v, src)
+	}
+}

@@ -25,10 +25,13 @@
 // The dead-letter queue the errors.deadletterqueue.* configs name is written by
 // share_dead_letters.go.
 //
+// A group runs with its configs clamped into the broker's current bounds (a value set
+// before the bounds were tightened), as Kafka's GroupConfig.evaluate; DescribeConfigs
+// shows them as set (group_config_bounds.go).
+//
 // Differences from Kafka: the assignment intervals and offload switches are stored and
 // described but have no effect (Sluice assigns at the heartbeat that changes a group, on
-// the coordinator's own goroutine); a group config that is outside bounds the broker
-// tightened after it was set is used as set (Kafka clamps it to the new bounds).
+// the coordinator's own goroutine).
 package broker
 
 import (

@@ -31,14 +31,15 @@ func (b *Broker) startShareGroups() error {
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 	opts := share.Options{
 		Config: share.Config{
-			RecordLockDuration: ms(c.GroupShareRecordLockDurationMs),
-			DeliveryCountLimit: c.GroupShareDeliveryCountLimit,
-			MaxRecordLocks:     c.GroupSharePartitionMaxRecordLocks,
-			HeartbeatInterval:  ms(c.GroupShareHeartbeatIntervalMs),
-			SessionTimeout:     ms(c.GroupShareSessionTimeoutMs),
-			MaxGroupSize:       c.GroupShareMaxSize,
-			AutoOffsetReset:    c.ShareAutoOffsetReset,
-			OnDeadLetter:       b.deadLetterSink(), // share_dead_letters.go
+			RecordLockDuration:  ms(c.GroupShareRecordLockDurationMs),
+			DeliveryCountLimit:  c.GroupShareDeliveryCountLimit,
+			MaxRecordLocks:      c.GroupSharePartitionMaxRecordLocks,
+			HeartbeatInterval:   ms(c.GroupShareHeartbeatIntervalMs),
+			SessionTimeout:      ms(c.GroupShareSessionTimeoutMs),
+			MaxGroupSize:        c.GroupShareMaxSize,
+			AutoOffsetReset:     c.ShareAutoOffsetReset,
+			OnDeadLetter:        b.deadLetterSink(),     // share_dead_letters.go
+			EvaluateGroupConfig: b.evaluateGroupConfigs, // group_config_bounds.go
 		},
 		Topics:     shareTopics{b},
 		OtherGroup: b.isNonShareGroup,

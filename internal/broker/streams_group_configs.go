@@ -131,7 +131,7 @@ func (b *Broker) groupConfigsOf(group string) map[string]string {
 	if b.shares == nil {
 		return nil
 	}
-	return b.shares.GroupConfigs(group)
+	return b.evaluateGroupConfigs(b.shares.GroupConfigs(group)) // group_config_bounds.go
 }
 
 // brokerString is a string (or list) broker setting: its configured value,

@@ -209,7 +209,11 @@ func (m *Manager) effectiveLocked(group string) *Config {
 		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		return time.Duration(n) * time.Millisecond
 	}
-	for n, v := range m.groupCfgs[group] {
+	gc := m.groupCfgs[group]
+	if c.EvaluateGroupConfig != nil && len(gc) > 0 {
+		gc = c.EvaluateGroupConfig(gc)
+	}
+	for n, v := range gc {
 		switch n {
 		case CfgAutoOffsetReset:
 			c.AutoOffsetReset = strings.ToLower(v)

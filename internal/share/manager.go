@@ -27,6 +27,9 @@ type Config struct {
 	DeadLetterTopic string
 	DeadLetterCopy  bool
 	OnDeadLetter    func(DeadLetter)
+	// EvaluateGroupConfig, if set, turns a group's stored configs into the ones it
+	// runs with (Kafka clamps them into the broker's current bounds)
+	EvaluateGroupConfig func(map[string]string) map[string]string
 }
 
 func (c Config) withDefaults() Config {
