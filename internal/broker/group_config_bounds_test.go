@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -241,5 +242,30 @@ func TestGroupConfigsClampedToBrokerBounds(t *testing.T) {
 	}
 	if v, src := describeGroupConfig(t, tb, "g", "consumer.heartbeat.interval.ms"); v != "12000" || src != kmsg.ConfigSourceGroupConfig {
 		t.Errorf("described as %s (%v), want the stored 12000", v, src)
+	}
+}
+
+// share.auto.offset.reset=by_duration:<ISO-8601 duration> starts a new share partition at
+// the first record written at most that long ago.
+func TestShareAutoOffsetResetByDuration(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 0)
+	cl := tb.client(kgo.DefaultProduceTopic("q"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	old := time.Now().Add(-2 * time.Hour)
+	for i, ts := range []time.Time{old, old, time.Now(), time.Now()} {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte{byte('a' + i)}, Timestamp: ts}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, msg := alterGroupConfigs(t, tb, "g", "share.auto.offset.reset", "by_duration:PT1H"); code != 0 {
+		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	if code, msg := alterGroupConfigs(t, tb, "g", "share.auto.offset.reset", "by_duration:-PT1H"); code != kerr.InvalidConfig.Code ||
+		!strings.Contains(msg, "by_duration:<PnDTnHnMn.nS>") {
+		t.Fatalf("a negative duration: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	got := shareAcquired(t, shareFetch(t, tb, "g", "A", 0, id, 10, 500))
+	if len(got) != 2 || got[2] != 1 || got[3] != 1 {
+		t.Fatalf("acquired %v, want offsets 2 and 3 (written within the hour)", got)
 	}
 }

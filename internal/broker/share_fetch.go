@@ -115,8 +115,15 @@ func (b *Broker) applyShareAcks(t *shareTarget, member string, renew bool) {
 // shareInitStart returns the start offset of a new share partition over part.
 func (b *Broker) shareInitStart(part *replica.Partition) func(string) int64 {
 	return func(reset string) int64 {
-		if reset == "earliest" {
+		strategy, d, err := share.ParseAutoOffsetReset(reset)
+		switch {
+		case err != nil:
+		case strategy == "earliest":
 			return part.LogStartOffset()
+		case strategy == "by_duration": // the first record written at most d ago, else the latest
+			if off, _, ok := part.OffsetForTimestamp(time.Now().Add(-d).UnixMilli()); ok && off < part.HighWatermark() {
+				return max(off, part.LogStartOffset())
+			}
 		}
 		return part.HighWatermark()
 	}

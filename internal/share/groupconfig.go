@@ -86,9 +86,7 @@ func ValidateGroupConfig(name, value string) error {
 	}
 	switch name {
 	case CfgAutoOffsetReset:
-		if v := strings.ToLower(value); v != "latest" && v != "earliest" {
-			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: latest, earliest", value, name)
-		}
+		return validateAutoOffsetReset(name, value) // auto_offset_reset.go
 	case CfgIsolationLevel:
 		if v := strings.ToLower(value); v != "read_uncommitted" && v != "read_committed" {
 			return fmt.Errorf("Invalid value %s for configuration %s: String must be one of: read_committed, read_uncommitted", value, name)
@@ -216,7 +214,7 @@ func (m *Manager) effectiveLocked(group string) *Config {
 	for n, v := range gc {
 		switch n {
 		case CfgAutoOffsetReset:
-			c.AutoOffsetReset = strings.ToLower(v)
+			c.AutoOffsetReset = strings.ToLower(strings.TrimSpace(v))
 		case CfgIsolationLevel:
 			c.ReadCommitted = strings.EqualFold(v, "read_committed")
 		case CfgRecordLockDuration:
