@@ -31,21 +31,21 @@ func (b *Broker) startShareGroups() error {
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 	opts := share.Options{
 		Config: share.Config{
-			RecordLockDuration:  ms(c.GroupShareRecordLockDurationMs),
-			DeliveryCountLimit:  c.GroupShareDeliveryCountLimit,
-			MaxRecordLocks:      c.GroupSharePartitionMaxRecordLocks,
-			HeartbeatInterval:   ms(c.GroupShareHeartbeatIntervalMs),
-			SessionTimeout:      ms(c.GroupShareSessionTimeoutMs),
-			MaxGroupSize:        c.GroupShareMaxSize,
-			AutoOffsetReset:     c.ShareAutoOffsetReset,
-			OnDeadLetter:        b.deadLetterSink(),     // share_dead_letters.go
-			EvaluateGroupConfig: b.evaluateGroupConfigs, // group_config_bounds.go
+			RecordLockDuration: ms(c.GroupShareRecordLockDurationMs),
+			DeliveryCountLimit: c.GroupShareDeliveryCountLimit,
+			MaxRecordLocks:     c.GroupSharePartitionMaxRecordLocks,
+			HeartbeatInterval:  ms(c.GroupShareHeartbeatIntervalMs),
+			SessionTimeout:     ms(c.GroupShareSessionTimeoutMs),
+			MaxGroupSize:       c.GroupShareMaxSize,
+			AutoOffsetReset:    c.ShareAutoOffsetReset,
 		},
 		Topics:     shareTopics{b},
 		OtherGroup: b.isNonShareGroup,
 	}
 	opts.Store = shareStateStore{b} // share_coordinator.go
 	opts.Read = b.readShareState
+	opts.Config.OnDeadLetter = b.deadLetterSink()            // share_dead_letters.go
+	opts.Config.EvaluateGroupConfig = b.evaluateGroupConfigs // group_config_bounds.go
 	if single := b.cluster == nil && b.clusterCfg == nil; single {
 		if _, ok := b.topics.Get(ShareStateTopic); ok {
 			if _, err := b.ensureShareStateTopic(); err != nil {
