@@ -136,6 +136,25 @@ func TestGroupConfigsOfKafka44(t *testing.T) {
 	}
 }
 
+// joinConsumerGroup sends a joining ConsumerGroupHeartbeat for member of group (topic t),
+// retrying while the coordinator is not ready (up to 60 s).
+func joinConsumerGroup(t *testing.T, tb *testBroker, group, member, topic string) *kmsg.ConsumerGroupHeartbeatResponse {
+	t.Helper()
+	var resp *kmsg.ConsumerGroupHeartbeatResponse
+	waitFor(t, "a ConsumerGroupHeartbeat answered by a ready coordinator", func() bool {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = group, member, 0, 30000
+		req.SubscribedTopicNames, req.Topics = []string{topic}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		resp = tb.request(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+		switch resp.ErrorCode {
+		case kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code:
+			return false
+		}
+		return true
+	})
+	return resp
+}
+
 func group44Configs() []any {
 	return []any{
 		"consumer.session.timeout.ms", "48000", "consumer.heartbeat.interval.ms", "6000",
@@ -156,10 +175,7 @@ func TestConsumerGroupConfigHeartbeatInterval(t *testing.T) {
 		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	for group, want := range map[string]int32{"cg": 7000, "other": 5000} {
-		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-		req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = group, "m-"+group, 0, 30000
-		req.SubscribedTopicNames, req.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-		resp := tb.request(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+		resp := joinConsumerGroup(t, tb, group, "m-"+group, "t")
 		if resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != want {
 			t.Errorf("%s: %v, heartbeat interval %d ms, want %d", group, kerr.ErrorForCode(resp.ErrorCode), resp.HeartbeatIntervalMillis, want)
 		}
@@ -184,13 +200,14 @@ func TestShareGroupConfigsHonoured(t *testing.T) {
 		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	// at most 100 records locked at once (the broker's limit is 2000)
-	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 500, 100)); len(got) != 100 || got[0] != 1 {
+	a := &shareMember{t: t, tb: tb, group: "sg", name: "A", id: id}
+	if got := a.acquire(500); len(got) != 100 || got[0] != 1 {
 		t.Fatalf("acquired %d records, want 100 (share.partition.max.record.locks)", len(got))
 	}
 	// RENEW is refused for the group (Kafka: INVALID_RECORD_STATE)
 	req := kmsg.NewPtrShareAcknowledgeRequest()
 	g, m := "sg", "A"
-	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = &g, &m, 1, true
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = &g, &m, a.epoch, true
 	rt := kmsg.NewShareAcknowledgeRequestTopic()
 	rt.TopicID = id
 	rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
@@ -203,16 +220,13 @@ func TestShareGroupConfigsHonoured(t *testing.T) {
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRecordState.Code {
 		t.Fatalf("renew with share.renew.acknowledge.enable=false: %+v", resp)
 	}
+	a.epoch++
 	// offset 0 released twice reaches the delivery count limit of 2 and is archived
-	if _, part := shareAcknowledge(t, tb, "sg", "A", 2, id, shareAck{0, 0, []int8{share.AckRelease}}); part != 0 {
-		t.Fatalf("release: %v", kerr.ErrorForCode(part))
-	}
-	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 3, id, 1, 100)); got[0] != 2 {
+	a.ack(0, share.AckRelease)
+	if got := a.acquire(1); got[0] != 2 {
 		t.Fatalf("acquired %v, want offset 0 a second time", got)
 	}
-	if _, part := shareAcknowledge(t, tb, "sg", "A", 4, id, shareAck{0, 0, []int8{share.AckRelease}}); part != 0 {
-		t.Fatalf("release: %v", kerr.ErrorForCode(part))
-	}
+	a.ack(0, share.AckRelease)
 	sp := tb.broker().shares.Partition(share.Key{Group: "sg", TopicID: id}, nil)
 	if start, _ := sp.Offsets(); start != 1 {
 		t.Fatalf("start offset %d: offset 0 not archived at its second release", start)
@@ -231,10 +245,7 @@ func TestGroupConfigsClampedToBrokerBounds(t *testing.T) {
 	tb.opts.Props["group.consumer.max.heartbeat.interval.ms"] = "10000"
 	tb.opts.Props["group.share.max.record.lock.duration.ms"] = "40000"
 	tb.restart()
-	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "g", "m", 0, 30000
-	req.SubscribedTopicNames, req.Topics = []string{"q"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-	if resp := tb.request(req).(*kmsg.ConsumerGroupHeartbeatResponse); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 10000 {
+	if resp := joinConsumerGroup(t, tb, "g", "m", "q"); resp.ErrorCode != 0 || resp.HeartbeatIntervalMillis != 10000 {
 		t.Errorf("heartbeat: %v, interval %d ms, want 10000 (the new upper bound)", kerr.ErrorForCode(resp.ErrorCode), resp.HeartbeatIntervalMillis)
 	}
 	if r := shareFetch(t, tb, "g", "A", 0, id, 10, 100); r.AcquisitionLockTimeoutMillis != 40000 {
@@ -264,7 +275,7 @@ func TestShareAutoOffsetResetByDuration(t *testing.T) {
 		!strings.Contains(msg, "by_duration:<PnDTnHnMn.nS>") {
 		t.Fatalf("a negative duration: %v %s", kerr.ErrorForCode(code), msg)
 	}
-	got := shareAcquired(t, shareFetch(t, tb, "g", "A", 0, id, 10, 500))
+	got := (&shareMember{t: t, tb: tb, group: "g", name: "A", id: id}).acquire(10)
 	if len(got) != 2 || got[2] != 1 || got[3] != 1 {
 		t.Fatalf("acquired %v, want offsets 2 and 3 (written within the hour)", got)
 	}

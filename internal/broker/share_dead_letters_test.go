@@ -60,31 +60,28 @@ func TestShareDeadLetters(t *testing.T) {
 		}
 	}
 	// sg: offset 0 rejected; offset 1 released at its second delivery (the limit)
-	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 0, id, 10, 500)); len(got) != 3 {
+	sg := &shareMember{t: t, tb: tb, group: "sg", name: "A", id: id}
+	if got := sg.acquire(10); len(got) != 3 {
 		t.Fatalf("acquired %v", got)
 	}
-	ack := func(group string, epoch int32, off int64, typ int8) {
-		t.Helper()
-		if _, part := shareAcknowledge(t, tb, group, "A", epoch, id, shareAck{off, off, []int8{typ}}); part != 0 {
-			t.Fatalf("%s: ack %d of %d: %v", group, typ, off, kerr.ErrorForCode(part))
-		}
-	}
-	ack("sg", 1, 0, share.AckReject)
-	ack("sg", 2, 1, share.AckRelease)
-	if got := shareAcquired(t, shareFetch(t, tb, "sg", "A", 3, id, 1, 500)); got[1] != 2 {
+	sg.ack(0, share.AckReject)
+	sg.ack(1, share.AckRelease)
+	if got := sg.acquire(1); got[1] != 2 {
 		t.Fatalf("acquired %v, want offset 1 a second time", got)
 	}
-	ack("sg", 4, 1, share.AckRelease)
+	sg.ack(1, share.AckRelease)
 	// off (topic not enabled) before new (created): written in order, so once new's
 	// dead letter is there, off's was dropped
-	if got := shareAcquired(t, shareFetch(t, tb, "off", "A", 0, id, 1, 500)); len(got) != 1 {
+	off := &shareMember{t: t, tb: tb, group: "off", name: "A", id: id}
+	if got := off.acquire(1); len(got) != 1 {
 		t.Fatalf("off acquired %v", got)
 	}
-	ack("off", 1, 0, share.AckReject)
-	if got := shareAcquired(t, shareFetch(t, tb, "new", "A", 0, id, 1, 500)); len(got) != 1 {
+	off.ack(0, share.AckReject)
+	created := &shareMember{t: t, tb: tb, group: "new", name: "A", id: id}
+	if got := created.acquire(1); len(got) != 1 {
 		t.Fatalf("new acquired %v", got)
 	}
-	ack("new", 1, 0, share.AckReject)
+	created.ack(0, share.AckReject)
 
 	recs := readDeadLetters(t, tb, "dlq.q", 2)
 	for i, want := range []map[string]string{
@@ -103,9 +100,9 @@ func TestShareDeadLetters(t *testing.T) {
 			t.Errorf("dead letter %d: value %q, want the record's (copy.record.enable)", i, recs[i].Value)
 		}
 	}
-	created := readDeadLetters(t, tb, "dlq.new", 1)
-	if h := headers(created[0]); created[0].Value != nil || h["__dlq.errors.group"] != "new" {
-		t.Errorf("dlq.new: value %q, headers %v", created[0].Value, h)
+	fresh := readDeadLetters(t, tb, "dlq.new", 1)
+	if h := headers(fresh[0]); fresh[0].Value != nil || h["__dlq.errors.group"] != "new" {
+		t.Errorf("dlq.new: value %q, headers %v", fresh[0].Value, h)
 	}
 	if tp, ok := tb.broker().topics.Get("dlq.new"); !ok || tp.Configs["errors.deadletterqueue.group.enable"] != "true" {
 		t.Errorf("dlq.new created without errors.deadletterqueue.group.enable=true: %+v", tp)
@@ -120,3 +117,34 @@ func TestShareDeadLetters(t *testing.T) {
 }
 
 func kgoStr(s string) *string { return &s }
+
+// shareMember fetches and acknowledges as one share-group member, keeping its share
+// session epoch.
+type shareMember struct {
+	t           *testing.T
+	tb          *testBroker
+	group, name string
+	id          [16]byte
+	epoch       int32
+}
+
+// acquire fetches until records are acquired (the share partition and its coordinator
+// may not be ready at once; deadline 60 s).
+func (m *shareMember) acquire(maxRecords int32) map[int64]int16 {
+	m.t.Helper()
+	var got map[int64]int16
+	waitFor(m.t, m.group+" to acquire records", func() bool {
+		got = shareAcquired(m.t, shareFetch(m.t, m.tb, m.group, m.name, m.epoch, m.id, maxRecords, 500))
+		m.epoch++
+		return len(got) > 0
+	})
+	return got
+}
+
+func (m *shareMember) ack(off int64, typ int8) {
+	m.t.Helper()
+	if _, part := shareAcknowledge(m.t, m.tb, m.group, m.name, m.epoch, m.id, shareAck{off, off, []int8{typ}}); part != 0 {
+		m.t.Fatalf("%s: ack %d of %d: %v", m.group, typ, off, kerr.ErrorForCode(part))
+	}
+	m.epoch++
+}
