@@ -15,14 +15,16 @@
 // errors.deadletterqueue.auto.create.topics.enable=true. A dead letter that cannot be
 // written is logged and dropped, as Kafka drops it; the archived record stays archived.
 //
-// Differences from Kafka: on a cluster, a dead letter is written only when this broker
-// (the share partition's leader) also leads the dead-letter partition; otherwise it is
-// logged and dropped (Kafka produces it to that partition's leader). Dead letters are
-// written one record at a time, in order, by one goroutine of the broker; one that is
-// still queued when the broker stops is lost, as in Kafka.
+// On a cluster, a dead letter whose partition another broker leads is sent to that
+// broker over the peer transport ("dead-letter"), which appends it.
+//
+// Differences from Kafka: dead letters are written one record at a time, in order, by one
+// goroutine of the share partition's leader (Kafka batches them per share partition); one
+// that is still queued when the broker stops is lost.
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -31,6 +33,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/share"
 	"github.com/sluice-broker/sluice/internal/topics"
@@ -144,11 +147,6 @@ func (b *Broker) writeDeadLetter(d share.DeadLetter, stop <-chan struct{}) error
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-		part := b.replicas.Get(t.Name, dest)
-		if part == nil || part.Role() != replica.Leader {
-			last = fmt.Errorf("%s-%d is not led here", t.Name, dest)
-			continue
-		}
 		now := time.Now().UnixMilli()
 		bl := batch.NewBuilder()
 		bl.BaseTimestamp = now
@@ -157,10 +155,66 @@ func (b *Broker) writeDeadLetter(d share.DeadLetter, stop <-chan struct{}) error
 		if err != nil {
 			return err
 		}
-		_, err = part.AppendReplicated(buf, log.AppendOptions{}, coordinatorWriteTimeout)
-		return err
+		last = b.appendDeadLetter(t.Name, dest, buf)
+		if errors.Is(last, errDeadLetterNotLed) && b.cluster != nil {
+			if im := b.image(); im != nil {
+				if ip, ok := im.Partition(t.Name, dest); ok && ip.Leader != metadata.NoLeader && ip.Leader != b.self() {
+					last = b.cluster.deadLetterRemote(ip.Leader, deadLetterMsg{Topic: t.Name, Partition: dest, Batch: buf})
+				}
+			}
+		}
+		if last == nil || !errors.Is(last, errDeadLetterNotLed) && !errors.Is(last, errDeadLetterPeer) {
+			return last
+		}
 	}
 	return last
+}
+
+var (
+	errDeadLetterNotLed = errors.New("the dead-letter partition is not led here")
+	errDeadLetterPeer   = errors.New("the dead-letter partition's leader cannot be reached")
+)
+
+// appendDeadLetter appends one dead-letter batch to a partition this broker leads.
+func (b *Broker) appendDeadLetter(topic string, partition int32, buf []byte) error {
+	part := b.replicas.Get(topic, partition)
+	if part == nil || part.Role() != replica.Leader {
+		return fmt.Errorf("%w: %s-%d", errDeadLetterNotLed, topic, partition)
+	}
+	_, err := part.AppendReplicated(buf, log.AppendOptions{}, coordinatorWriteTimeout)
+	return err
+}
+
+// deadLetterMsg carries a dead letter to its partition's leader.
+type deadLetterMsg struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Batch     []byte `json:"batch"`
+}
+
+type deadLetterAck struct{}
+
+// deadLetterRemote sends a dead letter to broker id, the leader of its partition.
+func (c *clusterNode) deadLetterRemote(id int32, m deadLetterMsg) error {
+	addr, ok := c.peers.Addr(uint64(id))
+	if !ok {
+		return fmt.Errorf("%w: broker %d has no peer address", errDeadLetterPeer, id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var out deadLetterAck
+	if err := c.peers.Call(ctx, addr, "dead-letter", m, &out); err != nil {
+		return fmt.Errorf("%w: broker %d: %v", errDeadLetterPeer, id, err)
+	}
+	return nil
+}
+
+// deadLetterLocal serves another broker's deadLetterRemote.
+func (c *clusterNode) deadLetterLocal(_ context.Context, m deadLetterMsg) (deadLetterAck, error) {
+	if _, err := batch.ParseHeader(m.Batch); err != nil {
+		return deadLetterAck{}, err
+	}
+	return deadLetterAck{}, c.b.appendDeadLetter(m.Topic, m.Partition, m.Batch)
 }
 
 // recordAt returns the key and value of the record at offset of topic-partition (nil
