@@ -363,6 +363,9 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "create-topic", c.ctrl.CreateTopic)
 	handle(c.srv, "delete-topic", c.ctrl.DeleteTopic)
 	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)
+	handle(c.srv, "create-topics", c.ctrl.CreateTopics) // cluster_admin_batch.go
+	handle(c.srv, "delete-topics", c.ctrl.DeleteTopics)
+	handle(c.srv, "create-partitions-batch", c.ctrl.CreatePartitionsBatch)
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
@@ -603,6 +606,9 @@ func callController[Req, Resp any](ctx context.Context, c *clusterNode, method s
 		default:
 			addr, _ := c.peers.Addr(leader)
 			err = c.peers.Call(ctx, addr, method, req, resp)
+			if unknownBatchMethod(method, err) { // cluster_admin_batch.go
+				return errNoBatchMethod
+			}
 			err = remoteToControllerError(ctx, err, fmt.Sprintf("%d", leader))
 		}
 		var ce *controller.Error

@@ -278,14 +278,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, req CreatePartitionsR
 	if !ok {
 		return TopicResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
 	}
-	have := int32(len(t.Partitions))
-	if req.Count <= have {
-		return TopicResponse{}, errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, req.Count)
-	}
-	if len(req.Assignments) > 0 && int32(len(req.Assignments)) != req.Count-have {
-		return TopicResponse{}, errorf(kerr.InvalidReplicaAssignment, "Increasing the number of partitions by %d but %d assignments provided.", req.Count-have, len(req.Assignments))
-	}
-	parts, err := c.place(im, req.Count-have, int16(len(t.Partitions[0].Replicas)), req.Assignments, len(im.Topics)+int(have))
+	parts, err := c.newPartitions(im, t, req, len(im.Topics)) // batch.go
 	if err != nil {
 		return TopicResponse{}, err
 	}
