@@ -263,7 +263,11 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			c.ib = nil
 		}
 	}
-	if c.sec, err = b.newPeerSecurity(cc); err != nil { // cluster_peer_security.go
+	bootScram, err := readBootstrapScram(fsys, b.dataDir) // cluster_peer_scram.go
+	if err != nil {
+		return err
+	}
+	if c.sec, err = b.newPeerSecurity(cc, c.store, bootScram); err != nil { // cluster_peer_security.go
 		return err
 	}
 	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
@@ -329,6 +333,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
 		MinInsyncReplicas: minISRDefault(b.cfg), // elr.go
+		BootstrapRecords:  bootstrapScramRecords(bootScram),
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).

@@ -20,8 +20,11 @@ package broker
 //     first (the listener's key store; ssl.client.auth as configured), then
 //     SASL.
 //
-// Only PLAIN is taken: SCRAM credentials live in the metadata, which the
-// controllers cannot read before they can talk to each other.
+// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are taken; SCRAM's users are the
+// metadata's, and a new cluster's those its data directories were
+// formatted with (cluster_peer_scram.go). OAUTHBEARER is not: a node would
+// need a token of its own (Kafka's login callback handler fetching one
+// from the token endpoint), which Sluice's nodes do not fetch.
 
 import (
 	"context"
@@ -32,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/peer"
 	"github.com/sluice-broker/sluice/internal/security"
 )
@@ -48,7 +52,9 @@ type peerSecurity struct {
 
 // newPeerSecurity reads the controller listener's security settings.
 // Errors name the config at fault.
-func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
+// SCRAM users are those of store's image, or boot while it has no cluster
+// id (cluster_peer_scram.go).
+func (b *Broker) newPeerSecurity(cc *clusterConfig, store *metadata.Store, boot map[string]map[string]security.ScramCredential) (peerSecurity, error) {
 	var ps peerSecurity
 	name := cc.peerListener
 	var err error
@@ -85,29 +91,36 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 	if err != nil {
 		return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
 	}
+	peerMech := func(m string) bool {
+		return m == security.MechPlain || m == security.MechScramSHA256 || m == security.MechScramSHA512
+	}
 	for _, m := range sc.Mechanisms {
-		if m != security.MechPlain {
-			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN only "+
-				"(SCRAM credentials and OAUTHBEARER settings live in the metadata the controllers must first agree on)", name, m)
+		if !peerMech(m) {
+			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN, SCRAM-SHA-256 "+
+				"or SCRAM-SHA-512 (a node has no OAUTHBEARER token of its own to present to the others)", name, m)
 		}
 	}
 	mech, _ := b.cfg.Value("sasl.mechanism.controller.protocol")
 	mech = strings.ToUpper(strings.TrimSpace(mech))
-	if mech != security.MechPlain {
-		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN "+
-			"(set sasl.mechanism.controller.protocol=PLAIN)", mech, name)
+	if !peerMech(mech) {
+		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN, "+
+			"SCRAM-SHA-256 or SCRAM-SHA-512", mech, name)
 	}
 	user, pass, err := security.ClientCredentials(b.cfg, name, mech)
 	if err != nil {
 		return ps, fmt.Errorf("sluice: controller listener %s (sasl.mechanism.controller.protocol): %w", name, err)
 	}
-	if _, ok := sc.PlainUsers[user]; !ok {
+	if _, ok := sc.PlainUsers[user]; !ok && mech == security.MechPlain {
 		b.logger.Warn("this node's own controller user is not among the users of its controller listener; other nodes must list it",
 			"listener", name, "user", user)
 	}
 	ps.sasl = &peer.SASLServer{
 		NewSession: func(m string) (peer.SASLSession, bool) {
-			s, ok := sc.NewSession(m, nil)
+			var scram *security.ScramStore
+			if m != security.MechPlain {
+				scram = controllerScram(store, boot) // cluster_peer_scram.go
+			}
+			s, ok := sc.NewSession(m, scram)
 			if !ok {
 				return nil, false
 			}
@@ -126,7 +139,11 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 		},
 		Logger: b.logger.With("component", "cluster"),
 	}
-	ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
+	if mech == security.MechPlain {
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
+	} else {
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(newScramPeerMechanism(mech, user, pass)))
+	}
 	return ps, nil
 }
 
