@@ -38,7 +38,7 @@ var errNoBatchMethod = errors.New("the active controller has no batched topic me
 
 // batchMethods are the controller methods that callController does not
 // retry when the controller does not know them (errNoBatchMethod).
-var batchMethods = map[string]bool{"create-topics": true, "delete-topics": true, "create-partitions-batch": true}
+var batchMethods = map[string]bool{"create-topics": true, "delete-topics": true, "create-partitions-batch": true, "elect-leaders": true}
 
 // unknownBatchMethod reports whether err is the quorum leader's answer that
 // it does not know the batched method (a controller of an earlier release).

@@ -371,6 +371,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "create-topics", c.ctrl.CreateTopics) // cluster_admin_batch.go
 	handle(c.srv, "delete-topics", c.ctrl.DeleteTopics)
 	handle(c.srv, "create-partitions-batch", c.ctrl.CreatePartitionsBatch)
+	handle(c.srv, "elect-leaders", c.ctrl.ElectLeaders)
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()

@@ -223,49 +223,119 @@ func (c *Controller) newPartitions(im *metadata.Image, t *metadata.Topic, req Cr
 // it failed (nothing was committed: the whole request fails, and a
 // NOT_CONTROLLER answer sends it to the new controller). Caller holds mu.
 func (c *Controller) commitBatched(ctx context.Context, todo []pending, results []TopicResult) (uint64, error) {
-	var last uint64
-	var failed error
-	var chunk []pending
-	size := 0
-	flush := func() {
-		if len(chunk) == 0 {
-			return
-		}
-		var recs []metadata.Record
-		for _, p := range chunk {
-			recs = append(recs, p.recs...)
-		}
-		if failed == nil {
-			off, err := c.commit(ctx, recs...)
-			if err != nil {
-				failed = err
-			} else {
-				last = off
-			}
-		}
-		if failed != nil {
-			for _, p := range chunk {
-				results[p.idx].Error = itemError(failed)
-				results[p.idx].Partitions = nil
-			}
-		}
-		chunk, size = chunk[:0], 0
+	groups := make([][]metadata.Record, len(todo))
+	for i, p := range todo {
+		groups[i] = p.recs
 	}
-	for _, p := range todo {
-		n := 0
-		for _, r := range p.recs {
-			data, _ := json.Marshal(r)
-			n += len(data) + 1
-		}
-		if size > 0 && size+n > MaxEntryBytes {
-			flush()
-		}
-		chunk = append(chunk, p)
-		size += n
+	done, last, err := c.commitGroups(ctx, groups)
+	if err != nil && done == 0 {
+		return 0, err
 	}
-	flush()
-	if failed != nil && last == 0 {
-		return 0, failed
+	for _, p := range todo[done:] {
+		results[p.idx].Error = itemError(err)
+		results[p.idx].Partitions = nil
 	}
 	return last, nil
+}
+
+// commitGroups commits groups of records, each group whole in one entry,
+// as few entries as MaxEntryBytes allows, one after the other, until one
+// fails. It returns how many groups were committed, the offset of the last
+// entry committed (0: none) and the error that stopped it. Caller holds mu.
+func (c *Controller) commitGroups(ctx context.Context, groups [][]metadata.Record) (done int, last uint64, err error) {
+	var recs []metadata.Record
+	n, size := 0, 0 // groups and bytes in recs
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		off, err := c.commit(ctx, recs...)
+		if err != nil {
+			return err
+		}
+		done, last = done+n, off
+		recs, n, size = recs[:0], 0, 0
+		return nil
+	}
+	for _, g := range groups {
+		gs := 0
+		for _, r := range g {
+			data, _ := json.Marshal(r)
+			gs += len(data) + 1
+		}
+		if size > 0 && size+gs > MaxEntryBytes {
+			if err := flush(); err != nil {
+				return done, last, err
+			}
+		}
+		recs = append(recs, g...)
+		n++
+		size += gs
+	}
+	if err := flush(); err != nil {
+		return done, last, err
+	}
+	return done, last, nil
+}
+
+// ElectLeadersRequest elects the leaders of several partitions (one
+// ElectLeaders).
+type ElectLeadersRequest struct {
+	Partitions []ElectRequest `json:"partitions"`
+}
+
+// ElectLeadersResponse answers each partition in the request's order.
+type ElectLeadersResponse struct {
+	Results []ElectResponse `json:"results"`
+	Offset  uint64          `json:"offset"`
+}
+
+// ElectLeaders runs Kafka's ElectLeaders for several partitions, the
+// changes committed together (a partition named twice gets the first
+// answer again).
+func (c *Controller) ElectLeaders(ctx context.Context, req ElectLeadersRequest) (ElectLeadersResponse, error) {
+	im, err := c.begin()
+	if err != nil {
+		return ElectLeadersResponse{}, err
+	}
+	defer c.mu.Unlock()
+	type key struct {
+		topic string
+		part  int32
+	}
+	resp := ElectLeadersResponse{Results: make([]ElectResponse, len(req.Partitions))}
+	first := map[key]int{}
+	var groups [][]metadata.Record
+	var idx []int
+	for i, pr := range req.Partitions {
+		k := key{pr.Topic, pr.Partition}
+		if j, ok := first[k]; ok {
+			resp.Results[i] = resp.Results[j]
+			continue
+		}
+		first[k] = i
+		var rec *metadata.Record
+		resp.Results[i], rec = c.elect(im, pr)
+		if rec != nil {
+			groups = append(groups, []metadata.Record{*rec})
+			idx = append(idx, i)
+		}
+	}
+	done, last, err := c.commitGroups(ctx, groups)
+	if err != nil && done == 0 {
+		return ElectLeadersResponse{}, err
+	}
+	if err != nil {
+		e := itemError(err)
+		for _, i := range idx[done:] {
+			resp.Results[i] = ElectResponse{Code: e.Code, Message: e.Message}
+		}
+		for i, pr := range req.Partitions { // repeats of failed partitions
+			if j := first[key{pr.Topic, pr.Partition}]; j != i {
+				resp.Results[i] = resp.Results[j]
+			}
+		}
+	}
+	resp.Offset = last
+	return resp, nil
 }

@@ -31,7 +31,8 @@ func batchEnv(t *testing.T) (*member, *countingQuorum) {
 	counters := map[uint64]*countingQuorum{}
 	for id, m := range e.m {
 		counters[id] = &countingQuorum{Quorum: m.node}
-		m.ctrl = New(Config{Quorum: counters[id], Store: m.store, Logger: logger, SessionTimeout: session, Now: e.clock.Now})
+		m.ctrl = New(Config{Quorum: counters[id], Store: m.store, Logger: logger, SessionTimeout: session, Now: e.clock.Now,
+			MaxReplicationFactor: 3})
 	}
 	lid, l := e.active()
 	ctx := context.Background()
@@ -65,7 +66,7 @@ func TestCreateTopicsOneEntry(t *testing.T) {
 	req := CreateTopicsRequest{Topics: []CreateTopicRequest{
 		{Name: "a", Partitions: 3, ReplicationFactor: 1},
 		{Name: "old", Partitions: 1, ReplicationFactor: 1},
-		{Name: "rf2", Partitions: 1, ReplicationFactor: 2},
+		{Name: "rf4", Partitions: 1, ReplicationFactor: 4},
 		{Name: "a", Partitions: 1, ReplicationFactor: 1},
 		{Name: "v", Partitions: 2, ReplicationFactor: 1, ValidateOnly: true},
 		{Name: "x", Assignments: [][]int32{{3}, {2}}},
@@ -185,6 +186,58 @@ func TestCreateTopicsEntryBound(t *testing.T) {
 	for i, tr := range req.Topics {
 		if resultCode(resp.Results[i]) != 0 || im.Topics[tr.Name] == nil || len(im.Topics[tr.Name].Partitions) != 4 {
 			t.Fatalf("topic %s: %+v", tr.Name, resp.Results[i])
+		}
+	}
+}
+
+// TestElectLeadersOneEntry: the elections of one ElectLeaders are
+// committed in one entry; each partition keeps its own answer, a repeated
+// one the first's.
+func TestElectLeadersOneEntry(t *testing.T) {
+	l, q := batchEnv(t)
+	ctx := context.Background()
+	if _, err := l.ctrl.CreateTopic(ctx, CreateTopicRequest{Name: "e", Assignments: [][]int32{{1, 2}, {1, 2}, {2, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Broker 1 leaves (controlled shutdown) and comes back: partitions 0
+	// and 1 are led by 2, and 1 rejoins their in-sync sets.
+	b1, _ := l.store.Image().Broker(1)
+	if _, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: 1, Epoch: b1.Epoch, WantFence: true}); err != nil {
+		t.Fatal(err)
+	}
+	if hb, err := l.ctrl.Heartbeat(ctx, HeartbeatRequest{BrokerID: 1, Epoch: b1.Epoch, MetadataOffset: l.store.Image().Offset}); err != nil || hb.Fenced {
+		t.Fatalf("unfence: %+v %v", hb, err)
+	}
+	b2, _ := l.store.Image().Broker(2)
+	for p := int32(0); p < 2; p++ {
+		pt, _ := l.store.Image().Partition("e", p)
+		if pt.Leader != 2 {
+			t.Fatalf("partition %d after broker 1 left: %+v", p, pt)
+		}
+		if _, err := l.ctrl.AlterPartition(ctx, AlterPartitionRequest{BrokerID: 2, BrokerEpoch: b2.Epoch, Topic: "e",
+			TopicID: l.store.Image().Topics["e"].ID, Partition: p, LeaderEpoch: pt.LeaderEpoch, PartitionEpoch: pt.PartitionEpoch,
+			ISR: []int32{2, 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := q.proposals.Load()
+	resp, err := l.ctrl.ElectLeaders(ctx, ElectLeadersRequest{Partitions: []ElectRequest{
+		{Topic: "e", Partition: 0}, {Topic: "e", Partition: 1}, {Topic: "e", Partition: 2}, {Topic: "e", Partition: 0}, {Topic: "nope"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := q.proposals.Load() - before; n != 1 {
+		t.Fatalf("%d entries proposed, want 1", n)
+	}
+	for i, w := range []int16{0, 0, kerr.ElectionNotNeeded.Code, 0, kerr.UnknownTopicOrPartition.Code} {
+		if resp.Results[i].Code != w {
+			t.Fatalf("partition %d: code %d, want %d (%s)", i, resp.Results[i].Code, w, resp.Results[i].Message)
+		}
+	}
+	for p, want := range []int32{1, 1, 2} {
+		if pt, _ := l.store.Image().Partition("e", int32(p)); pt.Leader != want {
+			t.Fatalf("partition %d: leader %d, want %d", p, pt.Leader, want)
 		}
 	}
 }
