@@ -139,3 +139,58 @@ func TestClusterControllerListenerSCRAM(t *testing.T) {
 		t.Fatalf("the right password on the restarted node: %+v %v", st, err)
 	}
 }
+
+// Three voters whose controller listener is SASL_PLAINTEXT with
+// OAUTHBEARER (the unsecured validator and login, development settings):
+// each node presents a token of its own, the cluster forms and replicates;
+// a connection with a malformed token is refused.
+func TestClusterControllerListenerOAuth(t *testing.T) {
+	tc := startTestClusterWith(t, 3, func(id int, ports []int) map[string]string {
+		return map[string]string{
+			"listeners":                                        fmt.Sprintf("PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[id-1]),
+			"controller.listener.names":                        "CONTROLLER",
+			"listener.security.protocol.map":                   "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+			"listener.name.controller.sasl.enabled.mechanisms": "OAUTHBEARER",
+			"sasl.mechanism.controller.protocol":               "OAUTHBEARER",
+			"listener.name.controller.oauthbearer.sasl.jaas.config": `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ` +
+				`unsecuredLoginStringClaim_sub="controller";`,
+		}
+	})
+	adm := tc.admin()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		md, err := adm.Metadata(ctx)
+		cancel()
+		if err == nil && len(md.Brokers) == 3 && md.Controller > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no three-node cluster over OAUTHBEARER: %v %v", err, md.Brokers.NodeIDs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "over-oauth"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	addr := tc.nodes[0].broker().cluster.peerAddr
+	bad := peer.NewClient(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), peer.WithSASL(badTokenMechanism{}))
+	defer bad.Close()
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := bad.PeerStatus(sctx, addr, 9)
+	scancel()
+	if err == nil {
+		t.Fatal("a malformed token was let through")
+	}
+}
+
+// badTokenMechanism presents a token that is no JWT.
+type badTokenMechanism struct{}
+
+func (badTokenMechanism) Name() string { return "OAUTHBEARER" }
+
+func (badTokenMechanism) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
+	return []byte("n,,\x01auth=Bearer not-a-jwt\x01\x01"), func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
+}

@@ -20,11 +20,12 @@ package broker
 //     first (the listener's key store; ssl.client.auth as configured), then
 //     SASL.
 //
-// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are taken; SCRAM's users are the
-// metadata's, and a new cluster's those its data directories were
-// formatted with (cluster_peer_scram.go). OAUTHBEARER is not: a node would
-// need a token of its own (Kafka's login callback handler fetching one
-// from the token endpoint), which Sluice's nodes do not fetch.
+// PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are taken; SCRAM's
+// users are the metadata's, and a new cluster's those its data
+// directories were formatted with (cluster_peer_scram.go); OAUTHBEARER
+// tokens are checked by the listener's validator as on a client listener,
+// and a node gets its own from the token endpoint or, for development, as
+// an unsecured token (security.OAuthLogin).
 
 import (
 	"context"
@@ -92,21 +93,27 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig, store *metadata.Store, boot 
 		return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
 	}
 	peerMech := func(m string) bool {
-		return m == security.MechPlain || m == security.MechScramSHA256 || m == security.MechScramSHA512
+		return m == security.MechPlain || m == security.MechScramSHA256 || m == security.MechScramSHA512 || m == security.MechOAuthBearer
 	}
 	for _, m := range sc.Mechanisms {
 		if !peerMech(m) {
-			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN, SCRAM-SHA-256 "+
-				"or SCRAM-SHA-512 (a node has no OAUTHBEARER token of its own to present to the others)", name, m)
+			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN, SCRAM-SHA-256, "+
+				"SCRAM-SHA-512 or OAUTHBEARER", name, m)
 		}
 	}
 	mech, _ := b.cfg.Value("sasl.mechanism.controller.protocol")
 	mech = strings.ToUpper(strings.TrimSpace(mech))
 	if !peerMech(mech) {
 		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN, "+
-			"SCRAM-SHA-256 or SCRAM-SHA-512", mech, name)
+			"SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", mech, name)
 	}
-	user, pass, err := security.ClientCredentials(b.cfg, name, mech)
+	var user, pass string
+	var login *security.OAuthLogin
+	if mech == security.MechOAuthBearer {
+		login, err = security.NewOAuthLogin(b.cfg, name) // security/oauth_login.go
+	} else {
+		user, pass, err = security.ClientCredentials(b.cfg, name, mech)
+	}
 	if err != nil {
 		return ps, fmt.Errorf("sluice: controller listener %s (sasl.mechanism.controller.protocol): %w", name, err)
 	}
@@ -139,9 +146,12 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig, store *metadata.Store, boot 
 		},
 		Logger: b.logger.With("component", "cluster"),
 	}
-	if mech == security.MechPlain {
+	switch mech {
+	case security.MechPlain:
 		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
-	} else {
+	case security.MechOAuthBearer:
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(oauthPeerMechanism{login: login}))
+	default:
 		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(newScramPeerMechanism(mech, user, pass)))
 	}
 	return ps, nil
@@ -173,5 +183,20 @@ func (plainMechanism) Name() string { return security.MechPlain }
 
 func (m plainMechanism) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
 	first := []byte("\x00" + m.user + "\x00" + m.pass)
+	return first, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
+}
+
+// oauthPeerMechanism is the client side of SASL OAUTHBEARER (RFC 7628) on
+// the controller listener, with the node's own token.
+type oauthPeerMechanism struct{ login *security.OAuthLogin }
+
+func (oauthPeerMechanism) Name() string { return security.MechOAuthBearer }
+
+func (m oauthPeerMechanism) Start(ctx context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
+	tok, err := m.login.Token(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("OAUTHBEARER token of this node: %w", err)
+	}
+	first := []byte("n,,\x01auth=Bearer " + tok + "\x01\x01")
 	return first, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
 }
