@@ -185,9 +185,11 @@ func quorumClusterID(voters map[uint64]string) uint64 {
 
 // clusterNode is the cluster side of a broker.
 type clusterNode struct {
-	b      *Broker
-	cfg    *clusterConfig
-	logger *slog.Logger
+	// bootRecords are committed with a new cluster's id (cluster_peer_scram.go).
+	bootRecords []metadata.Record
+	b           *Broker
+	cfg         *clusterConfig
+	logger      *slog.Logger
 
 	store *metadata.Store
 	node  *quorum.Node
@@ -270,6 +272,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	if c.sec, err = b.newPeerSecurity(cc, c.store, bootScram); err != nil { // cluster_peer_security.go
 		return err
 	}
+	c.bootRecords = bootstrapScramRecords(bootScram)
 	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
 		// An observer with no log is harmless, unless the quorum counts
 		// it as a voter (it was promoted, then lost its disk).
@@ -333,7 +336,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
 		MinInsyncReplicas: minISRDefault(b.cfg), // elr.go
-		BootstrapRecords:  bootstrapScramRecords(bootScram),
+		BootstrapRecords:  c.bootRecords,
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).

@@ -194,3 +194,21 @@ func (badTokenMechanism) Name() string { return "OAUTHBEARER" }
 func (badTokenMechanism) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
 	return []byte("n,,\x01auth=Bearer not-a-jwt\x01\x01"), func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
 }
+
+// TestBootstrapScramOnImportedNode: a one-voter node whose cluster id comes
+// from the single-node import (the default node, or a single node upgraded
+// in place) commits the bootstrap credentials with it too.
+func TestBootstrapScramOnImportedNode(t *testing.T) {
+	dir := t.TempDir()
+	if err := FormatBootstrapScram(vfs.OS(), dir, []BootstrapScram{{Mechanism: "SCRAM-SHA-256", User: "boot", Password: "boot-secret"}}); err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestBroker(t, testOptions{DataDir: dir, Quiet: true})
+	if tb.broker().cluster == nil {
+		t.Skip("the single-node path (SLUICE_TEST_ONE_VOTER=0) has no metadata quorum")
+	}
+	im := tb.broker().cluster.store.Image()
+	if _, ok := im.Scram["boot"]["SCRAM-SHA-256"]; !ok || im.ClusterID == "" {
+		t.Fatalf("bootstrap credential not committed with the cluster id %q: %v", im.ClusterID, im.Scram)
+	}
+}
