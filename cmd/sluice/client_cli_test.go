@@ -385,7 +385,7 @@ func TestBinaryCompletionAndHelp(t *testing.T) {
 	}
 	mustCLI(t, bin, nil, []string{"version", "--help"}, "Usage: sluice version")
 	mustCLI(t, bin, nil, []string{"help", "version"}, "Usage: sluice version")
-	mustCLI(t, bin, nil, []string{"completion", "bash"}, `"dev") words="cluster"`, `"help") words="acl cluster compaction completion consume dev group produce quota topic topics user version"`)
+	mustCLI(t, bin, nil, []string{"completion", "bash"}, `"dev") words="cluster"`, `"help") words="acl cluster compaction completion consume dev format group produce quota topic topics user version"`)
 }
 
 // TestBinaryConsumerProtocolGroup: a KIP-848 (consumer protocol) group is

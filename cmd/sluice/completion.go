@@ -14,7 +14,7 @@ import (
 // completionWords maps "noun" and "noun verb" to the words that may follow.
 func completionWords() map[string][]string {
 	words := map[string][]string{}
-	top := []string{"completion", "dev", "help", "version"}
+	top := []string{"completion", "dev", "format", "help", "version"}
 	for _, n := range nouns {
 		top = append(top, n.name)
 		for _, v := range n.verbs {

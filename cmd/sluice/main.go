@@ -148,6 +148,7 @@ const topLevelUsage = `Usage: sluice [flags]                 run a Kafka-compati
 
 Commands:
 %s  dev cluster [--nodes 3]              run a local multi-node cluster (docs/cluster.md)
+  format --add-scram SPEC              SCRAM users of a new cluster's controller listener (docs/cluster.md)
   completion bash|zsh                  a shell completion script
   version                              print the version, commit and Go version
   help [COMMAND]                       this text, or a command's
@@ -256,6 +257,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return devCommand(ctx, subArgs, stdout, stderr) // dev_cluster.go
 	case "completion":
 		return completionCommand(subArgs, stdout, stderr) // completion.go
+	case "format":
+		return formatCommand(subArgs, getenv, stdout, stderr) // format.go
 	}
 	if code, ok := runClientCommand(ctx, sub, subArgs, getenv, stdout, stderr); ok { // commands.go
 		return code

@@ -185,9 +185,11 @@ func quorumClusterID(voters map[uint64]string) uint64 {
 
 // clusterNode is the cluster side of a broker.
 type clusterNode struct {
-	b      *Broker
-	cfg    *clusterConfig
-	logger *slog.Logger
+	// bootRecords are committed with a new cluster's id (cluster_peer_scram.go).
+	bootRecords []metadata.Record
+	b           *Broker
+	cfg         *clusterConfig
+	logger      *slog.Logger
 
 	store *metadata.Store
 	node  *quorum.Node
@@ -263,9 +265,14 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			c.ib = nil
 		}
 	}
-	if c.sec, err = b.newPeerSecurity(cc); err != nil { // cluster_peer_security.go
+	bootScram, err := readBootstrapScram(fsys, b.dataDir) // cluster_peer_scram.go
+	if err != nil {
 		return err
 	}
+	if c.sec, err = b.newPeerSecurity(cc, c.store, bootScram); err != nil { // cluster_peer_security.go
+		return err
+	}
+	c.bootRecords = bootstrapScramRecords(bootScram)
 	if _, statErr := fsys.Stat(dir); statErr != nil && cc.observer {
 		// An observer with no log is harmless, unless the quorum counts
 		// it as a voter (it was promoted, then lost its disk).
@@ -329,6 +336,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		SessionTimeout: cc.sessionTimeout, MaxReplicationFactor: maxReplicationFactor,
 		RebalanceInterval: cc.rebalanceInterval, UncleanLeaderElection: uncleanDefault(b.cfg),
 		MinInsyncReplicas: minISRDefault(b.cfg), // elr.go
+		BootstrapRecords:  c.bootRecords,
 	})
 	// An observer whose log is empty takes no raft message until its join
 	// is acknowledged (cluster_roles.go, gatedReceiver).
@@ -363,6 +371,10 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	handle(c.srv, "create-topic", c.ctrl.CreateTopic)
 	handle(c.srv, "delete-topic", c.ctrl.DeleteTopic)
 	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)
+	handle(c.srv, "create-topics", c.ctrl.CreateTopics) // cluster_admin_batch.go
+	handle(c.srv, "delete-topics", c.ctrl.DeleteTopics)
+	handle(c.srv, "create-partitions-batch", c.ctrl.CreatePartitionsBatch)
+	handle(c.srv, "elect-leaders", c.ctrl.ElectLeaders)
 	handle(c.srv, "topic-configs", c.ctrl.SetTopicConfigs)
 	handle(c.srv, "producer-ids", c.ctrl.AllocateProducerIDs)
 	c.registerTxnHandlers()
@@ -604,6 +616,9 @@ func callController[Req, Resp any](ctx context.Context, c *clusterNode, method s
 		default:
 			addr, _ := c.peers.Addr(leader)
 			err = c.peers.Call(ctx, addr, method, req, resp)
+			if unknownBatchMethod(method, err) { // cluster_admin_batch.go
+				return errNoBatchMethod
+			}
 			err = remoteToControllerError(ctx, err, fmt.Sprintf("%d", leader))
 		}
 		var ce *controller.Error

@@ -141,9 +141,12 @@ func TestClusterControllerListenerSASLRefused(t *testing.T) {
 		want string
 	}{
 		{"default mechanism", func(m map[string]string) { delete(m, "sasl.mechanism.controller.protocol") }, "sasl.mechanism.controller.protocol"},
-		{"SCRAM enabled", func(m map[string]string) {
-			m["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256"
-		}, "PLAIN only"},
+		{"GSSAPI enabled", func(m map[string]string) {
+			m["listener.name.controller.sasl.enabled.mechanisms"] = "PLAIN,GSSAPI"
+		}, "GSSAPI"},
+		{"OAUTHBEARER without a token", func(m map[string]string) {
+			m["sasl.mechanism.controller.protocol"] = "OAUTHBEARER"
+		}, "unsecuredLoginStringClaim_sub"},
 		{"no own credentials", func(m map[string]string) {
 			m["listener.name.controller.plain.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required user_controller="x";`
 		}, "username"},

@@ -20,8 +20,12 @@ package broker
 //     first (the listener's key store; ssl.client.auth as configured), then
 //     SASL.
 //
-// Only PLAIN is taken: SCRAM credentials live in the metadata, which the
-// controllers cannot read before they can talk to each other.
+// PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are taken; SCRAM's
+// users are the metadata's, and a new cluster's those its data
+// directories were formatted with (cluster_peer_scram.go); OAUTHBEARER
+// tokens are checked by the listener's validator as on a client listener,
+// and a node gets its own from the token endpoint or, for development, as
+// an unsecured token (security.OAuthLogin).
 
 import (
 	"context"
@@ -32,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/sluice-broker/sluice/internal/authz"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/peer"
 	"github.com/sluice-broker/sluice/internal/security"
 )
@@ -48,7 +53,9 @@ type peerSecurity struct {
 
 // newPeerSecurity reads the controller listener's security settings.
 // Errors name the config at fault.
-func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
+// SCRAM users are those of store's image, or boot while it has no cluster
+// id (cluster_peer_scram.go).
+func (b *Broker) newPeerSecurity(cc *clusterConfig, store *metadata.Store, boot map[string]map[string]security.ScramCredential) (peerSecurity, error) {
 	var ps peerSecurity
 	name := cc.peerListener
 	var err error
@@ -85,29 +92,42 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 	if err != nil {
 		return ps, fmt.Errorf("sluice: controller listener %s: %w", name, err)
 	}
+	peerMech := func(m string) bool {
+		return m == security.MechPlain || m == security.MechScramSHA256 || m == security.MechScramSHA512 || m == security.MechOAuthBearer
+	}
 	for _, m := range sc.Mechanisms {
-		if m != security.MechPlain {
-			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN only "+
-				"(SCRAM credentials and OAUTHBEARER settings live in the metadata the controllers must first agree on)", name, m)
+		if !peerMech(m) {
+			return ps, fmt.Errorf("sluice: controller listener %s enables %s; the controller listener takes PLAIN, SCRAM-SHA-256, "+
+				"SCRAM-SHA-512 or OAUTHBEARER", name, m)
 		}
 	}
 	mech, _ := b.cfg.Value("sasl.mechanism.controller.protocol")
 	mech = strings.ToUpper(strings.TrimSpace(mech))
-	if mech != security.MechPlain {
-		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN "+
-			"(set sasl.mechanism.controller.protocol=PLAIN)", mech, name)
+	if !peerMech(mech) {
+		return ps, fmt.Errorf("sluice: sasl.mechanism.controller.protocol is %s; the SASL controller listener %s takes PLAIN, "+
+			"SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER", mech, name)
 	}
-	user, pass, err := security.ClientCredentials(b.cfg, name, mech)
+	var user, pass string
+	var login *security.OAuthLogin
+	if mech == security.MechOAuthBearer {
+		login, err = security.NewOAuthLogin(b.cfg, name) // security/oauth_login.go
+	} else {
+		user, pass, err = security.ClientCredentials(b.cfg, name, mech)
+	}
 	if err != nil {
 		return ps, fmt.Errorf("sluice: controller listener %s (sasl.mechanism.controller.protocol): %w", name, err)
 	}
-	if _, ok := sc.PlainUsers[user]; !ok {
+	if _, ok := sc.PlainUsers[user]; !ok && mech == security.MechPlain {
 		b.logger.Warn("this node's own controller user is not among the users of its controller listener; other nodes must list it",
 			"listener", name, "user", user)
 	}
 	ps.sasl = &peer.SASLServer{
 		NewSession: func(m string) (peer.SASLSession, bool) {
-			s, ok := sc.NewSession(m, nil)
+			var scram *security.ScramStore
+			if m != security.MechPlain {
+				scram = controllerScram(store, boot) // cluster_peer_scram.go
+			}
+			s, ok := sc.NewSession(m, scram)
 			if !ok {
 				return nil, false
 			}
@@ -126,7 +146,14 @@ func (b *Broker) newPeerSecurity(cc *clusterConfig) (peerSecurity, error) {
 		},
 		Logger: b.logger.With("component", "cluster"),
 	}
-	ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
+	switch mech {
+	case security.MechPlain:
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(plainMechanism{user: user, pass: pass}))
+	case security.MechOAuthBearer:
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(oauthPeerMechanism{login: login}))
+	default:
+		ps.clientOpts = append(ps.clientOpts, peer.WithSASL(newScramPeerMechanism(mech, user, pass)))
+	}
 	return ps, nil
 }
 
@@ -156,5 +183,20 @@ func (plainMechanism) Name() string { return security.MechPlain }
 
 func (m plainMechanism) Start(context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
 	first := []byte("\x00" + m.user + "\x00" + m.pass)
+	return first, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
+}
+
+// oauthPeerMechanism is the client side of SASL OAUTHBEARER (RFC 7628) on
+// the controller listener, with the node's own token.
+type oauthPeerMechanism struct{ login *security.OAuthLogin }
+
+func (oauthPeerMechanism) Name() string { return security.MechOAuthBearer }
+
+func (m oauthPeerMechanism) Start(ctx context.Context) ([]byte, func([]byte) (bool, []byte, error), error) {
+	tok, err := m.login.Token(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("OAUTHBEARER token of this node: %w", err)
+	}
+	first := []byte("n,,\x01auth=Bearer " + tok + "\x01\x01")
 	return first, func([]byte) (bool, []byte, error) { return true, nil, nil }, nil
 }

@@ -99,6 +99,7 @@ func (c *clusterNode) importSingleNode(fsys vfs.FS) error {
 			levels, _ := c.b.features.Get()
 			recs = append(recs, metadata.Record{Type: metadata.SetFeatures, Features: levels})
 		}
+		recs = append(recs, c.bootRecords...) // sluice format --add-scram (cluster_peer_scram.go)
 	}
 	var names []string
 	for _, t := range c.b.topics.List() {

@@ -34,22 +34,44 @@ func (b *Broker) handleCreatePartitions(_ context.Context, r *wire.Request, req 
 	defer mq.finish(resp)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	for _, rt := range req.Topics {
-		st := kmsg.NewCreatePartitionsResponseTopic()
-		st.Topic = rt.Topic
+	// On a cluster node the topics that pass their checks grow together,
+	// in one metadata entry (cluster_admin_batch.go).
+	errs := make([]error, len(req.Topics))
+	var todo []partitionsChange
+	var todoIdx []int
+	for i := range req.Topics {
+		rt := &req.Topics[i]
 		var err error
 		if count[rt.Topic] > 1 {
 			err = errorf(kerr.InvalidRequest, "Duplicate topic in request.")
 		} else if !b.allowed(r, authz.OpAlter, authz.ResourceTopic, rt.Topic) {
 			err = errTopicAuth
 		} else if t, ok := b.topics.Get(rt.Topic); ok {
-			if err = mq.admit(int(rt.Count - t.Partitions)); err == nil {
-				err = b.createPartitionsOne(&rt, req.ValidateOnly)
-			}
-		} else {
-			err = b.createPartitionsOne(&rt, req.ValidateOnly)
+			err = mq.admit(int(rt.Count - t.Partitions))
 		}
-		if err != nil {
+		if err == nil && b.cluster != nil {
+			if err = b.checkCreatePartitions(rt); err == nil && !req.ValidateOnly {
+				pc := partitionsChange{name: rt.Topic, count: rt.Count}
+				for _, a := range rt.Assignment {
+					pc.assign = append(pc.assign, a.Replicas)
+				}
+				todo = append(todo, pc)
+				todoIdx = append(todoIdx, i)
+			}
+		} else if err == nil {
+			err = b.createPartitionsOne(rt, req.ValidateOnly)
+		}
+		errs[i] = err
+	}
+	if len(todo) > 0 {
+		for k, err := range b.cluster.addPartitionsBatch(todo) {
+			errs[todoIdx[k]] = err
+		}
+	}
+	for i, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		if err := errs[i]; err != nil {
 			st.ErrorCode = errorCode(err)
 			st.ErrorMessage = errorMessage(err)
 		}
@@ -59,6 +81,16 @@ func (b *Broker) handleCreatePartitions(_ context.Context, r *wire.Request, req 
 }
 
 func (b *Broker) createPartitionsOne(rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	if err := b.checkCreatePartitions(rt); err != nil || validateOnly {
+		return err
+	}
+	t, _ := b.topics.Get(rt.Topic)
+	return b.addPartitions(t, rt.Count)
+}
+
+// checkCreatePartitions validates one topic of a CreatePartitions. Caller
+// holds adminMu.
+func (b *Broker) checkCreatePartitions(rt *kmsg.CreatePartitionsRequestTopic) error {
 	t, ok := b.topics.Get(rt.Topic)
 	if !ok {
 		return errorf(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
@@ -81,8 +113,5 @@ func (b *Broker) createPartitionsOne(rt *kmsg.CreatePartitionsRequestTopic, vali
 			}
 		}
 	}
-	if validateOnly {
-		return nil
-	}
-	return b.addPartitions(t, rt.Count)
+	return nil
 }

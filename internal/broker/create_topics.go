@@ -43,26 +43,57 @@ func (b *Broker) handleCreateTopics(_ context.Context, r *wire.Request, req *kms
 	defer mq.finish(resp)
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
+	// Every topic is checked first; the ones to create are then created
+	// together (one metadata entry on a cluster node, create_topics_batch.go).
+	type item struct {
+		t   *topics.Topic
+		err error
+	}
+	items := make([]item, len(req.Topics))
+	var todo []*topicCreation
+	var todoIdx []int
+	pendingNames := map[string]string{} // unified name → a topic of this request being created
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		if counts[rt.Topic] > 1 {
+			items[i].err = errorf(kerr.InvalidRequest, "Found multiple entries for topic '%s' in the request.", rt.Topic)
+			continue
+		}
+		if err := b.createTopicDenied(r, rt.Topic); err != nil { // authorize_admin.go
+			items[i].err = err
+			continue
+		}
+		if err := mq.admit(b.partitionsToCreate(rt)); err != nil {
+			items[i].err = err
+			continue
+		}
+		tc, err := b.checkCreate(rt)
+		if err == nil && topics.HasCollisionChars(rt.Topic) {
+			if other, ok := pendingNames[topics.UnifyCollisionChars(rt.Topic)]; ok {
+				err = errorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", rt.Topic, other)
+			}
+		}
+		switch {
+		case err != nil:
+			items[i].err = err
+		case req.ValidateOnly:
+			items[i].t = &topics.Topic{Name: tc.name, Partitions: tc.partitions, Configs: tc.overrides}
+		default:
+			pendingNames[topics.UnifyCollisionChars(rt.Topic)] = rt.Topic
+			todo = append(todo, tc)
+			todoIdx = append(todoIdx, i)
+		}
+	}
+	created, errs := b.createTopics(todo)
+	for k, i := range todoIdx {
+		items[i] = item{created[k], errs[k]}
+	}
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		if counts[rt.Topic] > 1 {
-			setCreateErr(&st, errorf(kerr.InvalidRequest, "Found multiple entries for topic '%s' in the request.", rt.Topic))
-			resp.Topics = append(resp.Topics, st)
-			continue
-		}
-		if err := b.createTopicDenied(r, rt.Topic); err != nil { // authorize_admin.go
-			setCreateErr(&st, err)
-			resp.Topics = append(resp.Topics, st)
-			continue
-		}
-		err := mq.admit(b.partitionsToCreate(rt))
-		var t *topics.Topic
-		if err == nil {
-			t, err = b.createOne(rt, req.ValidateOnly)
-		}
+		t, err := items[i].t, items[i].err
 		if err != nil {
 			setCreateErr(&st, err)
 			resp.Topics = append(resp.Topics, st)
@@ -99,10 +130,9 @@ func setCreateErr(st *kmsg.CreateTopicsResponseTopic, err error) {
 	st.ErrorMessage = errorMessage(err)
 }
 
-// createOne validates and (unless validateOnly) creates one topic. With
-// validateOnly the returned topic is what would be created (zero id).
-// Caller holds adminMu.
-func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) (*topics.Topic, error) {
+// checkCreate validates the creation of one topic and resolves what to
+// create. Caller holds adminMu.
+func (b *Broker) checkCreate(rt *kmsg.CreateTopicsRequestTopic) (*topicCreation, error) {
 	name := rt.Topic
 	if err := b.checkNewTopicName(name); err != nil {
 		return nil, err
@@ -159,9 +189,6 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 	if err != nil {
 		return nil, err
 	}
-	if validateOnly {
-		return &topics.Topic{Name: name, Partitions: partitions, Configs: plain}, nil
-	}
 	var assign [][]int32
 	if len(rt.ReplicaAssignment) > 0 {
 		assign = make([][]int32, len(rt.ReplicaAssignment))
@@ -169,7 +196,7 @@ func (b *Broker) createOne(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool)
 			assign[a.Partition] = a.Replicas
 		}
 	}
-	return b.createTopic(name, partitions, rf, plain, cfg, assign)
+	return &topicCreation{name: name, partitions: partitions, rf: rf, overrides: plain, cfg: cfg, assign: assign}, nil
 }
 
 // checkReplicas accepts a manual assignment of live brokers, each named

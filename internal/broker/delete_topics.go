@@ -84,8 +84,13 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 		}
 	}()
 
+	// On a cluster node the topics that pass their checks are deleted
+	// together, in one metadata entry (cluster_admin_batch.go).
+	rts := make([]kmsg.DeleteTopicsResponseTopic, len(targets))
+	var batch []int
 	for i, tg := range targets {
-		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt := &rts[i]
+		*rt = kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic = tg.name
 		rt.TopicID = tg.id
 		err := errs[i]
@@ -99,16 +104,39 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 				rt.TopicID = t.ID
 				err = mq.admit(int(t.Partitions))
 			}
-			if err == nil {
+			if err == nil && b.cluster != nil {
+				if err = b.checkDelete(names[i], count[names[i]] > 1); err == nil {
+					batch = append(batch, i)
+				}
+			} else if err == nil {
 				purge, err = b.deleteOne(names[i], count[names[i]] > 1)
 			}
 			b.adminMu.Unlock()
 			if purge != nil {
 				purges = append(purges, purge)
 			}
-			if t := names[i]; err == nil || tg.name == nil {
-				rt.Topic = kmsg.StringPtr(t)
+		}
+		errs[i] = err
+	}
+	if len(batch) > 0 {
+		bnames := make([]string, len(batch))
+		for k, i := range batch {
+			bnames[k] = names[i]
+		}
+		b.adminMu.Lock()
+		berrs := b.cluster.deleteTopicsBatch(bnames)
+		b.adminMu.Unlock()
+		for k, i := range batch {
+			if errs[i] = berrs[k]; errs[i] == nil {
+				purges = append(purges, b.purges.waiter(names[i])) // cluster_purge.go
 			}
+		}
+	}
+	for i, tg := range targets {
+		rt := &rts[i]
+		err := errs[i]
+		if err != errTopicAuth && names[i] != "" && (err == nil || tg.name == nil) {
+			rt.Topic = kmsg.StringPtr(names[i])
 		}
 		if err != nil {
 			rt.ErrorCode = errorCode(err)
@@ -116,7 +144,7 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 				rt.ErrorMessage = errorMessage(err)
 			}
 		}
-		resp.Topics = append(resp.Topics, rt)
+		resp.Topics = append(resp.Topics, *rt)
 	}
 	return resp, nil
 }
@@ -124,15 +152,24 @@ func (b *Broker) handleDeleteTopics(_ context.Context, r *wire.Request, req *kms
 // deleteOne deletes one topic's metadata and returns the purge of its data
 // (see Broker.deleteTopic). Caller holds adminMu.
 func (b *Broker) deleteOne(name string, duplicate bool) (purge func(), err error) {
-	switch {
-	case duplicate:
-		return nil, errorf(kerr.InvalidRequest, "Topic '%s' is listed more than once in the request.", name)
-	case !b.cfg.DeleteTopicEnable:
-		return nil, errorf(kerr.TopicDeletionDisabled, "Topic deletion is disabled (delete.topic.enable=false).")
-	case topics.IsInternal(name):
-		if _, ok := b.topics.Get(name); ok {
-			return nil, errorf(kerr.InvalidRequest, "Internal topic %s cannot be deleted.", name)
-		}
+	if err := b.checkDelete(name, duplicate); err != nil {
+		return nil, err
 	}
 	return b.deleteTopic(name)
+}
+
+// checkDelete refuses what DeleteTopics may not delete. Caller holds
+// adminMu.
+func (b *Broker) checkDelete(name string, duplicate bool) error {
+	switch {
+	case duplicate:
+		return errorf(kerr.InvalidRequest, "Topic '%s' is listed more than once in the request.", name)
+	case !b.cfg.DeleteTopicEnable:
+		return errorf(kerr.TopicDeletionDisabled, "Topic deletion is disabled (delete.topic.enable=false).")
+	case topics.IsInternal(name):
+		if _, ok := b.topics.Get(name); ok {
+			return errorf(kerr.InvalidRequest, "Internal topic %s cannot be deleted.", name)
+		}
+	}
+	return nil
 }

@@ -31,6 +31,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -84,28 +85,95 @@ func (b *Broker) handleElectLeaders(_ context.Context, r *wire.Request, req *kms
 		return resp, nil
 	}
 
-	if req.Topics == nil {
+	// Every partition is decided first, then answered (on a cluster node in
+	// one controller call, one metadata entry: cluster_admin_batch.go).
+	var slots []electSlot
+	all := req.Topics == nil
+	if all {
 		for _, t := range b.topics.List() {
 			rt := kmsg.NewElectLeadersResponseTopic()
 			rt.Topic = t.Name
-			for p := int32(0); p < t.Partitions; p++ {
-				if rp := b.electLeader(t.Name, p, electionType); rp.ErrorCode != kerr.ElectionNotNeeded.Code {
-					rt.Partitions = append(rt.Partitions, rp)
-				}
-			}
 			resp.Topics = append(resp.Topics, rt)
+			for p := int32(0); p < t.Partitions; p++ {
+				slots = append(slots, electSlot{topic: len(resp.Topics) - 1, name: t.Name, partition: p})
+			}
 		}
-		return resp, nil
+	} else {
+		for _, t := range req.Topics {
+			rt := kmsg.NewElectLeadersResponseTopic()
+			rt.Topic = t.Topic
+			resp.Topics = append(resp.Topics, rt)
+			for _, p := range t.Partitions {
+				slots = append(slots, electSlot{topic: len(resp.Topics) - 1, name: t.Topic, partition: p})
+			}
+		}
 	}
-	for _, t := range req.Topics {
-		rt := kmsg.NewElectLeadersResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, b.electLeader(t.Topic, p, electionType))
+	b.electLeaders(slots, electionType)
+	for _, sl := range slots {
+		if all && sl.rp.ErrorCode == kerr.ElectionNotNeeded.Code {
+			continue
 		}
-		resp.Topics = append(resp.Topics, rt)
+		resp.Topics[sl.topic].Partitions = append(resp.Topics[sl.topic].Partitions, sl.rp)
 	}
 	return resp, nil
+}
+
+// electSlot is one partition of an ElectLeaders and its answer.
+type electSlot struct {
+	topic     int // index in the response's topics
+	name      string
+	partition int32
+	rp        kmsg.ElectLeadersResponseTopicPartition
+}
+
+// electLeaders answers every slot: on a cluster node with one controller
+// call, else (or with a controller of an earlier release) one by one.
+func (b *Broker) electLeaders(slots []electSlot, electionType int8) {
+	if c := b.cluster; c != nil && len(slots) > 0 {
+		req := controller.ElectLeadersRequest{Partitions: make([]controller.ElectRequest, len(slots))}
+		for i, sl := range slots {
+			req.Partitions[i] = controller.ElectRequest{Topic: sl.name, Partition: sl.partition, Unclean: electionType == electionUnclean}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+		defer cancel()
+		var resp controller.ElectLeadersResponse
+		err := callController(ctx, c, "elect-leaders", c.ctrl.ElectLeaders, req, &resp)
+		if err == nil && len(resp.Results) != len(slots) {
+			err = errorf(kerr.UnknownServerError, "the controller answered %d results for %d partitions", len(resp.Results), len(slots))
+		}
+		if !errors.Is(err, errNoBatchMethod) {
+			for i := range slots {
+				sl := &slots[i]
+				sl.rp = kmsg.NewElectLeadersResponseTopicPartition()
+				sl.rp.Partition = sl.partition
+				if err != nil {
+					berr := asBrokerError(err)
+					sl.rp.ErrorCode, sl.rp.ErrorMessage = errorCode(berr), errorMessage(berr)
+					continue
+				}
+				c.electAnswer(&sl.rp, sl.name, resp.Results[i])
+			}
+			return
+		}
+	}
+	for i := range slots {
+		slots[i].rp = b.electLeader(slots[i].name, slots[i].partition, electionType)
+	}
+}
+
+// electAnswer fills rp from the controller's answer for topic's partition.
+func (c *clusterNode) electAnswer(rp *kmsg.ElectLeadersResponseTopicPartition, topic string, resp controller.ElectResponse) {
+	rp.ErrorCode = resp.Code
+	if resp.Message != "" {
+		rp.ErrorMessage = kmsg.StringPtr(resp.Message)
+	} else if resp.Code == kerr.UnknownTopicOrPartition.Code {
+		// Kafka's messages, as a single node gives them.
+		if _, ok := c.store.Image().Topics[topic]; !ok {
+			rp.ErrorMessage = kmsg.StringPtr("No such topic as " + topic)
+		} else {
+			rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("No such partition as %s-%d", topic, rp.Partition))
+		}
+	}
 }
 
 // electLeader answers one partition.
@@ -123,17 +191,7 @@ func (b *Broker) electLeader(topic string, partition int32, electionType int8) k
 			rp.ErrorCode, rp.ErrorMessage = errorCode(err), errorMessage(err)
 			return rp
 		}
-		rp.ErrorCode = resp.Code
-		if resp.Message != "" {
-			rp.ErrorMessage = kmsg.StringPtr(resp.Message)
-		} else if resp.Code == kerr.UnknownTopicOrPartition.Code {
-			// Kafka's messages, as a single node gives them.
-			if _, ok := c.store.Image().Topics[topic]; !ok {
-				rp.ErrorMessage = kmsg.StringPtr("No such topic as " + topic)
-			} else {
-				rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("No such partition as %s-%d", topic, partition))
-			}
-		}
+		c.electAnswer(&rp, topic, resp)
 		return rp
 	}
 	t, ok := b.topics.Get(topic)

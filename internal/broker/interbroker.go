@@ -11,17 +11,20 @@ package broker
 // the client certificate and its trust store verifies the leader; with SASL,
 // sasl.mechanism.inter.broker.protocol (PLAIN, SCRAM-SHA-256 or
 // SCRAM-SHA-512) with the username and password of the listener's JAAS
-// login module. The leader authorizes what the follower sends: with an
+// login module, or OAUTHBEARER with a token of the node's own
+// (security.OAuthLogin: the token endpoint, or an unsecured token). The leader authorizes what the follower sends: with an
 // authorizer, replica Fetch and OffsetForLeaderEpoch need ClusterAction on
 // the cluster, which the broker's principal gets from super.users or an ACL.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -86,7 +89,14 @@ func newInterBroker(b *Broker, controllerListeners []string) (*interBroker, erro
 	if l.protocol == security.SASLPlaintext || l.protocol == security.SASLSSL {
 		mech, _ := b.cfg.Value("sasl.mechanism.inter.broker.protocol")
 		mech = strings.ToUpper(strings.TrimSpace(mech))
-		user, pass, err := security.ClientCredentials(b.cfg, name, mech)
+		var user, pass string
+		var login *security.OAuthLogin
+		var err error
+		if mech == security.MechOAuthBearer {
+			login, err = security.NewOAuthLogin(b.cfg, name) // the node's own token (security/oauth_login.go)
+		} else {
+			user, pass, err = security.ClientCredentials(b.cfg, name, mech)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("sluice: inter-broker listener %s (sasl.mechanism.inter.broker.protocol): %w", name, err)
 		}
@@ -101,6 +111,11 @@ func newInterBroker(b *Broker, controllerListeners []string) (*interBroker, erro
 			ib.opts = append(ib.opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
 		case security.MechScramSHA512:
 			ib.opts = append(ib.opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+		case security.MechOAuthBearer:
+			ib.opts = append(ib.opts, kgo.SASL(oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
+				tok, err := login.Token(ctx)
+				return oauth.Auth{Token: tok}, err
+			})))
 		}
 	}
 	return ib, nil

@@ -344,3 +344,52 @@ func TestInterBrokerConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestInterBrokerOAuth: followers fetch over a SASL_PLAINTEXT listener with
+// OAUTHBEARER (unsecured validator and login, development settings), each
+// node presenting its own token: acks=all with min.insync.replicas=3
+// succeeds only once both followers fetch.
+func TestInterBrokerOAuth(t *testing.T) {
+	ls := []security.Listener{
+		{Name: "CLIENT", Protocol: security.Plaintext, Bind: "127.0.0.1:0"},
+		{Name: "INTERNAL", Protocol: security.SASLPlaintext, Bind: "127.0.0.1:0"},
+	}
+	tc := startListenerCluster(t, 3, ls, func(id int) map[string]string {
+		return map[string]string{
+			"listener.name.internal.sasl.enabled.mechanisms": "OAUTHBEARER",
+			"listener.name.internal.oauthbearer.sasl.jaas.config": security.OAuthBearerLoginModule + ` required ` +
+				`unsecuredLoginStringClaim_sub="broker";`,
+			"inter.broker.listener.name":           "INTERNAL",
+			"sasl.mechanism.inter.broker.protocol": "OAUTHBEARER",
+			"min.insync.replicas":                  "3",
+		}
+	})
+	var clientAddrs []string
+	for _, n := range tc.nodes {
+		clientAddrs = append(clientAddrs, n.listenerAddr("CLIENT"))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(clientAddrs...), kgo.RetryTimeout(30*time.Second),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("replicated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 && md.Controller > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 1, 3, nil, "replicated"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	for i := range 3 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint("v", i))}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	for _, n := range tc.nodes {
+		pollUntil(t, "every replica to hold the three records", func() bool {
+			l, _, code := n.broker().partitionLog("replicated", 0)
+			return code == 0 && l != nil && l.LogEndOffset() == 3
+		})
+	}
+}

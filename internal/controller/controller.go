@@ -94,6 +94,9 @@ type Config struct {
 	// MinInsyncReplicas is min.insync.replicas of this node's
 	// server.properties, for eligible leader replicas (elr.go).
 	MinInsyncReplicas int
+	// BootstrapRecords are committed with the cluster id of a new cluster,
+	// in the same entry (SCRAM credentials of `sluice format --add-scram`).
+	BootstrapRecords []metadata.Record
 }
 
 // Controller is one node's controller.
@@ -232,6 +235,7 @@ func (c *Controller) becomeActive(ctx context.Context) error {
 	if c.cfg.Store.Image().ClusterID == "" {
 		recs := []metadata.Record{{Type: metadata.SetClusterID, ClusterID: newClusterID()},
 			{Type: metadata.SetFeatures, Features: features.Defaults()}}
+		recs = append(recs, c.cfg.BootstrapRecords...)
 		if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
 			return err
 		}

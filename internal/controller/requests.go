@@ -278,14 +278,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, req CreatePartitionsR
 	if !ok {
 		return TopicResponse{}, &Error{Code: kerr.UnknownTopicOrPartition.Code}
 	}
-	have := int32(len(t.Partitions))
-	if req.Count <= have {
-		return TopicResponse{}, errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, req.Count)
-	}
-	if len(req.Assignments) > 0 && int32(len(req.Assignments)) != req.Count-have {
-		return TopicResponse{}, errorf(kerr.InvalidReplicaAssignment, "Increasing the number of partitions by %d but %d assignments provided.", req.Count-have, len(req.Assignments))
-	}
-	parts, err := c.place(im, req.Count-have, int16(len(t.Partitions[0].Replicas)), req.Assignments, len(im.Topics)+int(have))
+	parts, err := c.newPartitions(im, t, req, len(im.Topics)) // batch.go
 	if err != nil {
 		return TopicResponse{}, err
 	}
@@ -445,6 +438,19 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 		return ElectResponse{}, err
 	}
 	defer c.mu.Unlock()
+	resp, rec := c.elect(im, req)
+	if rec == nil {
+		return resp, nil
+	}
+	if _, err := c.commit(ctx, *rec); err != nil {
+		return ElectResponse{}, err
+	}
+	return resp, nil
+}
+
+// elect decides one partition's election against im: the answer, and the
+// record to commit (nil: none). Caller holds mu.
+func (c *Controller) elect(im *metadata.Image, req ElectRequest) (ElectResponse, *metadata.Record) {
 	t, ok := im.Topics[req.Topic]
 	if !ok || req.Partition < 0 || int(req.Partition) >= len(t.Partitions) {
 		return ElectResponse{Code: kerr.UnknownTopicOrPartition.Code}, nil
@@ -494,11 +500,8 @@ func (c *Controller) ElectLeader(ctx context.Context, req ElectRequest) (ElectRe
 	}
 	np.LeaderEpoch++
 	np.PartitionEpoch++
-	if _, err := c.commit(ctx, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name, TopicID: t.ID,
-		Partition: req.Partition, Change: &np}); err != nil {
-		return ElectResponse{}, err
-	}
-	return ElectResponse{}, nil
+	return ElectResponse{}, &metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name, TopicID: t.ID,
+		Partition: req.Partition, Change: &np}
 }
 
 // preferredLeaders returns the changes that give every partition whose

@@ -23,6 +23,10 @@ import (
 // stray one when the logs are loaded.
 const QuorumDir = "quorum"
 
+// BootstrapDir holds what `sluice format` prepared for a new cluster
+// (internal/broker/cluster_peer_scram.go); it is not a partition.
+const BootstrapDir = "bootstrap"
+
 // ManagerOptions configure a Manager. Zero values pick the defaults.
 type ManagerOptions struct {
 	// Logger receives errors and recovery notes; default slog.Default().
@@ -165,7 +169,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			}
 			continue
 		}
-		if name == QuorumDir {
+		if name == QuorumDir || name == BootstrapDir {
 			continue
 		}
 		tp, ok := parsePartitionDir(name)
