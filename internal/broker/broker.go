@@ -115,6 +115,15 @@ func (b *Broker) ClusterID() string {
 	if im := b.image(); im != nil && im.ClusterID != "" {
 		return im.ClusterID
 	}
+	// A cluster node that has not caught up yet still knows the id from the
+	// metadata log it replayed at start: a restarted node must never answer
+	// with its directory's own id (clients treat a changed id as another
+	// cluster).
+	if b.cluster != nil && b.cluster.store != nil {
+		if im := b.cluster.store.Image(); im != nil && im.ClusterID != "" {
+			return im.ClusterID
+		}
+	}
 	return b.clusterID
 }
 

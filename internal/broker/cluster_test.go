@@ -681,3 +681,36 @@ func TestClusterRefusesAmnesia(t *testing.T) {
 	n3.start()
 	waitCluster(t, tc.admin(), "the node back on its own data", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 }
+
+// A cluster node restarted while it cannot catch up (here: no quorum) still
+// answers with the cluster's id, replayed from its own metadata log, never
+// with its data directory's local id: a client that sees the id change takes
+// the node for another cluster.
+func TestClusterRestartedNodeKeepsClusterID(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	var want string
+	waitFor(t, "every node publishing the cluster's id", func() bool {
+		want = tc.nodes[0].broker().ClusterID()
+		for _, n := range tc.nodes {
+			if im := n.broker().image(); im == nil || im.ClusterID == "" || im.ClusterID != want {
+				return false
+			}
+		}
+		return true
+	})
+	if local := tc.nodes[0].broker().clusterID; local == want {
+		t.Fatalf("the directory's local id %q is the cluster's: the test cannot tell them apart", local)
+	}
+	for i := len(tc.nodes) - 1; i >= 0; i-- {
+		if i == 0 {
+			tc.nodes[i].broker().cluster.epoch.Store(0) // no quorum left for its controlled shutdown
+		}
+		tc.nodes[i].stop()
+	}
+	n := tc.nodes[0]
+	n.start()
+	if n.broker().cluster.published.Load() != 0 {
+		t.Fatal("the lone node caught up without a quorum")
+	}
+	waitFor(t, "the restarted node naming the cluster's id", func() bool { return n.broker().ClusterID() == want })
+}
