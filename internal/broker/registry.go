@@ -29,7 +29,7 @@ type apiSpec struct {
 // because librdkafka refuses to compress unless it sees v0, but v0–v2 are
 // rejected at request time with UNSUPPORTED_VERSION, exactly as Kafka 4 does.
 var apiTable = []apiSpec{
-	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
+	{key: 0, min: 0, max: 13, minAccepted: 3},   // Produce: barrier keeps per-connection append order (v13: topic ids)
 	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
 	{key: 2, min: 1, max: 11, concurrent: true}, // ListOffsets (v11: -6, earliest pending upload)
 	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
@@ -155,11 +156,29 @@ func (tb *testBroker) request(req kmsg.Request) kmsg.Response {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := tb.client().Request(ctx, req)
+	var opts []kgo.Opt
+	if pr, ok := req.(*kmsg.ProduceRequest); ok && producesByName(pr) {
+		// A produce request naming its topics by name goes at v12: v13
+		// names them by id (produce_topic_id_test.go tests it).
+		v := kversion.Tip()
+		v.SetMaxKeyVersion(int16(kmsg.Produce), produceTopicIDVersion-1)
+		opts = append(opts, kgo.MaxVersions(v))
+	}
+	resp, err := tb.client(opts...).Request(ctx, req)
 	if err != nil {
 		tb.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
 	}
 	return resp
+}
+
+// producesByName reports a produce request with a topic named by name only.
+func producesByName(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		if t.Topic != "" && t.TopicID == [16]byte{} {
+			return true
+		}
+	}
+	return false
 }
 
 // rawConn is a byte-level client connection for protocol tests.
