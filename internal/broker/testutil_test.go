@@ -339,3 +339,15 @@ func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.
 		return b.logs.Get(topic, partition), t, 0
 	}
 }
+
+// cappedRequest is a request kgo sends at no more than max (kgo negotiates
+// the highest version both sides know otherwise).
+type cappedRequest struct {
+	kmsg.Request
+	max int16
+}
+
+func (c cappedRequest) MaxVersion() int16 { return c.max }
+
+// capVersion caps the version req is sent at (with kgo.Broker.Request).
+func capVersion(req kmsg.Request, max int16) kmsg.Request { return cappedRequest{req, max} }
