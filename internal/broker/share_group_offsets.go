@@ -3,14 +3,18 @@
 // (KIP-932), as Kafka's kafka-share-groups tool shows (--describe), resets
 // (--reset-offsets) and deletes (--delete-offsets) them.
 //
-// Describe: for each group (GROUP_ID_NOT_FOUND if it is not a share group), the
-// requested partitions, or with null topics every partition the group has state for,
-// with the start offset (-1 for a partition the group never fetched) and, from v1, the
-// lag: records from the start offset up to the high watermark not yet acknowledged or
-// archived (-1 when unknown). Alter: the group must have no members (NON_EMPTY_GROUP; a
+// Describe: for each group, the requested partitions, or with null topics every
+// partition the group has state for, with the start offset (-1 for a partition the group
+// never fetched) and, from v1, the lag: records from the start offset up to the high
+// watermark not yet acknowledged or archived (-1 when unknown). As Kafka 4.4's group
+// coordinator, the group is not looked up: a group that does not exist (or is not a
+// share group) has no state, so it is answered with no topics (null topics) or start
+// offsets of -1, not GROUP_ID_NOT_FOUND (ShareGroupDescribe answers that). Alter: the group must have no members (NON_EMPTY_GROUP; a
 // missing group is created empty, as Kafka does); each partition's state is replaced by
 // an empty window at the given start offset (-1: the high watermark, -2: the log start
-// offset). Delete: the group must exist and have no members; the state of every
+// offset); another type of group with the id is GROUP_ID_NOT_FOUND. Delete: the group
+// must exist (GROUP_ID_NOT_FOUND: "Group g not found.", or "... is not a share group.")
+// and have no members; the state of every
 // partition of each topic is deleted. Both wait up to 15 s for a share coordinator that
 // is not there yet (share_state_retry.go), as Kafka's persister does, and answer
 // COORDINATOR_NOT_AVAILABLE if it does not come.
@@ -44,13 +48,6 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 		g.GroupID = rg.GroupID
 		if b.authz != nil && b.groupDenied(r, authz.OpDescribe, rg.GroupID) {
 			g.ErrorCode = kerr.GroupAuthorizationFailed.Code
-			resp.Groups = append(resp.Groups, g)
-			continue
-		}
-		if exists, _ := b.shares.GroupState(rg.GroupID); !exists {
-			g.ErrorCode = kerr.GroupIDNotFound.Code
-			msg := "Group " + rg.GroupID + " is not a share group."
-			g.ErrorMessage = &msg
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
@@ -206,7 +203,7 @@ func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *wire.Requ
 	case b.authz != nil && b.groupDenied(r, authz.OpDelete, req.GroupID):
 		return fail(kerr.GroupAuthorizationFailed, "")
 	case !exists:
-		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+		return fail(kerr.GroupIDNotFound, b.shares.NotFoundMessage(req.GroupID))
 	case !empty:
 		return fail(kerr.NonEmptyGroup, "The group has active members: stop them before deleting its offsets.")
 	}

@@ -73,7 +73,7 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		if m.members != nil {
 			stored = m.members.ShareRecordsOf(req.GroupID) // a group this broker did not hold (membership.go)
 		}
-		other = stored == nil && req.MemberEpoch == 0 && m.otherGroup(req.GroupID)
+		other = stored == nil && m.otherGroup(req.GroupID)
 	}
 	m.mu.Lock()
 	g := m.groups[req.GroupID]
@@ -81,13 +81,19 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		g = m.loadGroupLocked(req.GroupID, stored)
 	}
 	if g == nil {
-		if req.MemberEpoch != 0 {
-			m.mu.Unlock()
-			return errResp(resp, kerr.UnknownMemberID, "")
-		}
-		if other {
+		// As Kafka's group coordinator: only a join (epoch 0) creates the
+		// group; a heartbeat or a leave for a group that does not exist (or
+		// is not a share group) is GROUP_ID_NOT_FOUND.
+		switch {
+		case other:
 			m.mu.Unlock()
 			return errResp(resp, kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+		case req.MemberEpoch == -1:
+			m.mu.Unlock()
+			return errResp(resp, kerr.GroupIDNotFound, "Group "+req.GroupID+" not found.")
+		case req.MemberEpoch != 0:
+			m.mu.Unlock()
+			return errResp(resp, kerr.GroupIDNotFound, "Share group "+req.GroupID+" not found.")
 		}
 		g = &Group{ID: req.GroupID, members: map[string]*member{}}
 		m.groups[req.GroupID] = g
@@ -96,11 +102,15 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 	mb := g.members[req.MemberID]
 	switch {
 	case req.MemberEpoch == -1:
-		if mb != nil {
-			delete(g.members, mb.id)
-			g.Epoch++
-			released = append(released, m.releaseMemberLocked(g.ID, mb.id)...)
+		if mb == nil {
+			// Kafka's shareGroupLeave: the member must be in the group.
+			m.mu.Unlock()
+			m.persistAll(released)
+			return errResp(resp, kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+req.GroupID+".")
 		}
+		delete(g.members, mb.id)
+		g.Epoch++
+		released = append(released, m.releaseMemberLocked(g.ID, mb.id)...)
 		m.mu.Unlock()
 		m.persistAll(released)
 		m.persistMembership(g.ID)

@@ -397,6 +397,15 @@ func (m *Manager) GroupState(id string) (exists, empty bool) {
 	return true, len(g.members) == 0
 }
 
+// NotFoundMessage is Kafka's message for GROUP_ID_NOT_FOUND about id:
+// another type of group has the id, or none does.
+func (m *Manager) NotFoundMessage(id string) string {
+	if m.otherGroup(id) {
+		return "Group " + id + " is not a share group."
+	}
+	return "Group " + id + " not found."
+}
+
 // EnsureGroup creates share group id (empty) if it does not exist; it
 // returns false if a group of another type has the id.
 func (m *Manager) EnsureGroup(id string) bool {
