@@ -44,6 +44,7 @@ func (b *Broker) startShareGroups() error {
 	}
 	opts.Store = shareStateStore{b} // share_coordinator.go
 	opts.Read = b.readShareState
+	opts.InitState = b.initShareStates // share_init_state.go
 	if single := b.cluster == nil && b.clusterCfg == nil; single {
 		if _, ok := b.topics.Get(ShareStateTopic); ok {
 			if _, err := b.ensureShareStateTopic(); err != nil {

@@ -22,6 +22,9 @@ type Group struct {
 	// topicsHash fingerprints the partition counts of the subscribed topics;
 	// a change (topic created, partitions added) bumps the group epoch.
 	topicsHash string
+	// initialized holds the share partitions whose state the group
+	// initialized (init_state.go; record 15).
+	initialized map[[16]byte]*initTopic
 }
 
 type member struct {
@@ -157,6 +160,15 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		g.topicsHash = h
 		g.Epoch++
 	}
+	if m.initializeLocked(g) && g.AssignmentEpoch == g.Epoch {
+		g.Epoch++ // partitions became assignable (init_state.go)
+	}
+	if m.groups[g.ID] != g || g.members[req.MemberID] != mb {
+		// Removed while the share coordinator was asked (m.mu released).
+		m.mu.Unlock()
+		m.persistAll(released)
+		return errResp(resp, kerr.UnknownMemberID, "")
+	}
 	if g.AssignmentEpoch != g.Epoch {
 		m.assignLocked(g)
 	}
@@ -240,15 +252,24 @@ func (m *Manager) assignLocked(g *Group) {
 				subs = append(subs, g.members[id])
 			}
 		}
-		n := int(t.Partitions)
+		var ps []int32 // the assignable partitions (init_state.go)
+		for p := int32(0); p < t.Partitions; p++ {
+			if m.assignableLocked(g, t.ID, p) {
+				ps = append(ps, p)
+			}
+		}
+		n := len(ps)
+		if n == 0 {
+			continue
+		}
 		if len(subs) >= n {
 			for i, mb := range subs {
-				mb.assigned[t.ID] = append(mb.assigned[t.ID], int32(i%n))
+				mb.assigned[t.ID] = append(mb.assigned[t.ID], ps[i%n])
 			}
 		} else {
-			for p := 0; p < n; p++ {
-				mb := subs[p%len(subs)]
-				mb.assigned[t.ID] = append(mb.assigned[t.ID], int32(p))
+			for i, p := range ps {
+				mb := subs[i%len(subs)]
+				mb.assigned[t.ID] = append(mb.assigned[t.ID], p)
 			}
 		}
 	}
@@ -395,6 +416,11 @@ func (m *Manager) Delete(id string) int16 {
 		if k.Group == id {
 			keys = append(keys, k)
 			delete(m.parts, k)
+		}
+	}
+	for _, k := range initializedKeysLocked(g) { // initialized, never fetched here
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	m.mu.Unlock()
