@@ -91,6 +91,16 @@ func (m *Manager) initializeLocked(g *Group) bool {
 	if m.initState == nil {
 		return false
 	}
+	if todo, _ := m.uninitializedLocked(g); len(todo) == 0 {
+		return false
+	}
+	// One initialization at a time (initMu, never taken under m.mu): a
+	// concurrent heartbeat of the group must not initialize (start offset
+	// -1) a partition another one initialized and a member already fetched.
+	m.mu.Unlock()
+	m.initMu.Lock()
+	defer m.initMu.Unlock()
+	m.mu.Lock()
 	todo, names := m.uninitializedLocked(g)
 	if len(todo) == 0 {
 		return false

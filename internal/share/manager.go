@@ -116,6 +116,8 @@ type Manager struct {
 	cfgStore  ConfigStore
 	// persistMu orders snapshot writes with the state they capture.
 	persistMu sync.Mutex
+	// initMu serializes share-partition state initializations (init_state.go).
+	initMu sync.Mutex
 	// membership.go
 	members      MembershipStore
 	memberWriter membershipWriter
