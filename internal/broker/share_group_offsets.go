@@ -25,7 +25,10 @@
 package broker
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -72,21 +75,35 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		if rg.Topics == nil {
-			byTopic := map[[16]byte]int{}
+			// The partitions this broker holds state for, and those the
+			// group initialized (share_init_state.go; Kafka lists these).
+			keys := b.shares.InitializedPartitions(rg.GroupID)
 			for _, sp := range b.shares.GroupPartitions(rg.GroupID) {
-				top, ok := b.topicByID(sp.Key.TopicID)
+				if !slices.Contains(keys, sp.Key) {
+					keys = append(keys, sp.Key)
+				}
+			}
+			slices.SortFunc(keys, func(a, b share.Key) int {
+				if c := bytes.Compare(a.TopicID[:], b.TopicID[:]); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.Partition, b.Partition)
+			})
+			byTopic := map[[16]byte]int{}
+			for _, k := range keys {
+				top, ok := b.topicByID(k.TopicID)
 				if !ok || (b.authz != nil && !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, top.Name)) {
 					continue // a deleted topic, or one the principal may not describe
 				}
-				i, ok := byTopic[sp.Key.TopicID]
+				i, ok := byTopic[k.TopicID]
 				if !ok {
 					rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 					rt.Topic, rt.TopicID = top.Name, [16]byte(top.ID)
 					g.Topics = append(g.Topics, rt)
 					i = len(g.Topics) - 1
-					byTopic[sp.Key.TopicID] = i
+					byTopic[k.TopicID] = i
 				}
-				describe(&g.Topics[i], sp.Key.TopicID, top.Name, sp.Key.Partition)
+				describe(&g.Topics[i], k.TopicID, top.Name, k.Partition)
 			}
 		}
 		for _, qt := range rg.Topics {

@@ -46,6 +46,14 @@ func TestShareGroupInitializesStateOnSubscribe(t *testing.T) {
 				p, found, err, s.StartOffset, s.StateEpoch, j.MemberEpoch)
 		}
 	}
+	// DescribeShareGroupOffsets with null topics lists them, start offset -1.
+	od := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	od.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg"}}
+	odg := tb.request(od).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	if odg.ErrorCode != 0 || len(odg.Topics) != 1 || len(odg.Topics[0].Partitions) != 2 ||
+		odg.Topics[0].Partitions[0].StartOffset != -1 || odg.Topics[0].Partitions[1].Partition != 1 {
+		t.Fatalf("describe offsets before any fetch: %+v", odg)
+	}
 	recs := b.groups.ShareRecordsOf("sg")
 	var meta []byte
 	for k, v := range recs {

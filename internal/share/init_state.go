@@ -234,3 +234,15 @@ func readStatePartitionMetadata(r *recReader, g *Group) {
 	}
 	skipTopics(false) // DeletingTopics
 }
+
+// InitializedPartitions lists the share partitions whose state group id
+// initialized (DescribeShareGroupOffsets with null topics lists them, as
+// Kafka does).
+func (m *Manager) InitializedPartitions(id string) []Key {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if g := m.groups[id]; g != nil {
+		return initializedKeysLocked(g)
+	}
+	return nil
+}
