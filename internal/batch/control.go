@@ -35,6 +35,11 @@ type Marker struct {
 	Type             ControlType
 	CoordinatorEpoch int32
 	Timestamp        int64 // ms, the batch's base and max timestamp
+	// TransactionVersion is the transaction version of the transaction the
+	// marker ends, as WriteTxnMarkers v2 carries it (KIP-1228): from 2 the
+	// producer epoch check is strict (producer.State.CheckMarker). It is not
+	// part of the batch; 0 (unknown) keeps the lenient check.
+	TransactionVersion int8
 }
 
 // NewMarkerBatch encodes m as a v2 control batch at base offset 0 (the log

@@ -534,7 +534,7 @@ func TestAuthzTransactions(t *testing.T) {
 	apt := kmsg.NewAddPartitionsToTxnRequestTopic()
 	apt.Topic, apt.Partitions = "tx-out", []int32{0}
 	ap.Topics = append(ap.Topics, apt)
-	apr := send[*kmsg.AddPartitionsToTxnResponse](t, alice, ap)
+	apr := send[*kmsg.AddPartitionsToTxnResponse](t, alice, capVersion(ap, 3)) // v4+ are broker-to-broker
 	wantCode(t, "AddPartitionsToTxn", apr.Topics[0].Partitions[0].ErrorCode, kerr.TopicAuthorizationFailed)
 	// AddOffsetsToTxn: READ on the group missing.
 	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
@@ -563,6 +563,19 @@ func TestAuthzTransactions(t *testing.T) {
 	wm.Markers = append(wm.Markers, m)
 	wmr := send[*kmsg.WriteTxnMarkersResponse](t, alice, wm)
 	wantCode(t, "WriteTxnMarkers", wmr.Markers[0].Topics[0].Partitions[0].ErrorCode, kerr.ClusterAuthorizationFailed)
+	// So is AddPartitionsToTxn v4+: CLUSTER_ACTION, a top-level error.
+	ap4 := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap4tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	ap4tx.TransactionalID, ap4tx.ProducerID, ap4tx.ProducerEpoch, ap4tx.VerifyOnly = "tx-1", ipr.ProducerID, ipr.ProducerEpoch, true
+	ap4tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	ap4tt.Topic, ap4tt.Partitions = "tx-out", []int32{0}
+	ap4tx.Topics = append(ap4tx.Topics, ap4tt)
+	ap4.Transactions = append(ap4.Transactions, ap4tx)
+	ap4r := send[*kmsg.AddPartitionsToTxnResponse](t, alice, ap4)
+	if ap4r.Version < 4 {
+		t.Fatalf("AddPartitionsToTxn sent at v%d, want v4+", ap4r.Version)
+	}
+	wantCode(t, "AddPartitionsToTxn v4+", ap4r.ErrorCode, kerr.ClusterAuthorizationFailed)
 }
 
 func TestAuthzAdmin(t *testing.T) {

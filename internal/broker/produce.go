@@ -1,4 +1,5 @@
-// Produce (key 0): v3–v12 served; v0–v2 are advertised (librdkafka needs v0
+// Produce (key 0): v3–v13 served (v13 names topics by id, KIP-516: an id no
+// topic has is UNKNOWN_TOPIC_ID, and the answer names topics by id too); v0–v2 are advertised (librdkafka needs v0
 // to compress) but answered UNSUPPORTED_VERSION (registry.go), as Kafka 4.
 //
 // For every partition: the records must hold exactly one v2 batch (Kafka's
@@ -62,6 +63,12 @@ import (
 
 func init() { register(kmsg.Produce, (*Broker).handleProduce) }
 
+// produceTopicIDVersion is Produce's first version naming topics by id
+// (KIP-516): the response names them by id too.
+const produceTopicIDVersion = 13
+
+var errUnknownTopicID = &Error{Code: kerr.UnknownTopicID.Code, Msg: "This server does not host this topic ID."}
+
 // isInternalTopic reports Kafka's internal topics, which clients may not
 // produce to.
 func isInternalTopic(name string) bool {
@@ -81,13 +88,24 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 		*st = kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		st.TopicID = rt.TopicID
+		var idErr error
+		if req.Version >= produceTopicIDVersion {
+			// v13 names topics by id (topic_ids.go); an unknown id is
+			// UNKNOWN_TOPIC_ID for each of its partitions, before any
+			// authorization, as Kafka answers it.
+			if name, ok := b.topicNameByID(rt.TopicID); ok {
+				rt.Topic = name
+			} else {
+				idErr = errUnknownTopicID
+			}
+		}
 		st.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(rt.Partitions))
 		for j, rp := range rt.Partitions {
 			sp := &st.Partitions[j]
 			*sp = kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			work = append(work, produceItem{sp: sp, topic: rt.Topic, rp: rp})
+			work = append(work, produceItem{sp: sp, topic: rt.Topic, topicID: rt.TopicID, rp: rp, err: idErr})
 		}
 	}
 	b.authorizeProduce(r, req, work)
@@ -225,10 +243,11 @@ func (b *Broker) logProduceError(r *wire.Request, it *produceItem) {
 
 // produceItem is one partition of a produce request and its outcome.
 type produceItem struct {
-	sp    *kmsg.ProduceResponseTopicPartition
-	topic string
-	rp    kmsg.ProduceRequestTopicPartition
-	err   error
+	sp      *kmsg.ProduceResponseTopicPartition
+	topic   string
+	topicID [16]byte // v13+: the id the request named the topic by
+	rp      kmsg.ProduceRequestTopicPartition
+	err     error
 	// p and syncTo: the records are appended but must be durable up to
 	// syncTo (flush.messages) before the answer.
 	p      *replica.Partition
@@ -307,13 +326,15 @@ func (b *Broker) authorizeProduce(r *wire.Request, req *kmsg.ProduceRequest, wor
 		}
 		return
 	}
-	names := make([]string, len(work))
+	names := make([]string, 0, len(work))
 	for i := range work {
-		names[i] = work[i].topic
+		if work[i].err == nil { // not an unknown topic id
+			names = append(names, work[i].topic)
+		}
 	}
 	denied := b.deniedTopics(r, authz.OpWrite, names)
 	for i := range work {
-		if denied[work[i].topic] {
+		if work[i].err == nil && denied[work[i].topic] {
 			work[i].err = &Error{Code: kerr.TopicAuthorizationFailed.Code, Msg: "Topic authorization failed."}
 		}
 	}
@@ -330,6 +351,9 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 	part, t, code := b.partition(topic, rp.Partition)
 	if code != 0 {
 		return &Error{Code: code}
+	}
+	if req.Version >= produceTopicIDVersion && t.ID != topics.ID(it.topicID) {
+		return errUnknownTopicID // deleted and re-created under its name since it was resolved
 	}
 	requireISR := 0
 	if req.Acks == -1 {

@@ -29,7 +29,7 @@ type apiSpec struct {
 // because librdkafka refuses to compress unless it sees v0, but v0–v2 are
 // rejected at request time with UNSUPPORTED_VERSION, exactly as Kafka 4 does.
 var apiTable = []apiSpec{
-	{key: 0, min: 0, max: 12, minAccepted: 3},   // Produce: barrier keeps per-connection append order
+	{key: 0, min: 0, max: 13, minAccepted: 3},   // Produce: barrier keeps per-connection append order (v13: topic ids)
 	{key: 1, min: 4, max: 18, concurrent: true}, // Fetch (v18: a follower's HighWatermark, KIP-1166, ignored)
 	{key: 2, min: 1, max: 11, concurrent: true}, // ListOffsets (v11: -6, earliest pending upload)
 	{key: 3, min: 0, max: 13, concurrent: true}, // Metadata (v13: top-level ErrorCode, always 0 here)
@@ -49,10 +49,10 @@ var apiTable = []apiSpec{
 	{key: 21, min: 0, max: 2},                   // DeleteRecords
 	{key: 22, min: 0, max: 5},                   // InitProducerId
 	{key: 23, min: 2, max: 4, concurrent: true}, // OffsetForLeaderEpoch
-	{key: 24, min: 0, max: 3},                   // AddPartitionsToTxn: v4+ are broker-to-broker / KIP-890
+	{key: 24, min: 0, max: 5},                   // AddPartitionsToTxn: v4+ are broker-to-broker (batched, VerifyOnly; KIP-890)
 	{key: 25, min: 0, max: 4},                   // AddOffsetsToTxn
 	{key: 26, min: 0, max: 5},                   // EndTxn: v5 is transaction version 2 (KIP-890 part 2)
-	{key: 27, min: 0, max: 1},                   // WriteTxnMarkers (kafka-transactions.sh abort)
+	{key: 27, min: 1, max: 2},                   // WriteTxnMarkers (kafka-transactions.sh abort; v2: TransactionVersion, KIP-1228)
 	{key: 28, min: 0, max: 6},                   // TxnOffsetCommit: v5 is transaction version 2 (KIP-890 part 2), v6 topic ids
 	{key: 29, min: 1, max: 3, concurrent: true}, // DescribeAcls
 	{key: 30, min: 1, max: 3},                   // CreateAcls

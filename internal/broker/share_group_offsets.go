@@ -3,14 +3,18 @@
 // (KIP-932), as Kafka's kafka-share-groups tool shows (--describe), resets
 // (--reset-offsets) and deletes (--delete-offsets) them.
 //
-// Describe: for each group (GROUP_ID_NOT_FOUND if it is not a share group), the
-// requested partitions, or with null topics every partition the group has state for,
-// with the start offset (-1 for a partition the group never fetched) and, from v1, the
-// lag: records from the start offset up to the high watermark not yet acknowledged or
-// archived (-1 when unknown). Alter: the group must have no members (NON_EMPTY_GROUP; a
+// Describe: for each group, the requested partitions, or with null topics every
+// partition the group has state for, with the start offset (-1 for a partition the group
+// never fetched) and, from v1, the lag: records from the start offset up to the high
+// watermark not yet acknowledged or archived (-1 when unknown). As Kafka 4.4's group
+// coordinator, the group is not looked up: a group that does not exist (or is not a
+// share group) has no state, so it is answered with no topics (null topics) or start
+// offsets of -1, not GROUP_ID_NOT_FOUND (ShareGroupDescribe answers that). Alter: the group must have no members (NON_EMPTY_GROUP; a
 // missing group is created empty, as Kafka does); each partition's state is replaced by
 // an empty window at the given start offset (-1: the high watermark, -2: the log start
-// offset). Delete: the group must exist and have no members; the state of every
+// offset); another type of group with the id is GROUP_ID_NOT_FOUND. Delete: the group
+// must exist (GROUP_ID_NOT_FOUND: "Group g not found.", or "... is not a share group.")
+// and have no members; the state of every
 // partition of each topic is deleted. Both wait up to 15 s for a share coordinator that
 // is not there yet (share_state_retry.go), as Kafka's persister does, and answer
 // COORDINATOR_NOT_AVAILABLE if it does not come.
@@ -21,7 +25,10 @@
 package broker
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -47,13 +54,6 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		if exists, _ := b.shares.GroupState(rg.GroupID); !exists {
-			g.ErrorCode = kerr.GroupIDNotFound.Code
-			msg := "Group " + rg.GroupID + " is not a share group."
-			g.ErrorMessage = &msg
-			resp.Groups = append(resp.Groups, g)
-			continue
-		}
 		describe := func(rt *kmsg.DescribeShareGroupOffsetsResponseGroupTopic, id [16]byte, name string, p int32) {
 			rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 			rp.Partition, rp.StartOffset, rp.LeaderEpoch = p, -1, -1
@@ -75,21 +75,35 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		if rg.Topics == nil {
-			byTopic := map[[16]byte]int{}
+			// The partitions this broker holds state for, and those the
+			// group initialized (share_init_state.go; Kafka lists these).
+			keys := b.shares.InitializedPartitions(rg.GroupID)
 			for _, sp := range b.shares.GroupPartitions(rg.GroupID) {
-				top, ok := b.topicByID(sp.Key.TopicID)
+				if !slices.Contains(keys, sp.Key) {
+					keys = append(keys, sp.Key)
+				}
+			}
+			slices.SortFunc(keys, func(a, b share.Key) int {
+				if c := bytes.Compare(a.TopicID[:], b.TopicID[:]); c != 0 {
+					return c
+				}
+				return cmp.Compare(a.Partition, b.Partition)
+			})
+			byTopic := map[[16]byte]int{}
+			for _, k := range keys {
+				top, ok := b.topicByID(k.TopicID)
 				if !ok || (b.authz != nil && !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceTopic, top.Name)) {
 					continue // a deleted topic, or one the principal may not describe
 				}
-				i, ok := byTopic[sp.Key.TopicID]
+				i, ok := byTopic[k.TopicID]
 				if !ok {
 					rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 					rt.Topic, rt.TopicID = top.Name, [16]byte(top.ID)
 					g.Topics = append(g.Topics, rt)
 					i = len(g.Topics) - 1
-					byTopic[sp.Key.TopicID] = i
+					byTopic[k.TopicID] = i
 				}
-				describe(&g.Topics[i], sp.Key.TopicID, top.Name, sp.Key.Partition)
+				describe(&g.Topics[i], k.TopicID, top.Name, k.Partition)
 			}
 		}
 		for _, qt := range rg.Topics {
@@ -206,7 +220,7 @@ func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *wire.Requ
 	case b.authz != nil && b.groupDenied(r, authz.OpDelete, req.GroupID):
 		return fail(kerr.GroupAuthorizationFailed, "")
 	case !exists:
-		return fail(kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+		return fail(kerr.GroupIDNotFound, b.shares.NotFoundMessage(req.GroupID))
 	case !empty:
 		return fail(kerr.NonEmptyGroup, "The group has active members: stop them before deleting its offsets.")
 	}

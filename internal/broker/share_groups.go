@@ -46,6 +46,7 @@ func (b *Broker) startShareGroups() error {
 	opts.Read = b.readShareState
 	opts.Config.OnDeadLetter = b.deadLetterSink()            // share_dead_letters.go
 	opts.Config.EvaluateGroupConfig = b.evaluateGroupConfigs // group_config_bounds.go
+	opts.InitState = b.initShareStates                       // share_init_state.go
 	if single := b.cluster == nil && b.clusterCfg == nil; single {
 		if _, ok := b.topics.Get(ShareStateTopic); ok {
 			if _, err := b.ensureShareStateTopic(); err != nil {

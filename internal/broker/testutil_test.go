@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/log"
@@ -155,11 +156,29 @@ func (tb *testBroker) request(req kmsg.Request) kmsg.Response {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := tb.client().Request(ctx, req)
+	var opts []kgo.Opt
+	if pr, ok := req.(*kmsg.ProduceRequest); ok && producesByName(pr) {
+		// A produce request naming its topics by name goes at v12: v13
+		// names them by id (produce_topic_id_test.go tests it).
+		v := kversion.Tip()
+		v.SetMaxKeyVersion(int16(kmsg.Produce), produceTopicIDVersion-1)
+		opts = append(opts, kgo.MaxVersions(v))
+	}
+	resp, err := tb.client(opts...).Request(ctx, req)
 	if err != nil {
 		tb.t.Fatalf("%s: %v", kmsg.NameForKey(req.Key()), err)
 	}
 	return resp
+}
+
+// producesByName reports a produce request with a topic named by name only.
+func producesByName(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		if t.Topic != "" && t.TopicID == [16]byte{} {
+			return true
+		}
+	}
+	return false
 }
 
 // rawConn is a byte-level client connection for protocol tests.
@@ -320,3 +339,15 @@ func (b *Broker) partitionLog(topic string, partition int32) (*log.Log, *topics.
 		return b.logs.Get(topic, partition), t, 0
 	}
 }
+
+// cappedRequest is a request kgo sends at no more than max (kgo negotiates
+// the highest version both sides know otherwise).
+type cappedRequest struct {
+	kmsg.Request
+	max int16
+}
+
+func (c cappedRequest) MaxVersion() int16 { return c.max }
+
+// capVersion caps the version req is sent at (with kgo.Broker.Request).
+func capVersion(req kmsg.Request, max int16) kmsg.Request { return cappedRequest{req, max} }

@@ -26,7 +26,7 @@ var markerReplicationTimeout = coordinatorWriteTimeout
 // a marker the old leader held alone may be truncated away).
 func appendMarkerReplicated(part *replica.Partition, m batch.Marker, minISR int) error {
 	epoch := part.LeaderEpoch()
-	res, err := part.AppendAsLeader(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true}, minISR)
+	res, err := part.AppendAsLeader(batch.NewMarkerBatch(m), log.AppendOptions{AllowControl: true, MarkerTransactionVersion: m.TransactionVersion}, minISR)
 	if err != nil {
 		return err
 	}

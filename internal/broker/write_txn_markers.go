@@ -1,4 +1,4 @@
-// WriteTxnMarkers (key 27), v0–v1: in Kafka the transaction coordinator
+// WriteTxnMarkers (key 27), v1–v2 (v0 was removed in Kafka 4.0): in Kafka the transaction coordinator
 // sends it to partition leaders; here the coordinator writes its markers
 // in-process, and the API serves operators: kafka-transactions.sh abort
 // (Admin.abortTransaction) ends a hanging transaction on a partition by
@@ -9,7 +9,11 @@
 // the log's code for a refused marker (INVALID_PRODUCER_EPOCH for an epoch
 // older than the partition's, TRANSACTION_COORDINATOR_FENCED for a
 // coordinator epoch older than the last marker's), KAFKA_STORAGE_ERROR when
-// the write fails. Kafka 4.1's v2 (transaction version) is not advertised.
+// the write fails. v2 (KIP-1228) carries the transaction version of each
+// marker's transaction: from transaction version 2 the marker's producer
+// epoch must be newer than the partition's (the coordinator bumped it),
+// unless it repeats a marker already written, else INVALID_PRODUCER_EPOCH,
+// as Kafka's ProducerAppendInfo checks it.
 package broker
 
 import (
@@ -36,7 +40,7 @@ func (b *Broker) handleWriteTxnMarkers(_ context.Context, r *wire.Request, req *
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = mk.ProducerID
 		m := batch.Marker{ProducerID: mk.ProducerID, ProducerEpoch: mk.ProducerEpoch, Type: batch.ControlAbort,
-			CoordinatorEpoch: mk.CoordinatorEpoch, Timestamp: b.now().UnixMilli()}
+			CoordinatorEpoch: mk.CoordinatorEpoch, Timestamp: b.now().UnixMilli(), TransactionVersion: mk.TransactionVersion}
 		if mk.Committed {
 			m.Type = batch.ControlCommit
 		}

@@ -39,6 +39,10 @@ type AppendOptions struct {
 	// transaction (Kafka's AppendOrigin.COORDINATOR). Coordinator input is
 	// trusted: it is validated as batches read back from a log are.
 	Coordinator bool
+	// MarkerTransactionVersion is the transaction version of the
+	// transactions the markers end (WriteTxnMarkers v2, KIP-1228; not in
+	// the batch): from 2 the TxnGuard's epoch check is strict.
+	MarkerTransactionVersion int8
 }
 
 // AppendResult is what a produce gets back.

@@ -172,6 +172,7 @@ func validateProduce(records []byte, markers []batch.Marker, cfg *Config, opts *
 			if err != nil {
 				return nil, nil, 0, batchErr(nb, err)
 			}
+			m.TransactionVersion = opts.MarkerTransactionVersion
 			markers = append(markers, m)
 		}
 		if checkTs && sum.Header.RecordCount > 0 {

@@ -1,6 +1,8 @@
 package producer
 
 import (
+	"math"
+
 	"github.com/sluice-broker/sluice/internal/batch"
 	"github.com/sluice-broker/sluice/internal/log"
 )
@@ -93,7 +95,8 @@ func (s *State) CheckCoordinator(h batch.Header) error {
 
 // CheckMarker validates a transaction marker before it is written: a marker
 // whose producer epoch is older than the producer's current one is
-// INVALID_PRODUCER_EPOCH, one whose coordinator epoch is older than the
+// INVALID_PRODUCER_EPOCH (for a transaction version 2 marker, one not newer
+// than it, unless it repeats a marker already written), one whose coordinator epoch is older than the
 // last marker's is TRANSACTION_COORDINATOR_FENCED (Kafka's rules). A marker
 // for a producer without an ongoing transaction here is fine.
 func (s *State) CheckMarker(m batch.Marker) error {
@@ -103,7 +106,17 @@ func (s *State) CheckMarker(m batch.Marker) error {
 	if e == nil {
 		return nil
 	}
-	if m.ProducerEpoch < e.epoch {
+	if m.TransactionVersion >= 2 {
+		// The coordinator bumped the epoch when it prepared the transaction:
+		// the marker's must be newer than the batches', unless the marker is
+		// a retry of one already written (no transaction ongoing any more).
+		retry := m.ProducerEpoch == e.epoch && (e.txnFirst < 0 || m.ProducerEpoch == math.MaxInt16)
+		if m.ProducerEpoch <= e.epoch && !retry {
+			return errorf(CodeInvalidProducerEpoch,
+				"transaction marker epoch %d of producer %d is not newer than its current epoch %d (transaction version %d)",
+				m.ProducerEpoch, m.ProducerID, e.epoch, m.TransactionVersion)
+		}
+	} else if m.ProducerEpoch < e.epoch {
 		return errorf(CodeInvalidProducerEpoch,
 			"transaction marker epoch %d of producer %d is older than its current epoch %d", m.ProducerEpoch, m.ProducerID, e.epoch)
 	}

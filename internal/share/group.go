@@ -22,6 +22,9 @@ type Group struct {
 	// topicsHash fingerprints the partition counts of the subscribed topics;
 	// a change (topic created, partitions added) bumps the group epoch.
 	topicsHash string
+	// initialized holds the share partitions whose state the group
+	// initialized (init_state.go; record 15).
+	initialized map[[16]byte]*initTopic
 }
 
 type member struct {
@@ -73,7 +76,7 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		if m.members != nil {
 			stored = m.members.ShareRecordsOf(req.GroupID) // a group this broker did not hold (membership.go)
 		}
-		other = stored == nil && req.MemberEpoch == 0 && m.otherGroup(req.GroupID)
+		other = stored == nil && m.otherGroup(req.GroupID)
 	}
 	m.mu.Lock()
 	g := m.groups[req.GroupID]
@@ -81,13 +84,19 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 		g = m.loadGroupLocked(req.GroupID, stored)
 	}
 	if g == nil {
-		if req.MemberEpoch != 0 {
-			m.mu.Unlock()
-			return errResp(resp, kerr.UnknownMemberID, "")
-		}
-		if other {
+		// As Kafka's group coordinator: only a join (epoch 0) creates the
+		// group; a heartbeat or a leave for a group that does not exist (or
+		// is not a share group) is GROUP_ID_NOT_FOUND.
+		switch {
+		case other:
 			m.mu.Unlock()
 			return errResp(resp, kerr.GroupIDNotFound, "Group "+req.GroupID+" is not a share group.")
+		case req.MemberEpoch == -1:
+			m.mu.Unlock()
+			return errResp(resp, kerr.GroupIDNotFound, "Group "+req.GroupID+" not found.")
+		case req.MemberEpoch != 0:
+			m.mu.Unlock()
+			return errResp(resp, kerr.GroupIDNotFound, "Share group "+req.GroupID+" not found.")
 		}
 		g = &Group{ID: req.GroupID, members: map[string]*member{}}
 		m.groups[req.GroupID] = g
@@ -96,11 +105,15 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 	mb := g.members[req.MemberID]
 	switch {
 	case req.MemberEpoch == -1:
-		if mb != nil {
-			delete(g.members, mb.id)
-			g.Epoch++
-			released = append(released, m.releaseMemberLocked(g.ID, mb.id)...)
+		if mb == nil {
+			// Kafka's shareGroupLeave: the member must be in the group.
+			m.mu.Unlock()
+			m.persistAll(released)
+			return errResp(resp, kerr.UnknownMemberID, "Member "+req.MemberID+" is not a member of group "+req.GroupID+".")
 		}
+		delete(g.members, mb.id)
+		g.Epoch++
+		released = append(released, m.releaseMemberLocked(g.ID, mb.id)...)
 		m.mu.Unlock()
 		m.persistAll(released)
 		m.persistMembership(g.ID)
@@ -146,6 +159,15 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 	if h := m.topicsHashLocked(g); h != g.topicsHash {
 		g.topicsHash = h
 		g.Epoch++
+	}
+	if m.initializeLocked(g) && g.AssignmentEpoch == g.Epoch {
+		g.Epoch++ // partitions became assignable (init_state.go)
+	}
+	if m.groups[g.ID] != g || g.members[req.MemberID] != mb {
+		// Removed while the share coordinator was asked (m.mu released).
+		m.mu.Unlock()
+		m.persistAll(released)
+		return errResp(resp, kerr.UnknownMemberID, "")
 	}
 	if g.AssignmentEpoch != g.Epoch {
 		m.assignLocked(g)
@@ -230,15 +252,24 @@ func (m *Manager) assignLocked(g *Group) {
 				subs = append(subs, g.members[id])
 			}
 		}
-		n := int(t.Partitions)
+		var ps []int32 // the assignable partitions (init_state.go)
+		for p := int32(0); p < t.Partitions; p++ {
+			if m.assignableLocked(g, t.ID, p) {
+				ps = append(ps, p)
+			}
+		}
+		n := len(ps)
+		if n == 0 {
+			continue
+		}
 		if len(subs) >= n {
 			for i, mb := range subs {
-				mb.assigned[t.ID] = append(mb.assigned[t.ID], int32(i%n))
+				mb.assigned[t.ID] = append(mb.assigned[t.ID], ps[i%n])
 			}
 		} else {
-			for p := 0; p < n; p++ {
-				mb := subs[p%len(subs)]
-				mb.assigned[t.ID] = append(mb.assigned[t.ID], int32(p))
+			for i, p := range ps {
+				mb := subs[i%len(subs)]
+				mb.assigned[t.ID] = append(mb.assigned[t.ID], p)
 			}
 		}
 	}
@@ -385,6 +416,11 @@ func (m *Manager) Delete(id string) int16 {
 		if k.Group == id {
 			keys = append(keys, k)
 			delete(m.parts, k)
+		}
+	}
+	for _, k := range initializedKeysLocked(g) { // initialized, never fetched here
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	m.mu.Unlock()

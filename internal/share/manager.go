@@ -91,6 +91,12 @@ type Options struct {
 	// starts to lead (the share coordinator's ReadShareGroupState); nil:
 	// the state is only what Load replayed.
 	Read func(k Key) (s Snapshot, found bool, err error)
+	// InitState has the share coordinator initialize the state of share
+	// partitions a group's members subscribe to (InitializeShareGroupState,
+	// start offset -1, the group epoch as state epoch) and returns those
+	// whose state is now initialized (init_state.go); nil: partitions are
+	// assigned without it and get their state at their first fetch.
+	InitState func(keys []Key, stateEpoch int32) []Key
 	// Membership stores share-group membership in __consumer_offsets
 	// (membership.go; nil: kept in memory only); Logf logs its failures.
 	Membership MembershipStore
@@ -108,6 +114,7 @@ type Manager struct {
 	otherGroup func(string) bool
 	now        func() time.Time
 	read       func(Key) (Snapshot, bool, error)
+	initState  func([]Key, int32) []Key
 
 	mu       sync.Mutex
 	groups   map[string]*Group
@@ -118,6 +125,8 @@ type Manager struct {
 	cfgStore  ConfigStore
 	// persistMu orders snapshot writes with the state they capture.
 	persistMu sync.Mutex
+	// initMu serializes share-partition state initializations (init_state.go).
+	initMu sync.Mutex
 	// membership.go
 	members      MembershipStore
 	memberWriter membershipWriter
@@ -134,6 +143,7 @@ func New(o Options) *Manager {
 		otherGroup: o.OtherGroup,
 		now:        o.Now,
 		read:       o.Read,
+		initState:  o.InitState,
 		members:    o.Membership,
 		logf:       o.Logf,
 		groups:     map[string]*Group{},
@@ -406,6 +416,15 @@ func (m *Manager) GroupState(id string) (exists, empty bool) {
 	return true, len(g.members) == 0
 }
 
+// NotFoundMessage is Kafka's message for GROUP_ID_NOT_FOUND about id:
+// another type of group has the id, or none does.
+func (m *Manager) NotFoundMessage(id string) string {
+	if m.otherGroup(id) {
+		return "Group " + id + " is not a share group."
+	}
+	return "Group " + id + " not found."
+}
+
 // EnsureGroup creates share group id (empty) if it does not exist; it
 // returns false if a group of another type has the id.
 func (m *Manager) EnsureGroup(id string) bool {
@@ -440,7 +459,11 @@ func (m *Manager) ResetStart(k Key, start int64) error {
 	}
 	m.parts[k] = p
 	m.mu.Unlock()
-	return m.Persist(p)
+	if err := m.Persist(p); err != nil {
+		return err
+	}
+	m.markInitialized(k) // init_state.go
+	return nil
 }
 
 // DeleteState forgets share partition k and writes its tombstone
@@ -452,12 +475,16 @@ func (m *Manager) DeleteState(k Key) error {
 	old, had := m.parts[k]
 	delete(m.parts, k)
 	m.mu.Unlock()
+	defer m.unmarkInitialized(k) // init_state.go
+	if !had && m.initState != nil {
+		had = true // its state may be at the share coordinator (initialized, never fetched here)
+	}
 	if !had || m.store == nil {
 		return nil
 	}
 	if err := m.store.Write(k, nil); err != nil {
 		m.mu.Lock()
-		if _, again := m.parts[k]; !again {
+		if _, again := m.parts[k]; !again && old != nil {
 			m.parts[k] = old
 		}
 		m.mu.Unlock()

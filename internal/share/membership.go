@@ -21,8 +21,8 @@ import (
 // tombstones what is gone); the manager rebuilds its groups from them when it
 // starts (LoadMembership) and when a heartbeat names a group it does not hold
 // (a coordinator move), and every loaded member must heartbeat within its
-// session timeout. ShareGroupStatePartitionMetadata (15) is not written: the
-// share partitions are initialized at their first fetch.
+// session timeout. ShareGroupStatePartitionMetadata (15) holds the share
+// partitions whose state the group initialized (init_state.go).
 
 // MembershipStore is where share-group records go: the group coordinator.
 type MembershipStore interface {
@@ -152,6 +152,9 @@ func membershipRecordsLocked(g *Group) map[string][]byte {
 	v = kbin.AppendInt64(v, 0) // metadata hash
 	out[shareRecKey(recGroup, g.ID, "")] = appendTags0(v)
 	out[shareRecKey(recTargetEpoch, g.ID, "")] = appendTags0(kbin.AppendInt32(valueHeader(), g.AssignmentEpoch))
+	if len(g.initialized) > 0 {
+		out[shareRecKey(recStatePartMeta, g.ID, "")] = statePartitionMetadataValue(g) // init_state.go
+	}
 	return out
 }
 
@@ -198,6 +201,8 @@ func groupFromRecords(id string, recs map[string][]byte) (*Group, error) {
 			mb.epoch, mb.prevEpoch = r.Int32(), r.Int32()
 			r.Int8()
 			mb.assigned = r.topicPartitions()
+		case recStatePartMeta:
+			readStatePartitionMetadata(r, g) // init_state.go
 		default:
 			continue
 		}

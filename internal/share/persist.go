@@ -23,10 +23,13 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 	}
 	eff := m.effectiveLocked(k.Group)
 	var p *Partition
-	if found {
+	if found && s.StartOffset >= 0 {
 		p = newPartition(k, 0, eff)
 		p.restore(s)
 	} else {
+		// No state, or state initialized by the group coordinator with start
+		// offset -1 (init_state.go): share.auto.offset.reset now, as Kafka's
+		// share-partition leader resolves it when it first loads the partition.
 		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
 	}
 	m.parts[k] = p
@@ -43,7 +46,7 @@ func (m *Manager) Restore(s Snapshot) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := s.Key
-	if _, ok := m.parts[k]; !ok {
+	if _, ok := m.parts[k]; !ok && s.StartOffset >= 0 { // -1: resolved at the first fetch (Prepare)
 		p := newPartition(k, 0, m.effectiveLocked(k.Group))
 		p.restore(s)
 		m.parts[k] = p

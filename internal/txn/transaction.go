@@ -41,6 +41,17 @@ func (c *Coordinator) checkProducer(id string, pid int64, epoch int16) (*txnMeta
 // pid/epoch's transaction, which becomes Ongoing. The caller has checked
 // that the partitions exist.
 func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []TopicPartition) int16 {
+	return c.addPartitions(id, pid, epoch, parts, false)
+}
+
+// AddPartitionsTV2 is AddPartitions for Kafka's broker-to-broker form
+// (AddPartitionsToTxn v4+), which a partition leader sends for a transaction
+// version 2 producer: a transaction it starts is a TV2 one.
+func (c *Coordinator) AddPartitionsTV2(id string, pid int64, epoch int16, parts []TopicPartition) int16 {
+	return c.addPartitions(id, pid, epoch, parts, true)
+}
+
+func (c *Coordinator) addPartitions(id string, pid int64, epoch int16, parts []TopicPartition, tv2 bool) int16 {
 	m, code := c.checkProducer(id, pid, epoch)
 	if code != 0 {
 		return code
@@ -73,7 +84,7 @@ func (c *Coordinator) AddPartitions(id string, pid int64, epoch int16, parts []T
 	}
 	if m.state != Ongoing {
 		next.startMs = now
-		next.tv2 = false
+		next.tv2 = tv2
 	}
 	next.updateMs = now
 	return c.transit(m, next)
