@@ -369,7 +369,11 @@ final class Share {
                     }
                 }
             }
-            check(count == 2, "redelivered record has delivery count " + count + ", want 2");
+            // 2 at least: the stuck consumer's last ShareFetch may still be
+            // in flight when the lock first expires and acquire the record
+            // once more (into a buffer it never polls); its lock expires
+            // too, so other may see delivery 3 on a loaded machine.
+            check(count >= 2, "redelivered record has delivery count " + count + ", want 2 or more");
         }
     }
 }
