@@ -335,7 +335,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.gated.Store(cc.observer && c.node.StartedEmpty())
 	c.srv = peer.NewServer(gatedReceiver{c}, c.logger)
 	c.srv.SetStatus(func(asking uint64) peer.Status {
-		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster}
+		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster, Incarnation: c.incarnation}
 		if s, err := c.node.Status(); err == nil {
 			st.Commit = s.HardState.GetCommit()
 		}
@@ -359,7 +359,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return &peer.RemoteError{Code: strconv.Itoa(int(kerr.UnknownServerError.Code)), Message: err.Error()}
 	}
 	handle(c.srv, "register", c.ctrl.Register)
-	handle(c.srv, "heartbeat", c.ctrl.Heartbeat)
+	handle(c.srv, "heartbeat", c.heartbeatFromPeer) // cluster_liveness.go
+	c.startLiveness()
 	handle(c.srv, "create-topic", c.ctrl.CreateTopic)
 	handle(c.srv, "delete-topic", c.ctrl.DeleteTopic)
 	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)

@@ -109,6 +109,8 @@ type Controller struct {
 
 	lastRebalance time.Time
 
+	live liveness // liveness.go
+
 	// elrUnclean: brokers whose registration in the batch being committed
 	// follows an unclean shutdown; withELR keeps them out of the ELR
 	// (elr_unclean.go). Set and cleared under mu.
@@ -146,6 +148,7 @@ func (c *Controller) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			c.waitProbes()
 			return
 		case <-t.C:
 		}
@@ -181,6 +184,7 @@ func (c *Controller) step(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	c.fenceExpired(ctx)
+	c.fenceGone(ctx) // liveness.go
 	c.rebalance(ctx)
 	c.completeReassignments(ctx)
 	c.elrElections(ctx) // elr.go
@@ -383,16 +387,7 @@ func (c *Controller) fenceExpired(ctx context.Context) {
 		if now.Sub(last) <= c.cfg.SessionTimeout {
 			continue
 		}
-		recs := []metadata.Record{{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
-		fenced := *im
-		fenced.Brokers = map[int32]*metadata.BrokerRegistration{}
-		for id, r := range im.Brokers {
-			fenced.Brokers[id] = r
-		}
-		fb := *b
-		fb.Fenced = true
-		fenced.Brokers[b.ID] = &fb
-		recs = append(recs, leaveBroker(&fenced, b.ID)...)
+		recs := fenceRecords(im, b) // liveness.go
 		if _, err := c.commit(ctx, recs...); err != nil {
 			c.cfg.Logger.Warn("controller: fencing broker failed", "broker", b.ID, "err", err)
 			return
