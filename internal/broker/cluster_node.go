@@ -489,7 +489,8 @@ func (c *clusterNode) controlledShutdown() {
 
 // notReady says why a cluster node is not ready (/readyz), "" when it is:
 // registered with the controller, unfenced, its metadata caught up with its
-// registration, and every partition it leads with its full in-sync set.
+// registration, every partition it leads with its full in-sync set, and it
+// in the in-sync set of every partition it follows (cluster_readiness.go).
 func (c *clusterNode) notReady() string {
 	if !c.cfg.broker {
 		if c.node.Leader() == 0 {
@@ -508,7 +509,7 @@ func (c *clusterNode) notReady() string {
 	if n := c.b.replicationCounts().UnderReplicated; n > 0 {
 		return fmt.Sprintf("%d partition(s) led here have fewer in-sync replicas than replicas", n)
 	}
-	return ""
+	return c.followerNotReady() // cluster_readiness.go
 }
 
 // checkAmnesia refuses to start a node with an empty quorum directory
