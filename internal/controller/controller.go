@@ -16,7 +16,8 @@
 // record's offset, fenced), heartbeats every broker.heartbeat.interval.ms
 // with the metadata offset it has applied, is unfenced once that offset
 // reaches its registration, and is fenced by a committed record when no
-// heartbeat came for broker.session.timeout.ms. Heartbeat times live in the
+// heartbeat came for broker.session.timeout.ms, or sooner when its process
+// is seen to be gone (liveness.go). Heartbeat times live in the
 // active controller's memory only; a new controller gives every broker a
 // full session from the moment it became active.
 package controller
