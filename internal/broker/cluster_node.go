@@ -343,7 +343,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.gated.Store(cc.observer && c.node.StartedEmpty())
 	c.srv = peer.NewServer(gatedReceiver{c}, c.logger)
 	c.srv.SetStatus(func(asking uint64) peer.Status {
-		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster}
+		st := peer.Status{Node: uint64(cc.nodeID), Term: c.node.Term(), Cluster: c.raftCluster, Incarnation: c.incarnation}
 		if s, err := c.node.Status(); err == nil {
 			st.Commit = s.HardState.GetCommit()
 		}
@@ -367,7 +367,8 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		return &peer.RemoteError{Code: strconv.Itoa(int(kerr.UnknownServerError.Code)), Message: err.Error()}
 	}
 	handle(c.srv, "register", c.ctrl.Register)
-	handle(c.srv, "heartbeat", c.ctrl.Heartbeat)
+	handle(c.srv, "heartbeat", c.heartbeatFromPeer) // cluster_liveness.go
+	c.startLiveness()
 	handle(c.srv, "create-topic", c.ctrl.CreateTopic)
 	handle(c.srv, "delete-topic", c.ctrl.DeleteTopic)
 	handle(c.srv, "create-partitions", c.ctrl.CreatePartitions)
@@ -501,7 +502,8 @@ func (c *clusterNode) controlledShutdown() {
 
 // notReady says why a cluster node is not ready (/readyz), "" when it is:
 // registered with the controller, unfenced, its metadata caught up with its
-// registration, and every partition it leads with its full in-sync set.
+// registration, every partition it leads with its full in-sync set, and it
+// in the in-sync set of every partition it follows (cluster_readiness.go).
 func (c *clusterNode) notReady() string {
 	if !c.cfg.broker {
 		if c.node.Leader() == 0 {
@@ -520,7 +522,7 @@ func (c *clusterNode) notReady() string {
 	if n := c.b.replicationCounts().UnderReplicated; n > 0 {
 		return fmt.Sprintf("%d partition(s) led here have fewer in-sync replicas than replicas", n)
 	}
-	return ""
+	return c.followerNotReady() // cluster_readiness.go
 }
 
 // checkAmnesia refuses to start a node with an empty quorum directory

@@ -16,7 +16,8 @@
 // record's offset, fenced), heartbeats every broker.heartbeat.interval.ms
 // with the metadata offset it has applied, is unfenced once that offset
 // reaches its registration, and is fenced by a committed record when no
-// heartbeat came for broker.session.timeout.ms. Heartbeat times live in the
+// heartbeat came for broker.session.timeout.ms, or sooner when its process
+// is seen to be gone (liveness.go). Heartbeat times live in the
 // active controller's memory only; a new controller gives every broker a
 // full session from the moment it became active.
 package controller
@@ -112,6 +113,8 @@ type Controller struct {
 
 	lastRebalance time.Time
 
+	live liveness // liveness.go
+
 	// elrUnclean: brokers whose registration in the batch being committed
 	// follows an unclean shutdown; withELR keeps them out of the ELR
 	// (elr_unclean.go). Set and cleared under mu.
@@ -149,6 +152,7 @@ func (c *Controller) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			c.waitProbes()
 			return
 		case <-t.C:
 		}
@@ -184,6 +188,7 @@ func (c *Controller) step(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	c.fenceExpired(ctx)
+	c.fenceGone(ctx) // liveness.go
 	c.rebalance(ctx)
 	c.completeReassignments(ctx)
 	c.elrElections(ctx) // elr.go
@@ -387,16 +392,7 @@ func (c *Controller) fenceExpired(ctx context.Context) {
 		if now.Sub(last) <= c.cfg.SessionTimeout {
 			continue
 		}
-		recs := []metadata.Record{{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
-		fenced := *im
-		fenced.Brokers = map[int32]*metadata.BrokerRegistration{}
-		for id, r := range im.Brokers {
-			fenced.Brokers[id] = r
-		}
-		fb := *b
-		fb.Fenced = true
-		fenced.Brokers[b.ID] = &fb
-		recs = append(recs, leaveBroker(&fenced, b.ID)...)
+		recs := fenceRecords(im, b) // liveness.go
 		if _, err := c.commit(ctx, recs...); err != nil {
 			c.cfg.Logger.Warn("controller: fencing broker failed", "broker", b.ID, "err", err)
 			return

@@ -70,9 +70,11 @@ func (c *Controller) Register(ctx context.Context, req RegisterRequest) (Registe
 }
 
 func (c *Controller) touch(id int32) {
+	now := c.cfg.Now()
 	c.hbMu.Lock()
-	c.heartbeats[id] = c.cfg.Now()
+	c.heartbeats[id] = now
 	c.hbMu.Unlock()
+	c.heard(id, now) // liveness.go
 }
 
 // HeartbeatRequest is a broker's periodic heartbeat.

@@ -24,7 +24,7 @@ type checkedListener struct {
 	conns   chan net.Conn
 	done    chan struct{}
 	once    sync.Once
-	err     error // the accept error that ended the loop (read after done)
+	err     error // why Accept fails: set once, before done is closed
 }
 
 func (l *checkedListener) acceptLoop() {
@@ -36,8 +36,7 @@ func (l *checkedListener) acceptLoop() {
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
-			l.err = err
-			l.once.Do(func() { close(l.done) })
+			l.once.Do(func() { l.err = err; close(l.done) })
 			return
 		}
 		go func() {
@@ -68,6 +67,8 @@ func (l *checkedListener) Accept() (net.Conn, error) {
 
 func (l *checkedListener) Close() error {
 	err := l.Listener.Close()
-	l.once.Do(func() { close(l.done) })
+	// Accept then fails with net.ErrClosed: never (nil, nil), on which an
+	// http.Server would serve a nil connection.
+	l.once.Do(func() { l.err = net.ErrClosed; close(l.done) })
 	return err
 }

@@ -74,6 +74,10 @@ type Server struct {
 	logger   *slog.Logger
 	// ErrorFor turns a handler error into a RemoteError; nil uses code "error".
 	ErrorFor func(error) *RemoteError
+
+	connMu       sync.Mutex // conntrack.go
+	conns        map[net.Conn]*connTag
+	onConnClosed func(node uint64)
 }
 
 // NewServer returns a server stepping raft messages into raft.
@@ -84,7 +88,8 @@ func NewServer(raft RaftReceiver, logger *slog.Logger) *Server {
 	mux.HandleFunc("POST /raft/snapshot", s.serveSnapshot)
 	mux.HandleFunc("POST /controller/{method}", s.serveController)
 	mux.HandleFunc("GET /status", s.serveStatus)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil,
+		ConnContext: s.connContext, ConnState: s.connState}
 	return s
 }
 
@@ -102,6 +107,8 @@ type Status struct {
 	// Voter: the asking node is a voter in the answering node's view of
 	// the quorum's configuration.
 	Voter bool `json:"voter,omitempty"`
+	// Incarnation names the answering process (a new one at every start).
+	Incarnation string `json:"incarnation,omitempty"`
 }
 
 // SetStatus sets what answers GET /status?node=ID.
@@ -168,6 +175,7 @@ func (s *Server) Close() error {
 func (s *Server) serveRaft(w http.ResponseWriter, r *http.Request) {
 	br := bufio.NewReader(http.MaxBytesReader(w, r.Body, maxRaftBody))
 	var lenBuf [4]byte
+	tagged := false
 	for {
 		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -190,6 +198,10 @@ func (s *Server) serveRaft(w http.ResponseWriter, r *http.Request) {
 		if err := proto.Unmarshal(buf, m); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
+		}
+		if !tagged {
+			s.TagConn(r.Context(), m.GetFrom()) // conntrack.go
+			tagged = true
 		}
 		_ = s.raft.Step(r.Context(), m)
 	}

@@ -57,6 +57,8 @@ type options struct {
 	minInsync  int
 	maxFault   time.Duration
 	flushEach  bool
+	// kafkaTimeouts keeps Kafka's broker session and heartbeat defaults.
+	kafkaTimeouts bool
 }
 
 var start = time.Now()
@@ -82,6 +84,7 @@ func run() int {
 	flag.IntVar(&o.rf, "rf", 0, "replication factor of the workload topics (default 3 with --nodes 3 or more, else 1)")
 	flag.IntVar(&o.minInsync, "min-insync", 0, "min.insync.replicas of the workload topics (default 2 with --rf 3 or more, else the broker's default)")
 	flag.DurationVar(&o.maxFault, "max-fault", 0, "longest fault (default 8s, 3s with --quick)")
+	flag.BoolVar(&o.kafkaTimeouts, "kafka-timeouts", false, "on a cluster, keep Kafka's default broker.session.timeout.ms (9000), broker.heartbeat.interval.ms (2000) instead of 3000 and 500 (a kill is then detected by the controller's fast path or the 9 s session; a pause by the session only)")
 	flag.BoolVar(&o.flushEach, "flush-each", true, "with --faults lose-unfsynced-2: every topic gets flush.messages=1 (log.flush.interval.messages=1); false shows what that prevents (two nodes losing their un-fsynced writes at once then may lose acknowledged writes, by design: expect anomalies)")
 	faultsCheck := flag.Bool("faults-check", false, "only tell whether every fault type of --faults can be injected here with --nodes: exit 0 if so, 3 (with the reasons) if not")
 	netnsCheck := flag.Bool("netns-check", false, "only tell whether network namespaces (partition faults) can be made here: exit 0 if so, 3 (with the reason) if not")
@@ -320,7 +323,7 @@ func exitCode(res checker.Result) int {
 func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 	schedule := nemesis.ScheduleMax(o.seed, faults, o.nodes, o.total-3*time.Second, o.quick, o.maxFault)
 	logf("seed %d, %d node(s), %v, faults %s, workloads %s, %s; run directory %s", o.seed, o.nodes, o.total, strings.Join(faults, ","), o.workloads, rfText(o), o.dir)
-	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v --flush-each=%v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault, o.flushEach)
+	logf("reproduce with: --seed %d --time %v --faults %s --nodes %d --workloads %s --rf %d --min-insync %d --quick=%v --max-fault %v --flush-each=%v --kafka-timeouts=%v", o.seed, o.total, strings.Join(faults, ","), o.nodes, o.workloads, o.rf, o.minInsync, o.quick, o.maxFault, o.flushEach, o.kafkaTimeouts)
 	for i, s := range schedule {
 		logf("  schedule %d: %s", i+1, s)
 	}
@@ -369,8 +372,10 @@ func runChaos(o options, faults []string, wl map[string]bool) (int, error) {
 		// Fence a silent broker after 3 s (Kafka's default is 9 s): a pause
 		// or kill of a few seconds then exercises fencing and unfencing, not
 		// only a missed heartbeat or two.
-		props["broker.session.timeout.ms"] = "3000"
-		props["broker.heartbeat.interval.ms"] = "500"
+		if !o.kafkaTimeouts {
+			props["broker.session.timeout.ms"] = "3000"
+			props["broker.heartbeat.interval.ms"] = "500"
+		}
 		props["controller.quorum.election.timeout.ms"] = "1000"
 	}
 	netMu.Lock()
