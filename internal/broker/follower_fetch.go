@@ -94,6 +94,6 @@ func (b *Broker) countConsumerBytes(targets []fetchTarget) {
 			continue
 		}
 		b.metrics.ConsumerFetched(ft.p.Role() != replica.Leader, ft.res.Size)
-		b.metrics.TopicFetched(ft.topic, ft.res.Size)
+		ft.p.TopicStats(b.metrics).Fetched(ft.res.Size)
 	}
 }

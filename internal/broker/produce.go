@@ -378,7 +378,7 @@ func (b *Broker) appendPartition(it *produceItem, req *kmsg.ProduceRequest) erro
 	if err != nil {
 		return err
 	}
-	b.countProduced(topic, rp.Records, res) // topic_metrics.go
+	b.countProduced(part, rp.Records, res) // topic_metrics.go
 	it.p, it.syncTo = part, res.SyncOffset
 	if req.Acks == -1 && part.NeedsReplication() && !chaosBugAckEarly {
 		// Answered once the in-sync replicas hold the records.

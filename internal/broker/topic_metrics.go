@@ -1,19 +1,22 @@
 package broker
 
 // Per-topic traffic counters (internal/metrics/topic.go), as Kafka's
-// BrokerTopicMetrics: the produce and fetch paths call these once per
-// partition; the web console reads them through Server.TopicTotals.
+// BrokerTopicMetrics: the produce and fetch paths add to the counters each
+// partition caches (replica.Partition.TopicStats) once per partition; the
+// web console reads them through Server.TopicTotals.
 
 import (
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/replica"
 )
 
-// countProduced counts a batch a produce request appended as leader (an
-// idempotent retry that appended nothing is not counted).
-func (b *Broker) countProduced(topic string, records []byte, res log.AppendResult) {
+// countProduced counts a batch a produce request appended as leader of p
+// (an idempotent retry that appended nothing is not counted), in the
+// counters p caches: no lookup by topic name.
+func (b *Broker) countProduced(p *replica.Partition, records []byte, res log.AppendResult) {
 	if !res.Duplicate {
-		b.metrics.TopicProduced(topic, int64(len(records)), res.LastOffset-res.BaseOffset+1)
+		p.TopicStats(b.metrics).Produced(int64(len(records)), res.LastOffset-res.BaseOffset+1)
 	}
 }
 

@@ -201,6 +201,25 @@ func (im *Image) SortedTopics() []*Topic {
 type builder struct {
 	im                                     *Image
 	brokersCopied, topicsCopied, cfgCopied bool
+	// owned are the topics this builder cloned: no published image reaches
+	// them, so later records of the same batch change them in place (a
+	// batch of N changes to one topic's partitions clones it once, not N
+	// times).
+	owned map[*Topic]bool
+}
+
+// ownTopic returns a copy of t this builder may change: t itself when the
+// builder made it, else a clone.
+func (b *builder) ownTopic(t *Topic) *Topic {
+	if b.owned[t] {
+		return t
+	}
+	nt := t.clone()
+	if b.owned == nil {
+		b.owned = map[*Topic]bool{}
+	}
+	b.owned[nt] = true
+	return nt
 }
 
 func (b *builder) brokers() map[int32]*BrokerRegistration {
@@ -303,7 +322,7 @@ func (b *builder) apply(offset uint64, r Record) string {
 		if !ok || t.ID != r.TopicID || len(r.Partitions) == 0 {
 			return fmt.Sprintf("topic %q with that id not found", r.TopicName)
 		}
-		nt := t.clone()
+		nt := b.ownTopic(t)
 		for _, p := range r.Partitions {
 			nt.Partitions = append(nt.Partitions, p.clone())
 		}
@@ -317,7 +336,7 @@ func (b *builder) apply(offset uint64, r Record) string {
 			r.Change.LeaderEpoch < t.Partitions[r.Partition].LeaderEpoch {
 			return fmt.Sprintf("stale change of %s-%d", r.TopicName, r.Partition)
 		}
-		nt := t.clone()
+		nt := b.ownTopic(t)
 		nt.Partitions[r.Partition] = r.Change.clone()
 		b.putTopic(nt)
 	case SetTopicConfigs:
@@ -325,7 +344,7 @@ func (b *builder) apply(offset uint64, r Record) string {
 		if !ok || t.ID != r.TopicID {
 			return fmt.Sprintf("topic %q with that id not found", r.TopicName)
 		}
-		nt := t.clone()
+		nt := b.ownTopic(t)
 		nt.Configs = maps.Clone(r.Configs)
 		b.putTopic(nt)
 	case SetBrokerConfigs:

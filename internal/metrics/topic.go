@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -17,9 +16,12 @@ import (
 // exporter gives Kafka's meters (kafka_server_brokertopicmetrics_bytesin_total,
 // …_messagesin_total, …_bytesout_total).
 //
-// The hot path does one lookup in a copy-on-write map (an atomic pointer)
-// per partition of a request and atomic adds; a topic's counters are created
-// on its first use and dropped when it is deleted.
+// The hot path does no map lookup: a partition caches its topic's counters
+// (TopicStats, got once with Metrics.TopicStats) and adds to them
+// atomically. The registry of topics is a map under a mutex, touched only
+// on a topic's first traffic through a partition object, on its deletion
+// and on a scrape, so its cost grows linearly with the topics (it was a
+// copy-on-write map cloned on every insert and drop: quadratic).
 
 // TopicTotals are one topic's counters since the broker started (or since
 // the topic was re-created).
@@ -27,14 +29,38 @@ type TopicTotals struct {
 	BytesIn, MessagesIn, BytesOut int64
 }
 
-// topicStats are one topic's live counters.
-type topicStats struct {
+// TopicStats are one topic's live counters. A holder (a partition) keeps
+// the pointer and checks Dropped before each use: a dropped TopicStats
+// (its topic was deleted) is no longer exported, and the holder asks
+// Metrics.TopicStats for the current one.
+type TopicStats struct {
 	bytesIn, messagesIn, bytesOut atomic.Int64
+	dropped                       atomic.Bool
 }
 
+// Produced counts a batch appended by the leader of one of the topic's
+// partitions: n record bytes holding records records.
+func (s *TopicStats) Produced(n, records int64) {
+	if s != nil {
+		s.bytesIn.Add(n)
+		s.messagesIn.Add(records)
+	}
+}
+
+// Fetched counts n record bytes of the topic served to a consumer.
+func (s *TopicStats) Fetched(n int64) {
+	if s != nil {
+		s.bytesOut.Add(n)
+	}
+}
+
+// Dropped tells whether the topic's counters were dropped (the topic was
+// deleted, or found gone by a scrape): a holder must get new ones.
+func (s *TopicStats) Dropped() bool { return s == nil || s.dropped.Load() }
+
 type topicCounters struct {
-	mu    sync.Mutex // serialises writers of topic
-	topic atomic.Pointer[map[string]*topicStats]
+	mu    sync.Mutex
+	topic map[string]*TopicStats // under mu
 	// exists, when set, tells whether a topic still exists: the counters
 	// of one that does not (a produce that raced with its deletion created
 	// them again) are dropped when read.
@@ -53,61 +79,62 @@ var (
 )
 
 func newTopicCounters() *topicCounters {
-	c := &topicCounters{}
-	c.topic.Store(&map[string]*topicStats{})
-	return c
+	return &topicCounters{topic: map[string]*TopicStats{}}
 }
 
 // get returns topic's counters, creating them on first use.
-func (c *topicCounters) get(topic string) *topicStats {
-	if s := (*c.topic.Load())[topic]; s != nil {
-		return s
-	}
+func (c *topicCounters) get(topic string) *TopicStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur := *c.topic.Load()
-	if s := cur[topic]; s != nil {
-		return s
+	s := c.topic[topic]
+	if s == nil {
+		s = &TopicStats{}
+		c.topic[topic] = s
 	}
-	next := maps.Clone(cur)
-	s := &topicStats{}
-	next[topic] = s
-	c.topic.Store(&next)
 	return s
 }
 
 func (c *topicCounters) drop(topic string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur := *c.topic.Load()
-	if _, ok := cur[topic]; !ok {
-		return
+	if s := c.topic[topic]; s != nil {
+		s.dropped.Store(true)
+		delete(c.topic, topic)
 	}
-	next := maps.Clone(cur)
-	delete(next, topic)
-	c.topic.Store(&next)
+}
+
+type namedStats struct {
+	topic string
+	s     *TopicStats
 }
 
 // live returns the counters of the topics that exist, dropping the others.
-func (c *topicCounters) live() map[string]*topicStats {
-	cur := *c.topic.Load()
+// The exists function is called without the lock held.
+func (c *topicCounters) live() []namedStats {
+	c.mu.Lock()
+	out := make([]namedStats, 0, len(c.topic))
+	for t, s := range c.topic {
+		out = append(out, namedStats{t, s})
+	}
+	c.mu.Unlock()
 	exists := c.exists.Load()
 	if exists == nil {
-		return cur
+		return out
 	}
-	var gone []string
-	for t := range cur {
-		if !(*exists)(t) {
-			gone = append(gone, t)
+	kept := out[:0]
+	for _, ns := range out {
+		if (*exists)(ns.topic) {
+			kept = append(kept, ns)
+			continue
 		}
+		c.mu.Lock()
+		if c.topic[ns.topic] == ns.s {
+			ns.s.dropped.Store(true)
+			delete(c.topic, ns.topic)
+		}
+		c.mu.Unlock()
 	}
-	if len(gone) == 0 {
-		return cur
-	}
-	for _, t := range gone {
-		c.drop(t)
-	}
-	return *c.topic.Load()
+	return kept
 }
 
 // Describe implements prometheus.Collector.
@@ -119,31 +146,36 @@ func (c *topicCounters) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *topicCounters) Collect(ch chan<- prometheus.Metric) {
-	for topic, s := range c.live() {
+	for _, ns := range c.live() {
+		s := ns.s
 		v := [3]float64{float64(s.bytesIn.Load()), float64(s.messagesIn.Load()), float64(s.bytesOut.Load())}
 		for i, d := range topicDescs {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v[i%3], topic)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v[i%3], ns.topic)
 		}
 	}
 }
 
-// TopicProduced counts a produce request's batch appended by the leader of
-// one of topic's partitions: n record bytes holding records records.
-func (m *Metrics) TopicProduced(topic string, n, records int64) {
+// TopicStats returns topic's counters, creating them on first use, for a
+// holder to cache (see TopicStats.Dropped); nil when m is nil.
+func (m *Metrics) TopicStats(topic string) *TopicStats {
 	if m == nil {
-		return
+		return nil
 	}
-	s := m.topics.get(topic)
-	s.bytesIn.Add(n)
-	s.messagesIn.Add(records)
+	return m.topics.get(topic)
 }
 
-// TopicFetched counts n record bytes of topic served to a consumer.
+// TopicProduced counts a produce request's batch appended by the leader of
+// one of topic's partitions: n record bytes holding records records. It
+// looks the topic up; the produce path uses a partition's cached
+// TopicStats instead.
+func (m *Metrics) TopicProduced(topic string, n, records int64) {
+	m.TopicStats(topic).Produced(n, records)
+}
+
+// TopicFetched counts n record bytes of topic served to a consumer (a
+// lookup, as TopicProduced).
 func (m *Metrics) TopicFetched(topic string, n int64) {
-	if m == nil {
-		return
-	}
-	m.topics.get(topic).bytesOut.Add(n)
+	m.TopicStats(topic).Fetched(n)
 }
 
 // TopicDeleted drops topic's counters (a topic created again with the name
@@ -169,8 +201,9 @@ func (m *Metrics) TopicTotals() map[string]TopicTotals {
 	}
 	cur := m.topics.live()
 	out := make(map[string]TopicTotals, len(cur))
-	for t, s := range cur {
-		out[t] = TopicTotals{BytesIn: s.bytesIn.Load(), MessagesIn: s.messagesIn.Load(), BytesOut: s.bytesOut.Load()}
+	for _, ns := range cur {
+		s := ns.s
+		out[ns.topic] = TopicTotals{BytesIn: s.bytesIn.Load(), MessagesIn: s.messagesIn.Load(), BytesOut: s.bytesOut.Load()}
 	}
 	return out
 }

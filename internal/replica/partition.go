@@ -74,6 +74,7 @@ type Partition struct {
 	st    atomic.Pointer[State]
 	lv    leaderView  // replication state while this broker leads (replication.go)
 	lease *leaseCheck // nil: no lease (lease.go)
+	stats statsSlot   // the topic's traffic counters, cached (stats.go)
 }
 
 // Topic is the partition's topic.
