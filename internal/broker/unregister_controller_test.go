@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -111,5 +112,35 @@ func TestUnregisterControllerSingleNode(t *testing.T) {
 				t.Errorf("%s=%s: unregister controller %d: %+v, want code %d", oneVoterQuorumConfig, oneVoter, c.id, resp, c.code)
 			}
 		}
+	}
+}
+
+// UnregisterController needs ALTER on the cluster, as in Kafka: DESCRIBE is
+// not enough.
+func TestAuthzUnregisterController(t *testing.T) {
+	ab := startAuthzBroker(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	self := ab.broker().NodeID()
+	req := func(user string) *kmsg.UnregisterControllerResponse {
+		r := kmsg.NewPtrUnregisterControllerRequest()
+		r.ControllerID = self
+		return send[*kmsg.UnregisterControllerResponse](t, ab.as(user), r)
+	}
+	ab.grant(ctx, kadm.NewACLs().Clusters().Allow("User:alice").AllowHosts("*").Operations(kadm.OpDescribe))
+	if r := req("alice"); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice with DESCRIBE only: %+v, want CLUSTER_AUTHORIZATION_FAILED", r)
+	}
+	ab.grant(ctx, kadm.NewACLs().Clusters().Allow("User:alice").AllowHosts("*").Operations(kadm.OpAlter))
+	deadline := time.Now().Add(30 * time.Second) // the grant is applied through the metadata log
+	for {
+		r := req("alice")
+		if r.ErrorCode == kerr.InvalidRequest.Code {
+			break
+		}
+		if r.ErrorCode != kerr.ClusterAuthorizationFailed.Code || time.Now().After(deadline) {
+			t.Fatalf("alice with ALTER: %+v, want INVALID_REQUEST (the active controller)", r)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
