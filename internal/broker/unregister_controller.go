@@ -30,6 +30,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -114,13 +115,8 @@ func (c *clusterNode) unregisterController(ctx context.Context, req unregisterCo
 			"Controller %d is a voter of the metadata quorum; remove it from the voters first (RemoveRaftVoter, kafka-metadata-quorum remove-controller).", req.ID)}
 	}
 	if m.IsLearner(id) {
-		st, err := c.node.Status()
-		if err != nil {
-			return struct{}{}, quorumError(err)
-		}
-		if pr, ok := st.Progress[id]; ok && pr.RecentActive {
-			return struct{}{}, &controller.Error{Code: kerr.InvalidRequest.Code, Msg: fmt.Sprintf(
-				"Controller %d is still running (it follows the metadata log); stop it first.", req.ID)}
+		if err := c.waitInactive(ctx, id); err != nil {
+			return struct{}{}, err
 		}
 		if m.Joint {
 			return struct{}{}, &controller.Error{Code: kerr.RequestTimedOut.Code, Msg: "a change of the voters is in progress; retry"}
@@ -137,4 +133,43 @@ func (c *clusterNode) unregisterController(ctx context.Context, req unregisterCo
 	}
 	c.logger.Info("unregistered a controller (it left the metadata quorum's observers)", "node_id", id)
 	return struct{}{}, nil
+}
+
+// waitInactive waits until learner id has stayed silent (not answered the
+// quorum's leader) for half an election timeout, up to three election
+// timeouts. Raft marks every member inactive at each election timeout and
+// active again at its next answer, so a running node looks inactive only
+// for a moment; and it counts a member just added back as a learner
+// (RemoveRaftVoter of a stopped voter) as active until that first mark. A
+// node still answering is refused.
+func (c *clusterNode) waitInactive(ctx context.Context, id uint64) error {
+	quiet := 5 * c.cfg.tick                           // half an election timeout (ten ticks)
+	deadline := time.Now().Add(30*c.cfg.tick + quiet) // three election timeouts, then the quiet time
+	var since time.Time                               // when id was first seen silent, zero while it answers
+	for {
+		st, err := c.node.Status()
+		if err != nil {
+			return quorumError(err)
+		}
+		now := time.Now()
+		if pr, ok := st.Progress[id]; !ok || !pr.RecentActive {
+			if since.IsZero() {
+				since = now
+			}
+			if !ok || now.Sub(since) >= quiet {
+				return nil
+			}
+		} else {
+			since = time.Time{}
+		}
+		if now.After(deadline) {
+			return &controller.Error{Code: kerr.InvalidRequest.Code, Msg: fmt.Sprintf(
+				"Controller %d is still running (it follows the metadata log); stop it first.", id)}
+		}
+		select {
+		case <-ctx.Done():
+			return &controller.Error{Code: kerr.RequestTimedOut.Code, Msg: "timed out waiting to see whether controller " + fmt.Sprint(id) + " still runs"}
+		case <-time.After(c.cfg.tick / 4):
+		}
+	}
 }
