@@ -30,7 +30,8 @@ func unregisterController(t *testing.T, ctx context.Context, addr string, id int
 // the active controller's own id and an unknown id are refused with Kafka's
 // errors, a voter is refused until it is removed from the voters, and a
 // removed controller that stopped is unregistered: DescribeQuorum no longer
-// lists it among the observers, and a second request finds it unregistered.
+// lists it among the observers, a second request finds it unregistered, and
+// it joins again when it starts again.
 func TestClusterUnregisterController(t *testing.T) {
 	ports := freePorts(t, 2)
 	tc := startTestClusterWith(t, 2, func(id int, _ []int) map[string]string {
@@ -93,6 +94,11 @@ func TestClusterUnregisterController(t *testing.T) {
 	}
 	waitQuorum(t, a, []int32{1}, nil)
 	expect(a, 2, kerr.ControllerIDNotRegistered, "Controller ID 2 is not currently registered.")
+
+	// Started again, it joins again as an observer (as a restarted Kafka
+	// controller registers again).
+	tc.nodes[1].start()
+	waitQuorum(t, a, []int32{1}, []int32{2})
 }
 
 // A single node, either path: its own id is the active controller, any
