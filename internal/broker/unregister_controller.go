@@ -20,9 +20,9 @@
 // Differences from Kafka: a controller that is still a voter is refused
 // with INVALID_REQUEST (remove it from the voters first, RemoveRaftVoter:
 // Sluice's quorum reaches its voters through these records), and so is one
-// that still follows the metadata log (it answered the quorum's leader
-// within the election timeout: stop it first; Kafka's running controller
-// registers again at once). A single node answers its own id
+// that still follows the metadata log (it did not stay silent towards the
+// quorum's leader for half an election timeout within three of them: stop
+// it first; Kafka's running controller registers again at once). A single node answers its own id
 // INVALID_REQUEST and any other CONTROLLER_ID_NOT_REGISTERED.
 
 package broker
