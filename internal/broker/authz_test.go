@@ -694,7 +694,7 @@ func TestAuthzEveryAPIReviewed(t *testing.T) {
 		kmsg.DescribeTransactions, kmsg.ListTransactions, kmsg.ConsumerGroupHeartbeat, kmsg.ConsumerGroupDescribe,
 		kmsg.DescribeTopicPartitions, kmsg.DescribeQuorum, kmsg.ShareGroupHeartbeat, kmsg.ShareGroupDescribe,
 		kmsg.ShareFetch, kmsg.ShareAcknowledge, kmsg.DescribeShareGroupOffsets, kmsg.AlterShareGroupOffsets,
-		kmsg.DeleteShareGroupOffsets, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UpdateRaftVoter, kmsg.UnregisterBroker,
+		kmsg.DeleteShareGroupOffsets, kmsg.AddRaftVoter, kmsg.RemoveRaftVoter, kmsg.UpdateRaftVoter, kmsg.UnregisterBroker, kmsg.UnregisterController,
 		kmsg.UpdateFeatures, kmsg.StreamsGroupHeartbeat, kmsg.StreamsGroupDescribe, kmsg.StreamsGroupTopologyDescriptionUpdate,
 		kmsg.InitializeShareGroupState, kmsg.ReadShareGroupState, kmsg.WriteShareGroupState, // share_coordinator.go
 		kmsg.DeleteShareGroupState, kmsg.ReadShareGroupStateSummary,

@@ -32,6 +32,7 @@ func TestClusterAdminAPIsAdvertised(t *testing.T) {
 		kmsg.DescribeTransactions:         {0, 0},
 		kmsg.ListTransactions:             {0, 2},
 		kmsg.UnregisterBroker:             {0, 0},
+		kmsg.UnregisterController:         {0, 0},
 	}
 	for key, w := range want {
 		g, ok := got[int16(key)]

@@ -39,7 +39,8 @@ type voterChangeRequest struct {
 func (c *clusterNode) registerVoterHandlers() {
 	handle(c.srv, "add-voter", c.addVoter)
 	handle(c.srv, "remove-voter", c.removeVoter)
-	handle(c.srv, "update-voter", c.updateVoter) // update_raft_voter.go
+	handle(c.srv, "update-voter", c.updateVoter)                   // update_raft_voter.go
+	handle(c.srv, "unregister-controller", c.unregisterController) // unregister_controller.go
 }
 
 // addVoter runs on the quorum's leader.

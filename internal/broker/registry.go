@@ -102,6 +102,7 @@ var apiTable = []apiSpec{
 	{key: 91, min: 0, max: 0},                   // AlterShareGroupOffsets
 	{key: 92, min: 0, max: 0},                   // DeleteShareGroupOffsets
 	{key: 93, min: 0, max: 0},                   // StreamsGroupTopologyDescriptionUpdate (KIP-1331; streams_topology_description.go)
+	{key: 94, min: 0, max: 0},                   // UnregisterController (Kafka 4.4; unregister_controller.go)
 }
 
 // handlerFunc is the untyped form every registered handler is wrapped into.

@@ -359,6 +359,8 @@ func (b *builder) apply(offset uint64, r Record) string {
 		}
 	case SetQuorumNode:
 		return b.setQuorumNode(r)
+	case UnregisterController:
+		return b.unregisterController(r)
 	case SetGroupConfigs:
 		return b.applyGroupConfigs(r)
 	case ProducerIDs:

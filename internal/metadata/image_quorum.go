@@ -86,3 +86,17 @@ func (im *Image) QuorumNode(id int32) (QuorumNode, bool) {
 	q, ok := im.QuorumNodes[id]
 	return q, ok
 }
+
+// unregisterController removes the registration of controller
+// r.BrokerID (its quorum-node record), as Kafka's UnregisterControllerRecord
+// does; a node not registered with the controller role is refused.
+func (b *builder) unregisterController(r Record) string {
+	q, ok := b.im.QuorumNodes[r.BrokerID]
+	if !ok || !q.Controller {
+		return fmt.Sprintf("no controller registration found for id %d", r.BrokerID)
+	}
+	im := b.im
+	im.QuorumNodes = maps.Clone(im.QuorumNodes)
+	delete(im.QuorumNodes, r.BrokerID)
+	return ""
+}

@@ -77,3 +77,30 @@ func TestQuorumNodeListeners(t *testing.T) {
 		t.Fatal("Equal ignores the kraft.version range")
 	}
 }
+
+// UnregisterController removes a controller's quorum-node record; a node
+// without one, or registered without the controller role, is skipped.
+func TestUnregisterControllerRecord(t *testing.T) {
+	im, skipped := apply(t, Empty(), 3,
+		Record{Type: SetQuorumNode, BrokerID: 2, Address: "h:2", Controller: true},
+		Record{Type: SetQuorumNode, BrokerID: 4, Address: "h:4"})
+	if len(skipped) != 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	im, skipped = apply(t, im, 4,
+		Record{Type: UnregisterController, BrokerID: 4},
+		Record{Type: UnregisterController, BrokerID: 9},
+		Record{Type: UnregisterController, BrokerID: 2})
+	if len(skipped) != 2 {
+		t.Fatalf("skipped %v, want the broker-only node and the unknown id", skipped)
+	}
+	if _, ok := im.QuorumNode(2); ok {
+		t.Fatal("controller 2 is still registered")
+	}
+	if _, ok := im.QuorumNode(4); !ok {
+		t.Fatal("broker-only node 4 lost its quorum-node record")
+	}
+	if _, skipped = apply(t, im, 5, Record{Type: UnregisterController, BrokerID: 2}); len(skipped) != 1 {
+		t.Fatalf("unregistering twice: skipped %v, want one", skipped)
+	}
+}

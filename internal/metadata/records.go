@@ -59,6 +59,10 @@ const (
 	// or observer, BrokerID) listens for peer traffic (Address) and
 	// whether it has the controller role (Controller).
 	SetQuorumNode RecordType = "quorum-node"
+	// UnregisterController removes the registration of a controller
+	// (BrokerID) that is not a voter: its quorum-node record
+	// (UnregisterController, key 94; image_quorum.go).
+	UnregisterController RecordType = "unregister-controller"
 )
 
 // Record is one metadata change. Only the fields of its Type are set.

@@ -40,7 +40,8 @@ var clientSources = map[string]string{
 // internalAPIs are Kafka keys spoken only between brokers and controllers;
 // a single Sluice node has no use for them, so they are listed apart from
 // the client-facing keys it does not serve. UnregisterController (94) is not
-// one of them: Kafka 4.4 serves it on brokers too, for Admin.unregisterController.
+// one of them: Kafka 4.4 serves it on brokers too, for Admin.unregisterController
+// (Sluice serves it: internal/broker/unregister_controller.go).
 var internalAPIs = map[int16]bool{
 	4: true, 5: true, 6: true, 7: true, 27: true, 52: true, 53: true, 54: true, 56: true, 58: true, 59: true,
 	62: true, 63: true, 67: true, 70: true, 73: true, 83: true, 84: true, 85: true, 86: true, 87: true,

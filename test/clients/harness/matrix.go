@@ -91,6 +91,7 @@ var featureNames = []struct{ id, name string }{
 	{"tools.leader-election-cluster", "Three-node cluster: kafka-leader-election preferred (leader back to the first replica) and unclean (offline partition, out-of-sync replica)"},
 	{"cluster.follower-fetching", "Three-node cluster: a Java consumer with client.rack reads from its rack's follower (KIP-392), seen in that broker's metrics"},
 	{"tools.decommission-broker", "Three-node cluster: decommission a broker (reassign away, stop, kafka-cluster unregister)"},
+	{"tools.unregister-controller", "kafka-cluster unregister-controller: refusals for the active controller and an unknown id (UnregisterController)"},
 	{"tools.transactions", "kafka-transactions list, describe-producers, describe (unknown id)"},
 	{"tools.features", "kafka-features describe, upgrade, downgrade --dry-run, an unknown feature"},
 	{"tools.streams-groups", "kafka-streams-groups --list, --describe --state/--members, --delete on a group.protocol=streams application"},

@@ -143,6 +143,8 @@ public final class Main {
                 List.of("CreateTopics", "Produce", "InitProducerID", "Metadata", "FindCoordinator", "ListTransactions",
                         "DescribeTransactions", "DescribeProducers"), Main::transactions);
         h.add("kafka-features", "tools.features", List.of("ApiVersions", "UpdateFeatures"), Main::features);
+        h.add("kafka-cluster-unregister-controller", "tools.unregister-controller",
+                List.of("DescribeCluster", "UnregisterController"), Main::unregisterController);
         h.add("kafka-streams-groups", "tools.streams-groups",
                 List.of("CreateTopics", "StreamsGroupHeartbeat", "StreamsGroupDescribe", "ListGroups", "DeleteGroups"),
                 Main::streamsGroups);
@@ -1037,6 +1039,40 @@ public final class Main {
         String described = tool(1, "kafka-transactions", TRANSACTIONS, "describe", "--transactional-id",
                 PREFIX + "-no-such-txn");
         check(described.contains("could not be found"), "describe of an unknown transactional id: " + described);
+    }
+
+    // ---- kafka-cluster unregister-controller ------------------------------------------------------
+
+    /**
+     * kafka-cluster unregister-controller (UnregisterController, Kafka 4.4) against the suite's broker: the
+     * active controller cannot unregister itself, and an id with no controller registration is refused with
+     * Kafka's errors; Admin.unregisterController gets the same answers.
+     */
+    private static void unregisterController() throws Exception {
+        int self = admin().describeCluster().controller().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).id();
+        java.util.function.Function<Integer, String> unregister = id -> {
+            try {
+                ToolRunner.Result r = ToolRunner.run("kafka-cluster", CLUSTER_TOOL, "unregister-controller",
+                        "--bootstrap-server", BOOTSTRAP, "--id", String.valueOf(id));
+                check(r.status() == 1, "want exit 1 from " + r);
+                return r.out() + r.err();
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        };
+        String own = unregister.apply(self);
+        check(own.contains("InvalidRequestException: Controller cannot unregister itself while it is active."),
+                "unregister-controller of the active controller: " + own);
+        String unknown = unregister.apply(4242);
+        check(unknown.contains("ControllerIdNotRegisteredException: Controller ID 4242 is not currently registered."),
+                "unregister-controller of an unknown id: " + unknown);
+        try {
+            admin().unregisterController(4242).all().get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            check(false, "Admin.unregisterController(4242) succeeded");
+        } catch (java.util.concurrent.ExecutionException e) {
+            check(e.getCause() instanceof org.apache.kafka.common.errors.ControllerIdNotRegisteredException,
+                    "Admin.unregisterController(4242): " + e.getCause());
+        }
     }
 
     // ---- kafka-features -------------------------------------------------------------------------
