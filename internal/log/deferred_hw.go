@@ -71,3 +71,8 @@ func (l *Log) FreezeHighWatermark() {
 	}
 	l.setHighWatermark(-1)
 }
+
+// OffsetsKnown reports whether the log's offsets can be read without
+// loading it: false while it is deferred after an unclean shutdown and not
+// recovered yet (then LogEndOffset, HighWatermark, ... recover it first).
+func (l *Log) OffsetsKnown() bool { return !l.offsetsUnknown || l.segsLoaded.Load() }
