@@ -246,7 +246,10 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.incarnation = hex.EncodeToString(inc[:])
 	c.store = metadata.NewStore()
 	c.store.OnSkip = func(off uint64, why string) {
-		c.logger.Warn("metadata record skipped", "offset", off, "why", why)
+		c.logger.Debug("metadata record skipped", "offset", off, "why", why)
+	}
+	c.store.OnSkipped = func(n int, first, last uint64, why string) {
+		c.logger.Warn("metadata records skipped", "count", n, "first_offset", first, "last_offset", last, "first_why", why)
 	}
 	dir := filepath.Join(b.dataDir, quorumDirName)
 	// A data directory that a single-node broker has used: its topics are

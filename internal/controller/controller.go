@@ -316,7 +316,9 @@ func newTopicID(im *metadata.Image) metadata.ID {
 // none; id leaves every in-sync set unless it is its last member (kept so
 // that it can lead again when it returns: no unclean election).
 func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
-	var out []metadata.Record
+	out := make([]metadata.Record, 0, changesCap(im, func(p *metadata.Partition) bool {
+		return p.Leader == id || slices.Contains(p.ISR, id)
+	}))
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
 			if p.Leader != id && !(slices.Contains(p.ISR, id) && len(p.ISR) > 1) {
@@ -350,7 +352,9 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 // in-sync set, whose eligible leader replicas hold it (withELR elects it,
 // elr.go).
 func returnBroker(im *metadata.Image, id int32) []metadata.Record {
-	var out []metadata.Record
+	out := make([]metadata.Record, 0, changesCap(im, func(p *metadata.Partition) bool {
+		return p.Leader == metadata.NoLeader
+	}))
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
 			if p.Leader != metadata.NoLeader {

@@ -112,16 +112,14 @@ func (c *Controller) Heartbeat(ctx context.Context, req HeartbeatRequest) (Heart
 	c.touch(req.BrokerID)
 	switch {
 	case req.WantFence && !b.Fenced:
-		recs := []metadata.Record{{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
-		recs = append(recs, leaveBroker(im, b.ID)...)
+		recs := slices.Insert(leaveBroker(im, b.ID), 0, metadata.Record{Type: metadata.FenceBroker, BrokerID: b.ID, Epoch: b.Epoch})
 		if _, err := c.commit(ctx, recs...); err != nil {
 			return HeartbeatResponse{}, err
 		}
 		c.cfg.Logger.Info("controller: broker fenced for controlled shutdown", "broker", b.ID)
 		return HeartbeatResponse{Fenced: true, MetadataOffset: im.Offset}, nil
 	case !req.WantFence && b.Fenced && req.MetadataOffset >= uint64(b.Epoch):
-		recs := []metadata.Record{{Type: metadata.UnfenceBroker, BrokerID: b.ID, Epoch: b.Epoch}}
-		recs = append(recs, returnBroker(im, b.ID)...)
+		recs := slices.Insert(returnBroker(im, b.ID), 0, metadata.Record{Type: metadata.UnfenceBroker, BrokerID: b.ID, Epoch: b.Epoch})
 		if _, err := c.commit(ctx, recs...); err != nil {
 			return HeartbeatResponse{}, err
 		}

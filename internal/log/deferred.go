@@ -33,6 +33,9 @@ type deferredLoad struct {
 	p    loadParams
 	done bool  // (mu) loaded, failed, or abandoned at close
 	err  error // (mu) why the load failed
+	// hwSet, hwOffset: a SetHighWatermark kept for the load (deferred_hw.go).
+	hwSet    bool  // (mu)
+	hwOffset int64 // (mu)
 }
 
 // LoadView is a log being loaded, as ManagerOptions.OnLoad sees it: its
@@ -137,6 +140,7 @@ func (l *Log) loadDeferred(d *deferredLoad) error {
 			l.logger.Error("partition loaded, but its OnLoad hook failed", "dir", l.dir, "err", err)
 		}
 	}
+	l.applyDeferredHighWatermark(d)
 	l.deferred.Store(nil)
 	return nil
 }

@@ -129,12 +129,23 @@ func (l *Log) HighWatermark() int64 {
 // The first call stops the high watermark from following the log end; the
 // value then starts where it was.
 func (l *Log) SetHighWatermark(offset int64) {
-	// A log deferred after an unclean shutdown is loaded first, without
-	// l.mu: its load runs the OnLoad hook, whose producer rebuild restores
-	// aborted-transaction index entries under l.mu.
-	l.needOffsets()
+	// A log deferred after an unclean shutdown is not loaded for this: its
+	// high watermark is unknown until it is recovered (every reader of it
+	// loads the log first), so the call is kept and applied by the load
+	// (deferred_hw.go). Becoming a partition's leader thus recovers nothing.
+	if l.deferHighWatermark(offset) {
+		return
+	}
+	l.setHighWatermark(offset)
+}
+
+// setHighWatermark is SetHighWatermark on a log whose offsets are known.
+func (l *Log) setHighWatermark(offset int64) {
 	l.mu.Lock()
-	cur := l.HighWatermark()
+	cur := l.leo.Load()
+	if !l.hwFollowsEnd.Load() {
+		cur = min(l.hw.Load(), cur)
+	}
 	if l.hwFollowsEnd.Load() {
 		l.hw.Store(cur)
 		l.hwFollowsEnd.Store(false)
@@ -168,6 +179,7 @@ func (l *Log) forgetDecided(hw int64) {
 // nothing above what the in-sync replicas confirm again. Only for a log
 // no consumer has read from since it was opened.
 func (l *Log) ForgetHighWatermark() {
+	l.dropDeferredHighWatermark()
 	l.mu.Lock()
 	l.hwFollowsEnd.Store(false)
 	l.hw.Store(l.logStart.Load())
@@ -178,6 +190,7 @@ func (l *Log) ForgetHighWatermark() {
 // in-sync set is this replica alone). The high watermark never moves back,
 // so records between the kept high watermark and the end become visible.
 func (l *Log) FollowLogEnd() {
+	l.dropDeferredHighWatermark()
 	l.mu.Lock()
 	was := l.hwFollowsEnd.Swap(true)
 	l.mu.Unlock()

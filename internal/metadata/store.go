@@ -22,6 +22,10 @@ type Store struct {
 
 	// OnSkip hears records skipped by Apply (for logging); may be nil.
 	OnSkip func(offset uint64, why string)
+	// OnSkipped hears, once per Apply that skipped any, how many records
+	// it skipped, the offsets of the first and last batch holding one,
+	// and the first one's reason (a summary for logs); may be nil.
+	OnSkipped func(n int, first, last uint64, firstWhy string)
 }
 
 // NewStore returns a Store holding the empty image.
@@ -69,6 +73,7 @@ func (s *Store) WaitFor(ctx context.Context, offset uint64) (*Image, error) {
 // Apply implements quorum.StateMachine.
 func (s *Store) Apply(ents []quorum.Entry) error {
 	im := s.Image()
+	var sum skipSummary
 	for _, e := range ents {
 		b, err := DecodeBatch(e.Data)
 		if err != nil {
@@ -76,6 +81,7 @@ func (s *Store) Apply(ents []quorum.Entry) error {
 			if s.OnSkip != nil {
 				s.OnSkip(e.Index, err.Error())
 			}
+			sum.add(e.Index, 1, err.Error())
 			c := *im
 			c.Offset = e.Index
 			im = &c
@@ -88,6 +94,12 @@ func (s *Store) Apply(ents []quorum.Entry) error {
 				s.OnSkip(e.Index, why)
 			}
 		}
+		if len(skipped) > 0 {
+			sum.add(e.Index, len(skipped), skipped[0])
+		}
+	}
+	if sum.n > 0 && s.OnSkipped != nil {
+		s.OnSkipped(sum.n, sum.first, sum.last, sum.why)
 	}
 	s.publish(im)
 	return nil
@@ -149,4 +161,19 @@ func (s *Store) Restore(data []byte) error {
 	im.ClientQuotas, im.ACLs, im.Scram = d.ClientQuotas, d.ACLs, d.Scram
 	s.publish(im)
 	return nil
+}
+
+// skipSummary counts the records one Apply skipped (Store.OnSkipped).
+type skipSummary struct {
+	n           int
+	first, last uint64
+	why         string
+}
+
+func (s *skipSummary) add(offset uint64, n int, why string) {
+	if s.n == 0 {
+		s.first, s.why = offset, why
+	}
+	s.n += n
+	s.last = offset
 }

@@ -68,6 +68,8 @@ type cluster struct {
 	wrap func(id uint64, tr Transport) Transport
 	// tickEvery, when set, makes nodes tick on their own (Config.TickInterval).
 	tickEvery time.Duration
+	// snapBytes, when set, is each node's Config.SnapshotBytes.
+	snapBytes uint64
 }
 
 func newCluster(t *testing.T, n int, snapEvery uint64) *cluster {
@@ -97,7 +99,7 @@ func (c *cluster) config(id uint64, join bool) Config {
 		FS: mb.fs, Dir: "/data/quorum",
 		Transport: tr, StateMachine: mb.sm,
 		ElectionTick: 10, HeartbeatTick: 1, SnapshotEvery: c.every,
-		TickInterval: c.tickEvery,
+		TickInterval: c.tickEvery, SnapshotBytes: c.snapBytes,
 	}
 }
 

@@ -103,6 +103,13 @@ type Config struct {
 	// SnapshotEvery takes a snapshot and compacts the log after this many
 	// applied entries; 0 means 10000.
 	SnapshotEvery uint64
+	// SnapshotBytes also takes one once the entries applied since the last
+	// hold this many bytes (Kafka's
+	// metadata.log.max.record.bytes.between.snapshots); 0 means 20 MiB. A
+	// few large batches (a topic of thousands of partitions, the fencing
+	// of a broker leading 100,000) then do not all stay in the log for
+	// every start to replay.
+	SnapshotBytes uint64
 	// Logger receives raft's log; nil discards it.
 	Logger raft.Logger
 }
@@ -145,6 +152,9 @@ type Node struct {
 
 	applied   uint64
 	snapIndex uint64
+	// snapBytes: bytes of the entries applied since the last snapshot
+	// (loop-owned; SnapshotBytes).
+	snapBytes uint64
 	confState *raftpb.ConfState
 	stopOnce  sync.Once
 
@@ -204,6 +214,9 @@ func Start(cfg Config) (*Node, error) {
 	}
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = 10000
+	}
+	if cfg.SnapshotBytes == 0 {
+		cfg.SnapshotBytes = 20 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
@@ -511,6 +524,7 @@ func (n *Node) handleReady() error {
 		}
 		md := rd.Snapshot.GetMetadata()
 		n.applied, n.snapIndex, n.confState = md.GetIndex(), md.GetIndex(), md.GetConfState()
+		n.snapBytes = 0
 	}
 	if len(rd.Messages) > 0 {
 		n.cfg.Transport.Send(rd.Messages)
@@ -536,7 +550,8 @@ func (n *Node) handleReady() error {
 	// snapshot could never catch up from it.
 	forced := n.confChanged && n.snapIndex > 0 && n.applied > n.snapIndex
 	n.confChanged = false
-	if forced || n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
+	bySize := n.snapBytes >= n.cfg.SnapshotBytes && n.applied > n.snapIndex
+	if forced || bySize || n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
 		data, err := n.cfg.StateMachine.Snapshot()
 		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -545,6 +560,7 @@ func (n *Node) handleReady() error {
 			return fmt.Errorf("save snapshot: %w", err)
 		}
 		n.snapIndex = n.applied
+		n.snapBytes = 0
 	}
 	return nil
 }
@@ -566,6 +582,7 @@ func (n *Node) apply(ents []*raftpb.Entry) error {
 				break
 			}
 			batch = append(batch, Entry{Index: e.GetIndex(), Term: e.GetTerm(), Data: d[envHeader:]})
+			n.snapBytes += uint64(len(d))
 			done = append(done, binary.BigEndian.Uint64(d))
 		case raftpb.EntryConfChange:
 			cc := &raftpb.ConfChange{}

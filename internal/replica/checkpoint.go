@@ -34,7 +34,18 @@ func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
 		if p.Role() == None {
 			continue
 		}
-		out[log.TopicPartition{Topic: p.topic, Partition: p.index}] = p.log.HighWatermark()
+		tp := log.TopicPartition{Topic: p.topic, Partition: p.index}
+		if !p.log.OffsetsKnown() {
+			// Not recovered yet since an unclean shutdown: reading its
+			// high watermark would recover it here (every partition,
+			// one by one, on the checkpoint writer). Its checkpointed
+			// value stays.
+			if hw, ok := m.checkpointed(tp); ok {
+				out[tp] = hw
+			}
+			continue
+		}
+		out[tp] = p.log.HighWatermark()
 	}
 	return out
 }

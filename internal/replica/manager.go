@@ -208,7 +208,7 @@ func (p *Partition) applyHighWatermarkRule(st *State) {
 		p.log.FollowLogEnd()
 		return
 	}
-	p.log.SetHighWatermark(p.log.HighWatermark())
+	p.log.FreezeHighWatermark()
 	p.updateHighWatermark(st) // a smaller in-sync set may hold more
 }
 

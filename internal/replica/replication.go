@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -138,7 +139,9 @@ func (p *Partition) updateHighWatermark(st *State) {
 	if underMinISR(st) {
 		return // KIP-966: held while the in-sync set is too small
 	}
-	hw := p.log.LogEndOffset()
+	// (The followers first: a leader none of whose followers has fetched
+	// yet, e.g. just elected, leaves a log not yet recovered unloaded.)
+	hw := int64(math.MaxInt64)
 	p.lv.mu.Lock()
 	for _, r := range st.ISR {
 		if r == p.self {
@@ -152,7 +155,7 @@ func (p *Partition) updateHighWatermark(st *State) {
 		hw = min(hw, f.leo)
 	}
 	p.lv.mu.Unlock()
-	p.log.SetHighWatermark(hw)
+	p.log.SetHighWatermark(min(hw, p.log.LogEndOffset()))
 }
 
 // underMinISR reports whether st's in-sync set is smaller than its MinISR:
