@@ -216,6 +216,26 @@ public final class Main {
         return c.get(name) == null ? null : c.get(name).value();
     }
 
+    /**
+     * Waits until DescribeConfigs shows the topic's config at want: on a cluster, the broker answering may
+     * publish the controller's change a moment after the broker that took the alter answered.
+     */
+    private static void awaitTopicConfig(String topic, String name, String want) throws Exception {
+        String[] last = {null};
+        try {
+            eventually(name + "=" + want, TIMEOUT_MS, () -> {
+                try {
+                    last[0] = topicConfig(topic, name);
+                } catch (Exception e) {
+                    last[0] = e.toString();
+                }
+                return want.equals(last[0]);
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(name + "=" + last[0] + ", want " + want, e);
+        }
+    }
+
     private static void createTopic(String topic, String... configs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--create", "--topic", topic, "--partitions", "1",
                 "--replication-factor", "1"));
@@ -311,19 +331,17 @@ public final class Main {
         createTopic(t);
         configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config", "cleanup.policy=compact")
                 .ok();
-        check("compact".equals(topicConfig(t, "cleanup.policy")), "cleanup.policy=" + topicConfig(t, "cleanup.policy"));
+        awaitTopicConfig(t, "cleanup.policy", "compact");
         // A list value in kafka-configs' bracket syntax, and a second config in the same call.
         configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config",
                 "cleanup.policy=[compact,delete],retention.ms=3600000").ok();
-        check("compact,delete".equals(topicConfig(t, "cleanup.policy")),
-                "cleanup.policy=" + topicConfig(t, "cleanup.policy"));
-        check("3600000".equals(topicConfig(t, "retention.ms")), "retention.ms=" + topicConfig(t, "retention.ms"));
+        awaitTopicConfig(t, "cleanup.policy", "compact,delete");
+        awaitTopicConfig(t, "retention.ms", "3600000");
         ToolRunner.Result d = configs("--entity-type", "topics", "--entity-name", t, "--describe").ok();
         contains(d, "cleanup.policy=compact,delete");
         configs("--entity-type", "topics", "--entity-name", t, "--alter", "--delete-config",
                 "cleanup.policy,retention.ms").ok();
-        check("delete".equals(topicConfig(t, "cleanup.policy")),
-                "after --delete-config: cleanup.policy=" + topicConfig(t, "cleanup.policy"));
+        awaitTopicConfig(t, "cleanup.policy", "delete");
         ToolRunner.Result bad = configs("--entity-type", "topics", "--entity-name", t, "--alter", "--add-config",
                 "cleanup.policy=shred");
         check(bad.status() != 0 && (bad.out() + bad.err()).contains("InvalidConfigurationException"),
@@ -543,12 +561,12 @@ public final class Main {
         createTopic(t);
         contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN, withBootstrap("--list")).ok(),
                 "No partition reassignments found.");
-        int node = admin().describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).iterator().next().id();
+        int node = replicaOf(t);
         File plan = File.createTempFile("reassign", ".json");
         plan.deleteOnExit();
         java.nio.file.Files.writeString(plan.toPath(), "{\"version\":1,\"partitions\":[{\"topic\":\"" + t
                 + "\",\"partition\":0,\"replicas\":[" + node + "]}]}");
-        // The current assignment is the only one a single node can take: accepted, nothing moves.
+        // The current assignment (on a single node the only one it can take): accepted, nothing moves.
         contains(ToolRunner.run("kafka-reassign-partitions", REASSIGN,
                 withBootstrap("--reassignment-json-file", plan.getPath(), "--execute")).ok(),
                 "Successfully started partition reassignment for " + t + "-0");
@@ -563,7 +581,7 @@ public final class Main {
     private static void reassignLogDirs() throws Exception {
         String t = PREFIX + "-log-dirs";
         createTopic(t);
-        int node = admin().describeCluster().nodes().get(TIMEOUT_MS, TimeUnit.MILLISECONDS).iterator().next().id();
+        int node = replicaOf(t);
         TopicPartition tp = new TopicPartition(t, 0);
         String dir = null;
         for (Map.Entry<String, LogDirDescription> e : admin().describeLogDirs(List.of(node)).descriptions().get(node)
@@ -587,6 +605,25 @@ public final class Main {
                 "--execute");
         check(failed.contains("Failed to alter dir for " + replica) && failed.contains("LogDirNotFoundException"),
                 "a move to a directory the broker does not have should fail with LogDirNotFoundException: " + failed);
+    }
+
+    /** The broker holding partition 0's (only) replica: on a cluster, not necessarily the first one listed. */
+    private static int replicaOf(String topic) throws Exception {
+        int[] node = {-1};
+        // Right after the create, the broker answering may not have published the new topic yet.
+        eventually("a replica of " + topic + "-0 known", TIMEOUT_MS, () -> {
+            try {
+                var ps = admin().describeTopics(List.of(topic)).allTopicNames().get(TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                        .get(topic).partitions();
+                if (!ps.isEmpty() && !ps.get(0).replicas().isEmpty()) {
+                    node[0] = ps.get(0).replicas().get(0).id();
+                }
+            } catch (Exception e) {
+                // not known yet
+            }
+            return node[0] >= 0;
+        });
+        return node[0];
     }
 
     private static File logDirsPlan(String topic, int node, String dir) throws Exception {
