@@ -399,7 +399,7 @@ func (c *clusterNode) isrLoop(ctx context.Context) {
 			continue
 		}
 		now := time.Now()
-		for _, p := range c.b.replicas.Partitions() {
+		for _, p := range c.b.replicas.Replicated() { // a single replica has no in-sync set to keep
 			if p.Role() != replica.Leader || len(p.State().Replicas) < 2 {
 				continue
 			}

@@ -196,6 +196,7 @@ func (s *Server) Start() (err error) {
 		},
 	}
 	installProducerGuards(b, &mopts)
+	installCheckpointIntervals(o.Config, &mopts)
 	installDeferredLoading(b, &mopts) // deferred_logs.go
 	mopts.OnFail = b.logFailed        // cluster_halt.go
 	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {

@@ -225,7 +225,7 @@ func (c *Controller) elrElections(ctx context.Context) {
 		return
 	}
 	var recs []metadata.Record
-	for _, t := range im.SortedTopics() {
+	for _, t := range im.AttentionTopics() { // only topics with a partition reassigning or without a live leader
 		for i, p := range t.Partitions {
 			if p.Leader != metadata.NoLeader || len(p.ISR) > 0 ||
 				!slices.ContainsFunc(p.ELR, im.IsLive) && !(len(p.LastKnownELR) == 1 && lastKnownLeader(p, p.LastKnownELR[0]) && im.IsLive(p.LastKnownELR[0])) {

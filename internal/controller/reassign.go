@@ -236,7 +236,7 @@ func (c *Controller) completeReassignments(ctx context.Context) {
 	}
 	defer c.mu.Unlock()
 	var recs []metadata.Record
-	for _, t := range im.SortedTopics() {
+	for _, t := range im.AttentionTopics() { // only topics with a partition reassigning or without a live leader
 		for i, p := range t.Partitions {
 			np, ok := finishReassignment(im, p)
 			if !ok {

@@ -74,7 +74,7 @@ func (c *Controller) uncleanElections(ctx context.Context) {
 	}
 	defer c.mu.Unlock()
 	var recs []metadata.Record
-	for _, t := range im.SortedTopics() {
+	for _, t := range im.AttentionTopics() { // only topics with a partition reassigning or without a live leader
 		enabled := -1
 		for i, p := range t.Partitions {
 			if p.Leader != metadata.NoLeader && im.IsLive(p.Leader) {

@@ -47,7 +47,7 @@ func (m *Manager) runHousekeeping(retention bool) {
 		}
 	}
 	m.runDeletes(false)
-	if err := m.writeCheckpoints(false); err != nil {
+	if err := m.writeCheckpointsWhen(false, true); err != nil {
 		m.logger.Error("cannot write checkpoints", "dir", m.dir, "err", err)
 	}
 	m.hkPasses.Add(1)

@@ -44,6 +44,15 @@ type ManagerOptions struct {
 	// runs on the first housekeeping tick after each interval, the first
 	// time after min(interval, 30s). 0 means Kafka's 5 minutes.
 	RetentionCheckInterval time.Duration
+	// RecoveryPointCheckpointInterval and LogStartCheckpointInterval are
+	// log.flush.offset.checkpoint.interval.ms and
+	// log.flush.start.offset.checkpoint.interval.ms: housekeeping writes
+	// the recovery-point (log-start) checkpoint at most that often, and
+	// only when some log's value moved (checkpoint_interval.go). 0 means
+	// on every housekeeping pass. Close, suffix truncations and
+	// TruncatePrefix still write at once.
+	RecoveryPointCheckpointInterval time.Duration
+	LogStartCheckpointInterval      time.Duration
 	// ConfigFor gives the config of a partition found on disk at start;
 	// default DefaultConfig. The broker re-applies configs with Open.
 	ConfigFor func(topic string, partition int32) Config
@@ -92,6 +101,9 @@ type Manager struct {
 	ckMu        sync.Mutex // serialises checkpoint writes
 	lastCkRP    map[TopicPartition]int64
 	lastCkStart map[TopicPartition]int64
+	// rpCheckedAt and startCheckedAt: when housekeeping last compared (and
+	// if changed wrote) each checkpoint (checkpoint_interval.go).
+	rpCheckedAt, startCheckedAt time.Time
 
 	// prevEpoch and brokerEpoch: the broker epoch the clean-shutdown
 	// marker held at start, and the one Close writes (shutdown_epoch.go).
@@ -556,29 +568,55 @@ func (m *Manager) closeLogs() {
 
 // writeCheckpoints writes the recovery-point and log-start-offset files if
 // anything changed since the last write (or always with force).
-func (m *Manager) writeCheckpoints(force bool) error {
+func (m *Manager) writeCheckpoints(force bool) error { return m.writeCheckpointsWhen(force, false) }
+
+// writeCheckpointsWhen is writeCheckpoints; with periodic (housekeeping), a
+// checkpoint is compared and written only once its interval has passed
+// (checkpoint_interval.go).
+func (m *Manager) writeCheckpointsWhen(force, periodic bool) error {
 	m.ckMu.Lock()
 	defer m.ckMu.Unlock()
 	gen := m.ckGen.Load()
 	if !force && gen == m.lastCkGen && m.lastCkRP != nil {
 		return nil // nothing moved: do not walk every log (many partitions, every second)
 	}
+	now := m.now()
+	rpDue := force || !periodic || m.lastCkRP == nil || m.due(m.rpCheckedAt, m.opts.RecoveryPointCheckpointInterval, now)
+	startDue := force || !periodic || m.lastCkStart == nil || m.due(m.startCheckedAt, m.opts.LogStartCheckpointInterval, now)
+	if !rpDue && !startDue {
+		return nil // moved, but written again only once its interval has passed
+	}
 	rps := map[TopicPartition]int64{}
 	starts := map[TopicPartition]int64{}
 	for _, l := range m.allLogs() {
 		tp := TopicPartition{l.topic, l.partition}
-		rps[tp] = l.recoveryPoint.Load()
-		starts[tp] = l.logStart.Load()
-	}
-	var err error
-	if force || !mapsEqual(rps, m.lastCkRP) {
-		if err = writePartitionOffsets(m.fs, filepath.Join(m.dir, recoveryPointFile), rps); err == nil {
-			m.lastCkRP = rps
+		if rpDue {
+			rps[tp] = l.recoveryPoint.Load()
+		}
+		if startDue {
+			starts[tp] = l.logStart.Load()
 		}
 	}
-	if force || !mapsEqual(starts, m.lastCkStart) {
-		if err2 := writePartitionOffsets(m.fs, filepath.Join(m.dir, logStartFile), starts); err2 == nil {
-			m.lastCkStart = starts
+	var err error
+	if rpDue {
+		if force || !mapsEqual(rps, m.lastCkRP) {
+			if err = writePartitionOffsets(m.fs, filepath.Join(m.dir, recoveryPointFile), rps); err == nil {
+				m.lastCkRP = rps
+			}
+		}
+		if err == nil {
+			m.rpCheckedAt = now
+		}
+	}
+	if startDue {
+		var err2 error
+		if force || !mapsEqual(starts, m.lastCkStart) {
+			if err2 = writePartitionOffsets(m.fs, filepath.Join(m.dir, logStartFile), starts); err2 == nil {
+				m.lastCkStart = starts
+			}
+		}
+		if err2 == nil {
+			m.startCheckedAt = now
 		} else if err == nil {
 			err = err2
 		}
@@ -586,7 +624,9 @@ func (m *Manager) writeCheckpoints(force bool) error {
 	if err != nil {
 		return storageErr("checkpoint", err)
 	}
-	m.lastCkGen = gen
+	if rpDue && startDue {
+		m.lastCkGen = gen // else the other checkpoint is still to compare
+	}
 	return nil
 }
 

@@ -141,6 +141,8 @@ type Image struct {
 	// QuorumNodes are the metadata quorum's members' peer addresses by
 	// node id (SetQuorumNode; image_quorum.go). May be nil.
 	QuorumNodes map[int32]QuorumNode
+
+	attn *attention // image_attention.go; nil: not built by Apply
 }
 
 // Empty returns the image before any record.
@@ -206,6 +208,9 @@ type builder struct {
 	// batch of N changes to one topic's partitions clones it once, not N
 	// times).
 	owned map[*Topic]bool
+	// touched are the names of the topics this batch put or removed
+	// (image_attention.go).
+	touched map[string]bool
 }
 
 // ownTopic returns a copy of t this builder may change: t itself when the
@@ -243,6 +248,14 @@ func (b *builder) putTopic(t *Topic) {
 	byName, byID := b.topics()
 	byName[t.Name] = t
 	byID[t.ID] = t
+	b.touch(t.Name)
+}
+
+func (b *builder) touch(name string) {
+	if b.touched == nil {
+		b.touched = map[string]bool{}
+	}
+	b.touched[name] = true
 }
 
 // Apply returns the image after batch, committed at offset. Records that do
@@ -256,6 +269,7 @@ func (im *Image) Apply(offset uint64, batch Batch) (next *Image, skipped []strin
 		}
 	}
 	c.Offset = offset
+	c.updateAttention(im, b.touched, b.brokersCopied)
 	return &c, skipped
 }
 
@@ -317,6 +331,7 @@ func (b *builder) apply(offset uint64, r Record) string {
 		byName, byID := b.topics()
 		delete(byName, t.Name)
 		delete(byID, t.ID)
+		b.touch(t.Name)
 	case AddPartitions:
 		t, ok := im.Topics[r.TopicName]
 		if !ok || t.ID != r.TopicID || len(r.Partitions) == 0 {

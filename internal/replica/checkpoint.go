@@ -29,8 +29,14 @@ func (m *Manager) checkpointed(tp log.TopicPartition) (int64, bool) {
 // HighWatermarks returns every replicated partition's high watermark (for
 // the checkpoint).
 func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
-	out := map[log.TopicPartition]int64{}
-	for _, p := range m.Partitions() {
+	m.mu.RLock()
+	parts := make([]*Partition, 0, len(m.parts))
+	for _, p := range m.parts { // no need to sort: the checkpoint's encoding does
+		parts = append(parts, p)
+	}
+	m.mu.RUnlock()
+	out := make(map[log.TopicPartition]int64, len(parts))
+	for _, p := range parts {
 		if p.Role() == None {
 			continue
 		}

@@ -57,7 +57,11 @@ type Manager struct {
 
 	mu    sync.RWMutex
 	parts map[log.TopicPartition]*Partition
-	ckpt  map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
+	// replicated holds the partitions of parts with more than one replica
+	// (Replicated: the in-sync set loop never visits a single-replica
+	// partition).
+	replicated map[log.TopicPartition]*Partition
+	ckpt       map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
 
 	// applyMu serialises Apply/Remove so that listeners hear the changes
 	// of one partition in order.
@@ -69,7 +73,8 @@ type Manager struct {
 
 // NewManager returns an empty Manager for the broker with node id self.
 func NewManager(self int32) *Manager {
-	return &Manager{self: self, parts: map[log.TopicPartition]*Partition{}, lease: &leaseCheck{}}
+	return &Manager{self: self, parts: map[log.TopicPartition]*Partition{},
+		replicated: map[log.TopicPartition]*Partition{}, lease: &leaseCheck{}}
 }
 
 // Self is this broker's node id.
@@ -111,6 +116,18 @@ func (m *Manager) Partitions() []*Partition {
 	return out
 }
 
+// Replicated returns the local partitions with more than one replica, in no
+// particular order.
+func (m *Manager) Replicated() []*Partition {
+	m.mu.RLock()
+	out := make([]*Partition, 0, len(m.replicated))
+	for _, p := range m.replicated {
+		out = append(out, p)
+	}
+	m.mu.RUnlock()
+	return out
+}
+
 // Apply installs st for the partition whose log is l (a new Partition the
 // first time) and tells the listeners when this broker's role or the leader
 // epoch changed. A state older than the current one (lower leader epoch or
@@ -141,6 +158,11 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 		Replicas: slices.Clone(st.Replicas), ISR: slices.Clone(st.ISR), MinISR: st.MinISR}
 	p.st.Store(&st)
 	m.parts[tp] = p
+	if len(st.Replicas) > 1 {
+		m.replicated[tp] = p
+	} else {
+		delete(m.replicated, tp)
+	}
 	m.mu.Unlock()
 
 	role := roleOf(m.self, &st)
@@ -177,6 +199,7 @@ func (m *Manager) Remove(topic string, partition int32) {
 	m.mu.Lock()
 	p := m.parts[tp]
 	delete(m.parts, tp)
+	delete(m.replicated, tp)
 	m.mu.Unlock()
 	if p != nil {
 		// No role any more: waiting acks=all produces and later appends

@@ -42,6 +42,8 @@ type options struct {
 	perRequest int
 	keep       bool
 	restarts   bool
+	idle       time.Duration
+	createOnly bool
 }
 
 func main() {
@@ -56,6 +58,8 @@ func main() {
 	flag.IntVar(&o.perRequest, "topics-per-request", 10, "topics per CreateTopics request")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&o.restarts, "restarts-only", false, "only measure restarts of the data directory a --keep run left in --dir (no create, produce or consume; --topics and --partitions must match that run)")
+	flag.DurationVar(&o.idle, "idle", 0, "after creating, measure the broker's CPU over this long with every partition idle (0: not measured)")
+	flag.BoolVar(&o.createOnly, "create-only", false, "stop after the create and idle measurements")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		fmt.Fprintln(os.Stderr, "manyparts:", err)
@@ -162,6 +166,14 @@ func run(o *options) (err error) {
 	rss, hwm := b.mem()
 	report("RSS, all partitions idle", "%s (peak so far %s)", mib(rss), mib(hwm))
 	report("broker descriptors, idle", "%d", b.fds())
+	if o.idle > 0 {
+		cpu0 := b.cpu()
+		time.Sleep(o.idle)
+		report(fmt.Sprintf("broker CPU over %v, all partitions idle", o.idle), "%.2f s", b.cpu()-cpu0)
+	}
+	if o.createOnly {
+		return nil
+	}
 
 	// Metadata for everything.
 	var best time.Duration
