@@ -171,6 +171,12 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		for coord, group := range groups {
 			for ri, n := range tc.nodes {
 				// -2: the log start offset (0); -1: the high watermark (3).
+				// The leader holds a copy of the share partition (as after a
+				// fetch); a reset through another broker must make it drop it.
+				leaderB := tc.nodes[ti].broker()
+				top, _ := leaderB.topics.Get(topic)
+				k := share.Key{Group: group, TopicID: [16]byte(top.ID), Partition: 0}
+				leaderB.shares.Partition(k, func(string) int64 { return 1 })
 				for _, c := range []struct{ start, want int64 }{{-2, 0}, {-1, 3}, {2, 2}} {
 					poll(fmt.Sprintf("AlterShareGroupOffsets %d of %s (leader %d, coordinator %d) via node %d", c.start, topic, ti+1, coord, ri+1), func() bool {
 						switch code := alter(n.addr, group, topic, c.start); code {
@@ -184,6 +190,16 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 							return false
 						}
 					})
+					if ri != ti {
+						if sp := leaderB.shares.Lookup(k); sp != nil {
+							if got, _ := sp.Offsets(); got != c.want {
+								t.Fatalf("leader %d kept its copy of %v (start %d) after the reset to %d via node %d", ti+1, k, got, c.want, ri+1)
+							}
+						}
+						if n.broker().shares.Lookup(k) != nil {
+							t.Fatalf("node %d, not the leader, kept a copy of %v after the reset", ri+1, k)
+						}
+					}
 					for di, d := range tc.nodes {
 						if got := describe(d.addr, group, topic); got != c.want {
 							t.Fatalf("DescribeShareGroupOffsets of %s via node %d after altering to %d via node %d (leader %d, coordinator %d): start offset %d, want %d",
