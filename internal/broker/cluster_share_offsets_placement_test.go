@@ -107,8 +107,9 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		}
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
-	describe := func(addr, group, topic string) int64 {
+	describe := func(addr, group, topic string) (start, lag int64) {
 		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.Version = 1
 		g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
 		g.GroupID = group
 		gt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
@@ -116,12 +117,14 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		g.Topics = append(g.Topics, gt)
 		req.Groups = append(req.Groups, g)
 		resp := kmsg.NewPtrDescribeShareGroupOffsetsResponse()
+		resp.Version = req.Version
 		rawRequest(t, addr, req, resp)
 		if len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 || len(resp.Groups[0].Topics) != 1 ||
 			len(resp.Groups[0].Topics[0].Partitions) != 1 || resp.Groups[0].Topics[0].Partitions[0].ErrorCode != 0 {
-			return -100
+			return -100, -100
 		}
-		return resp.Groups[0].Topics[0].Partitions[0].StartOffset
+		rp := resp.Groups[0].Topics[0].Partitions[0]
+		return rp.StartOffset, rp.Lag
 	}
 
 	// The first request creates __share_group_state; wait for it and its leaders.
@@ -201,9 +204,10 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 						}
 					}
 					for di, d := range tc.nodes {
-						if got := describe(d.addr, group, topic); got != c.want {
-							t.Fatalf("DescribeShareGroupOffsets of %s via node %d after altering to %d via node %d (leader %d, coordinator %d): start offset %d, want %d",
-								topic, di+1, c.start, ri+1, ti+1, coord, got, c.want)
+						// The lag is counted to the leader's high watermark, 3.
+						if got, lag := describe(d.addr, group, topic); got != c.want || lag != 3-c.want {
+							t.Fatalf("DescribeShareGroupOffsets of %s via node %d after altering to %d via node %d (leader %d, coordinator %d): start offset %d, lag %d, want %d, %d",
+								topic, di+1, c.start, ri+1, ti+1, coord, got, lag, c.want, 3-c.want)
 						}
 					}
 				}

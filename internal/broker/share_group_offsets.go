@@ -70,7 +70,12 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			} else if b.image() != nil {
 				// On a cluster the partition's leader may be another broker: ask
 				// the share coordinator (share_coordinator.go).
-				rp.StartOffset, rp.Lag = b.shareStateSummary(k, part)
+				// The lag is counted to the high watermark of the
+				// partition's leader (share_offsets_leader.go).
+				rp.StartOffset, rp.Lag = b.shareStateSummaryHW(k, b.shareLeaderHighWatermark(name, p, part))
+				if part == nil {
+					rp.LeaderEpoch = b.imageLeaderEpoch(name, p)
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

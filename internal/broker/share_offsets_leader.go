@@ -90,6 +90,38 @@ func (b *Broker) shareStartOffset(topic string, p int32, start int64) (int64, in
 	return a.LogStartOffset, 0
 }
 
+// shareLeaderHighWatermark is the high watermark of topic-partition at its leader,
+// part's if this broker leads it (-1: unknown). DescribeShareGroupOffsets counts
+// the lag to it.
+func (b *Broker) shareLeaderHighWatermark(topic string, p int32, part *replica.Partition) int64 {
+	if part != nil && part.Role() == replica.Leader {
+		return part.HighWatermark()
+	}
+	leader, local, code := b.sharePartitionLeader(topic, p)
+	if code != 0 || local || b.cluster == nil {
+		return -1
+	}
+	a, err := b.cluster.sharePartitionRemote(leader, sharePartitionMsg{Op: "offsets", Topic: topic, Partition: p})
+	if err != nil || a.Code != 0 {
+		return -1
+	}
+	return a.HighWatermark
+}
+
+// imageLeaderEpoch is the leader epoch of topic-partition in the metadata image
+// (-1: unknown).
+func (b *Broker) imageLeaderEpoch(topic string, p int32) int32 {
+	im := b.image()
+	if im == nil {
+		return -1
+	}
+	ip, ok := im.Partition(topic, p)
+	if !ok {
+		return -1
+	}
+	return ip.LeaderEpoch
+}
+
 // forgetSharePartitionCopies drops the in-memory copies of share partition k that no
 // longer hold its state after AlterShareGroupOffsets wrote it: this broker's if it
 // does not lead the partition, and the leader's if the leader is another broker. A
