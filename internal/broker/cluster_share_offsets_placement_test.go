@@ -220,3 +220,47 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		t.Fatalf("only %d placements covered: %v", len(covered), covered)
 	}
 }
+
+// On a single node AlterShareGroupOffsets resolves -1 and -2 with the local
+// partition and refuses other negative offsets.
+func TestShareGroupOffsetsLatestEarliest(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	shareProduceN(t, tb, "q", 1, 5)
+	alter := func(offset int64) kmsg.AlterShareGroupOffsetsResponseTopicPartition {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "sg"
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = "q"
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = 0, offset
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		r := tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
+			t.Fatalf("alter %d: %+v", offset, r)
+		}
+		return r.Topics[0].Partitions[0]
+	}
+	start := func() int64 {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		g.GroupID = "sg"
+		gt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+		gt.Topic, gt.Partitions = "q", []int32{0}
+		g.Topics = append(g.Topics, gt)
+		req.Groups = append(req.Groups, g)
+		resp := tb.request(req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		return resp.Groups[0].Topics[0].Partitions[0].StartOffset
+	}
+	for _, c := range []struct{ offset, want int64 }{{-1, 5}, {-2, 0}, {3, 3}} {
+		if p := alter(c.offset); p.ErrorCode != 0 {
+			t.Fatalf("alter %d: %v", c.offset, kerr.ErrorForCode(p.ErrorCode))
+		}
+		if got := start(); got != c.want {
+			t.Fatalf("after alter %d: start offset %d, want %d", c.offset, got, c.want)
+		}
+	}
+	if p := alter(-3); p.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("alter -3: %v, want INVALID_REQUEST", kerr.ErrorForCode(p.ErrorCode))
+	}
+}
