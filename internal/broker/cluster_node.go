@@ -387,6 +387,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.registerReplicationHandlers()
 	handle(c.srv, "describe-quorum", c.describeQuorumLocal)
 	handle(c.srv, "write-txn-marker", c.writeMarkerLocal)
+	handle(c.srv, "share-partition", c.sharePartitionLocal)
 	handle(c.srv, "share-state", c.shareStateLocal) // share_coordinator.go
 	handle(c.srv, "dead-letter", c.deadLetterLocal) // share_dead_letters.go
 	handle(c.srv, "alter-partition", c.ctrl.AlterPartition)

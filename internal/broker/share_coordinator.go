@@ -251,6 +251,16 @@ func (b *Broker) shareLeaderEpoch(k share.Key) int32 {
 // archived) from the share coordinator's ReadShareGroupStateSummary; -1, -1 when
 // unknown.
 func (b *Broker) shareStateSummary(k share.Key, part *replica.Partition) (start, lag int64) {
+	hw := int64(-1)
+	if part != nil {
+		hw = part.HighWatermark()
+	}
+	return b.shareStateSummaryHW(k, hw)
+}
+
+// shareStateSummaryHW is shareStateSummary with the partition's high watermark (-1:
+// unknown, and so is the lag).
+func (b *Broker) shareStateSummaryHW(k share.Key, hw int64) (start, lag int64) {
 	req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
 	req.Version, req.GroupID = 1, k.Group
 	t := kmsg.NewReadShareGroupStateSummaryRequestTopic()
@@ -269,8 +279,8 @@ func (b *Broker) shareStateSummary(k share.Key, part *replica.Partition) (start,
 	}
 	rp := resp.Topics[0].Partitions[0]
 	lag = -1
-	if part != nil && rp.DeliveryCompleteCount >= 0 {
-		lag = max(0, part.HighWatermark()-rp.StartOffset-int64(rp.DeliveryCompleteCount))
+	if hw >= 0 && rp.DeliveryCompleteCount >= 0 {
+		lag = max(0, hw-rp.StartOffset-int64(rp.DeliveryCompleteCount))
 	}
 	return rp.StartOffset, lag
 }

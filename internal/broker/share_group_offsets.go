@@ -70,7 +70,12 @@ func (b *Broker) handleDescribeShareGroupOffsets(_ context.Context, r *wire.Requ
 			} else if b.image() != nil {
 				// On a cluster the partition's leader may be another broker: ask
 				// the share coordinator (share_coordinator.go).
-				rp.StartOffset, rp.Lag = b.shareStateSummary(k, part)
+				// The lag is counted to the high watermark of the
+				// partition's leader (share_offsets_leader.go).
+				rp.StartOffset, rp.Lag = b.shareStateSummaryHW(k, b.shareLeaderHighWatermark(name, p, part))
+				if part == nil {
+					rp.LeaderEpoch = b.imageLeaderEpoch(name, p)
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
@@ -176,28 +181,26 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *wire.Reque
 				last.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
 			}
-			part := b.replicas.Get(top.Name, qp.Partition)
-			if part == nil {
-				last.ErrorCode = kerr.NotLeaderForPartition.Code
-				continue
-			}
-			start := qp.StartOffset
-			switch {
-			case start == -1:
-				start = part.HighWatermark()
-			case start == -2:
-				start = part.LogStartOffset()
-			case start < 0:
+			if qp.StartOffset < -2 {
 				last.ErrorCode = kerr.InvalidRequest.Code
 				msg := "The start offset must be an offset, -1 (latest) or -2 (earliest)."
 				last.ErrorMessage = &msg
+				continue
+			}
+			// -1 and -2 are resolved by the partition's leader, possibly
+			// another broker (share_offsets_leader.go).
+			start, code := b.shareStartOffset(top.Name, qp.Partition, qp.StartOffset)
+			if code != 0 {
+				last.ErrorCode = code
 				continue
 			}
 			k := share.Key{Group: req.GroupID, TopicID: [16]byte(top.ID), Partition: qp.Partition}
 			if err := retryShareState(ctx, func() error { return b.shares.ResetStart(k, start) }); err != nil {
 				b.logger.Error("share: altering offsets", "group", req.GroupID, "topic", top.Name, "partition", qp.Partition, "err", err)
 				last.ErrorCode = shareStateErrorCode(err)
+				continue
 			}
+			b.forgetSharePartitionCopies(k, top.Name)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
