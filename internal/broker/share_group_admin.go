@@ -35,6 +35,12 @@ func (b *Broker) listShareGroups(r *wire.Request, req *kmsg.ListGroupsRequest, r
 		if !match(req.StatesFilter, g.State) || !match(req.TypesFilter, "share") {
 			continue
 		}
+		// Only its coordinator lists a group (an admin client merges every
+		// broker's answer): a broker whose __consumer_offsets partition moved
+		// away may still hold the group in memory.
+		if b.groups != nil && !b.groups.Coordinates(g.ID) {
+			continue
+		}
 		if !all && !b.allowedQuiet(r, authz.OpDescribe, authz.ResourceGroup, g.ID) {
 			continue
 		}

@@ -40,6 +40,14 @@ func (b *Broker) handleShareGroupHeartbeat(_ context.Context, r *wire.Request, r
 			return resp, nil
 		}
 	}
+	if b.groups != nil && !b.groups.Coordinates(req.GroupID) {
+		// As Kafka: only the group's coordinator takes its heartbeats; the
+		// member finds the coordinator again.
+		resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+		resp.ErrorCode = kerr.NotCoordinator.Code
+		resp.ErrorMessage = kmsg.StringPtr("This is not the coordinator of share group " + req.GroupID + ".")
+		return resp, nil
+	}
 	c := groupClient(r)
 	return b.shares.Heartbeat(req, share.Client{ID: c.ID, Host: c.Host}), nil
 }

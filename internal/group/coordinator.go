@@ -197,6 +197,15 @@ func (c *Coordinator) notCoordinator(id string) bool {
 	return c.closed || !c.loaded[p] || c.leads != nil && !c.leads(p)
 }
 
+// Coordinates reports whether this node is group id's coordinator now (its
+// __consumer_offsets partition loaded and led here). Share groups, kept
+// apart from this coordinator, ask it.
+func (c *Coordinator) Coordinates(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.notCoordinator(id)
+}
+
 // Loaded reports whether partition p of __consumer_offsets is loaded here.
 func (c *Coordinator) Loaded(p int32) bool {
 	c.mu.Lock()
