@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"syscall"
 	"time"
 
@@ -42,6 +43,12 @@ func (c *clusterNode) heartbeatFromPeer(ctx context.Context, req controller.Hear
 func (c *clusterNode) probeBroker(ctx context.Context, b metadata.BrokerRegistration) (controller.ProbeResult, string) {
 	if b.PeerAddress == "" {
 		return controller.ProbeUnknown, "no peer address"
+	}
+	// A process that died has no connection left open to this node; one
+	// that still has one is alive whatever its address answers (an address
+	// that does not reach it from here, a firewall rejecting the probe).
+	if n := c.srv.OpenConns(uint64(b.ID)); n > 0 {
+		return controller.ProbeAlive, fmt.Sprintf("%d connection(s) of it still open here", n)
 	}
 	st, err := c.peers.PeerStatus(ctx, b.PeerAddress, uint64(c.cfg.nodeID))
 	switch {

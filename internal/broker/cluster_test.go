@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/config"
+	"github.com/sluice-broker/sluice/internal/controller"
 	"github.com/sluice-broker/sluice/internal/security/sectest"
 	"github.com/sluice-broker/sluice/internal/testport"
 )
@@ -713,4 +714,44 @@ func TestClusterRestartedNodeKeepsClusterID(t *testing.T) {
 		t.Fatal("the lone node caught up without a quorum")
 	}
 	waitFor(t, "the restarted node naming the cluster's id", func() bool { return n.broker().ClusterID() == want })
+}
+
+// The dead-process probe never calls a broker gone while it still has a
+// connection open to the prober, whatever its registered peer address
+// answers (an address that does not reach it from here, a firewall that
+// rejects): here the address refuses, and the broker, alive and sending
+// raft messages to the active controller, is found alive.
+func TestClusterProbeSparesBrokerWithOpenConnection(t *testing.T) {
+	tc := startTestCluster(t, 3, nil)
+	refused := fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]) // reserved, nothing listens
+	waitFor(t, "a live broker found alive by the active controller's probe despite a refusing address", func() bool {
+		for _, n := range tc.nodes {
+			c := n.broker().cluster
+			if !c.ctrl.Active() {
+				continue
+			}
+			im := n.broker().image()
+			if im == nil {
+				return false
+			}
+			for _, reg := range im.Brokers {
+				if reg.ID == c.cfg.nodeID || reg.Fenced {
+					continue
+				}
+				probe := *reg
+				probe.PeerAddress = refused
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				res, found := c.probeBroker(ctx, probe)
+				cancel()
+				if res == controller.ProbeGone {
+					t.Fatalf("broker %d, alive, probed as gone: %s", reg.ID, found)
+				}
+				if res != controller.ProbeAlive {
+					return false
+				}
+			}
+			return len(im.Brokers) == 3
+		}
+		return false
+	})
 }

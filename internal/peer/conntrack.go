@@ -72,3 +72,17 @@ func (s *Server) TagConn(ctx context.Context, node uint64) {
 	t.node = node
 	s.connMu.Unlock()
 }
+
+// OpenConns is how many connections on which node sent something are still
+// open. A process that died has none left: its kernel closed them all.
+func (s *Server) OpenConns(node uint64) int {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	n := 0
+	for _, t := range s.conns {
+		if t.node == node {
+			n++
+		}
+	}
+	return n
+}
