@@ -200,7 +200,11 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *wire.Reque
 				last.ErrorCode = shareStateErrorCode(err)
 				continue
 			}
-			b.forgetSharePartitionCopies(k, top.Name)
+			if err := b.forgetSharePartitionCopies(k, top.Name); err != nil {
+				last.ErrorCode = kerr.CoordinatorNotAvailable.Code
+				msg := err.Error()
+				last.ErrorMessage = &msg
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}

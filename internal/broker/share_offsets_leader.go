@@ -125,24 +125,27 @@ func (b *Broker) imageLeaderEpoch(topic string, p int32) int32 {
 // forgetSharePartitionCopies drops the in-memory copies of share partition k that no
 // longer hold its state after AlterShareGroupOffsets wrote it: this broker's if it
 // does not lead the partition, and the leader's if the leader is another broker. A
-// leader that cannot be told keeps its copy (logged): the group has no members, and
-// a new leader reads the state again.
-func (b *Broker) forgetSharePartitionCopies(k share.Key, topic string) {
+// leader that cannot be told would keep its copy and could later write it over the
+// new state: the error is returned (the request is answered with a retriable error
+// for the partition, so the reset is sent again rather than reported done).
+func (b *Broker) forgetSharePartitionCopies(k share.Key, topic string) error {
 	if b.image() == nil {
-		return
+		return nil
 	}
 	leader, local, code := b.sharePartitionLeader(topic, k.Partition)
 	if local {
-		return
+		return nil
 	}
 	b.shares.ForgetKey(k)
 	if code != 0 {
-		return
+		return nil // no leader now: the next one reads the state again
 	}
 	m := sharePartitionMsg{Op: "forget", Group: k.Group, TopicID: k.TopicID, Topic: topic, Partition: k.Partition}
 	if _, err := b.cluster.sharePartitionRemote(leader, m); err != nil {
 		b.logger.Warn("share: telling the partition's leader to reload the share state", "group", k.Group, "topic", topic, "partition", k.Partition, "leader", leader, "err", err)
+		return fmt.Errorf("the new start offset is stored, but the partition's leader (broker %d) could not be told to reload it; send the request again: %w", leader, err)
 	}
+	return nil
 }
 
 // sharePartitionRemote sends m to broker id.
