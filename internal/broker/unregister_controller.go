@@ -118,6 +118,16 @@ func (c *clusterNode) unregisterController(ctx context.Context, req unregisterCo
 		if err := c.waitInactive(ctx, id); err != nil {
 			return struct{}{}, err
 		}
+		// The configuration again: it may have changed during the wait.
+		if m, err = c.node.Membership(); err != nil {
+			return struct{}{}, quorumError(err)
+		}
+		if m.IsVoter(id) {
+			return struct{}{}, &controller.Error{Code: kerr.InvalidRequest.Code, Msg: fmt.Sprintf(
+				"Controller %d became a voter of the metadata quorum; remove it from the voters first.", req.ID)}
+		}
+	}
+	if m.IsLearner(id) {
 		if m.Joint {
 			return struct{}{}, &controller.Error{Code: kerr.RequestTimedOut.Code, Msg: "a change of the voters is in progress; retry"}
 		}
@@ -136,14 +146,16 @@ func (c *clusterNode) unregisterController(ctx context.Context, req unregisterCo
 }
 
 // waitInactive waits until learner id has stayed silent (not answered the
-// quorum's leader) for half an election timeout, up to three election
-// timeouts. Raft marks every member inactive at each election timeout and
-// active again at its next answer, so a running node looks inactive only
-// for a moment; and it counts a member just added back as a learner
-// (RemoveRaftVoter of a stopped voter) as active until that first mark. A
-// node still answering is refused.
+// quorum's leader, and no connection of it open to this node) for an
+// election timeout, up to three election timeouts more. Raft marks every
+// member inactive at each election timeout and active again at its next
+// answer, so a running node looks inactive only for a moment (a stall of a
+// busy machine can make that moment long: the open connections, which a
+// stopped process no longer has, tell it apart); and raft counts a member
+// just added back as a learner (RemoveRaftVoter of a stopped voter) as
+// active until that first mark. A node still answering is refused.
 func (c *clusterNode) waitInactive(ctx context.Context, id uint64) error {
-	quiet := 5 * c.cfg.tick                           // half an election timeout (ten ticks)
+	quiet := 10 * c.cfg.tick                          // an election timeout (ten ticks)
 	deadline := time.Now().Add(30*c.cfg.tick + quiet) // three election timeouts, then the quiet time
 	var since time.Time                               // when id was first seen silent, zero while it answers
 	for {
@@ -152,7 +164,7 @@ func (c *clusterNode) waitInactive(ctx context.Context, id uint64) error {
 			return quorumError(err)
 		}
 		now := time.Now()
-		if pr, ok := st.Progress[id]; !ok || !pr.RecentActive {
+		if pr, ok := st.Progress[id]; (!ok || !pr.RecentActive) && c.srv.OpenConns(id) == 0 {
 			if since.IsZero() {
 				since = now
 			}

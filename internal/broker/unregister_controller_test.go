@@ -74,6 +74,9 @@ func TestClusterUnregisterController(t *testing.T) {
 		t.Fatalf("remove voter 2: %v", err)
 	}
 	waitQuorum(t, a, []int32{1}, []int32{2})
+	// Running (an observer now, answering the leader over its open
+	// connections), it is refused.
+	expect(a, 2, kerr.InvalidRequest, "still running")
 
 	// Stopped, node 2 is unregistered once the leader sees it gone (a
 	// running one is refused meanwhile).
