@@ -8,7 +8,8 @@
 #
 # The franz-go source comes from the Go module cache (`go mod download`, which keeps the *_test.go
 # files); nothing else is fetched. The copy, the test binary, the broker logs and data live in a
-# temporary directory, removed at the end unless --keep.
+# temporary directory, removed at the end unless --keep or a test failed (a failed run keeps it, so
+# that a flaky failure's broker logs are there to read).
 #
 # Usage: scripts/kgo-integration.sh [--nodes 1|3] [--rf 1|3] [--records N] [--run REGEX] [--skip REGEX]
 #                                   [--timeout DURATION] [--base-port PORT] [--keep]
@@ -29,10 +30,10 @@
 #                listeners, PORT+20.. for the OAUTHBEARER ones, on a cluster PORT+100.. for the
 #                controllers and PORT+200.. for metrics, on a single node PORT+3 for metrics); keep
 #                them below Linux's ephemeral range (32768-60999), where a client socket may hold one
-#   --keep       keep the temporary directory
-# The run ends with the line "kgo: N passed, N failed, N skipped" (top-level tests) and the names of
-# the failed tests; the exit status is non-zero when a test failed. KGO_LOG_LEVEL=debug shows the
-# client's logs.
+#   --keep       keep the temporary directory (also kept, without --keep, when a test failed)
+# The run ends with the line "kgo: N passed, N failed, N skipped" (top-level tests), preceded by the
+# failed tests with the lines they logged; the exit status is non-zero when a test failed.
+# KGO_LOG_LEVEL=debug shows the client's logs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --base-port) base=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -207,7 +208,15 @@ if grep -q '^panic: test timed out' "$WORK/kgo.log"; then
   sed -n '/^panic: test timed out/,/^$/p' "$WORK/kgo.log" | sed -n '2,30p'
   failed=$((failed + 1))
 fi
-grep '^--- FAIL' "$WORK/kgo.log" || true
+if [ "$failed" -ne 0 ] || [ "$status" -ne 0 ]; then
+  # Each failed test with the lines it logged: go test -v prints them indented after the test's
+  # "=== RUN/CONT/NAME" line (before its "--- FAIL" line when it runs in parallel) or after "--- FAIL".
+  awk '/^=== (RUN|CONT|NAME|PAUSE) / { cur = $3; next } /^--- (PASS|FAIL|SKIP): / { cur = $3 }
+       /^    / && cur != "" { out[cur] = out[cur] $0 "\n" }
+       /^--- FAIL: / { failed[++n] = $0; name[n] = $3 }
+       END { for (i = 1; i <= n; i++) printf "%s\n%s", failed[i], out[name[i]] }' "$WORK/kgo.log"
+  keep=1
+fi
 echo "test output: $WORK/kgo.log; broker logs: $logs${keep:+}"
 [ -z "$keep" ] && echo "(pass --keep to keep them)"
 echo "kgo: $passed passed, $failed failed, $skipped skipped"
