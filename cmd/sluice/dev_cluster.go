@@ -58,7 +58,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), devUsage)
-		fs.PrintDefaults()
+		printFlagDefaults(fs)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -96,7 +96,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 	headers := &headerFlags{}
 	fs.Var(headers, "H", "header `name=value` of every record (repeatable)")
 	fs.Var(headers, "header", "same as -H")
-	partition := fs.Int("p", -1, "produce to this `partition` (default: by key hash, as Kafka's clients)")
+	partition := fs.Int("p", -1, "produce to this `partition`; -1: by key hash, as Kafka's clients")
 	fs.IntVar(partition, "partition", -1, "same as -p")
 	format := fs.String("f", "%v\\n", "input `format`: literals and %k key, %v value, %h headers (name=value,name=value: as consume -f %h prints them), %p partition, %T timestamp (ms), %t topic; the last literal ends a record")
 	fs.StringVar(format, "format", "%v\\n", "same as -f")
