@@ -159,24 +159,42 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			return err
 		}
 
+		// Confirmations arrive per partition batch, so records of different
+		// partitions complete out of input order; each gets its input
+		// sequence number and is printed once all before it are.
 		var (
 			mu       sync.Mutex
 			firstErr error
 			n        int
+			next     int
+			pending  = map[int]string{}
 		)
 		out := bufio.NewWriter(c.stdout)
-		done := func(r *kgo.Record, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = withMessage(err, msgs.message(r.Partition, err))
+		doneFor := func(seq int) func(*kgo.Record, error) {
+			return func(r *kgo.Record, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				line := ""
+				if err != nil {
+					if firstErr == nil {
+						firstErr = withMessage(err, msgs.message(r.Partition, err))
+					}
+				} else {
+					n++
+					if !*quiet {
+						line = fmt.Sprintf("Produced to partition %d at offset %d with timestamp %d.\n", r.Partition, r.Offset, r.Timestamp.UnixMilli())
+					}
 				}
-				return
-			}
-			n++
-			if !*quiet {
-				fmt.Fprintf(out, "Produced to partition %d at offset %d with timestamp %d.\n", r.Partition, r.Offset, r.Timestamp.UnixMilli())
+				pending[seq] = line
+				for {
+					l, ok := pending[next]
+					if !ok {
+						break
+					}
+					delete(pending, next)
+					out.WriteString(l)
+					next++
+				}
 			}
 		}
 		in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -211,7 +229,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			if r.Partition < 0 {
 				r.Partition = 0 // ignored by the hash partitioner
 			}
-			cl.Produce(c.ctx, r, done)
+			cl.Produce(c.ctx, r, doneFor(line-1))
 			if !more {
 				break
 			}
