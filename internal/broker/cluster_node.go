@@ -303,7 +303,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.ln, err = net.Listen("tcp", cc.peerBind)
 	if err != nil {
 		c.peers.Close()
-		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
+		return fmt.Errorf("sluice: controller listener: %w", err)
 	}
 	c.peerAddr = c.peerAdvertise()
 	if cc.implicit {
