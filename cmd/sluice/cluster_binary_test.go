@@ -180,6 +180,15 @@ func TestClusterOfProcesses(t *testing.T) {
 	killed := time.Now()
 	victim.kill(t)
 	sadm := adminOf(survivors...)
+	// "topic describe" shows the sizes of the partitions whose leaders
+	// live, also while the dead broker is still registered (not yet fenced).
+	sizesSeen := make(chan error, 1)
+	go func() { sizesSeen <- describeSizesWithDeadBroker(bin, survivors, ctl) }()
+	defer func() {
+		if err := <-sizesSeen; err != nil {
+			t.Error(err)
+		}
+	}()
 	// Ask each survivor directly (a client's metadata request may go to
 	// the dead node and wait for its timeout).
 	direct := make([]*kgo.Client, len(survivors))
@@ -270,4 +279,64 @@ func TestClusterOfProcesses(t *testing.T) {
 			t.Fatalf("record %s acknowledged at %v, read at %v", v, want, got[v])
 		}
 	}
+}
+
+// describeSizesWithDeadBroker runs "sluice topic describe acked" against the
+// survivors until one run made while broker dead was still registered (before
+// and after the run) shows a size for every partition with a live leader,
+// or, once the broker is fenced, any run does. 60 s deadline.
+func describeSizesWithDeadBroker(bin string, survivors []string, dead int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(survivors[0]))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	registered := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl.SeedBrokers()[0])
+		if err != nil {
+			return false
+		}
+		for _, b := range resp.Brokers {
+			if b.NodeID == dead {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		before := registered()
+		out, err := exec.Command(bin, "topic", "describe", "acked", "--bootstrap", strings.Join(survivors, ",")).CombinedOutput()
+		after := registered()
+		last = string(out)
+		if err == nil {
+			missing, live := 0, 0
+			inTable := false
+			for _, l := range strings.Split(last, "\n") {
+				f := strings.Fields(l)
+				if len(f) > 0 && f[0] == "PARTITION" {
+					inTable = true
+					continue
+				}
+				if !inTable || len(f) < 8 || f[1] == "-1" || f[1] == fmt.Sprint(dead) {
+					continue
+				}
+				live++
+				if f[7] == "-" {
+					missing++
+				}
+			}
+			if live > 0 && missing == 0 {
+				return nil
+			}
+			if live > 0 && before && after {
+				return fmt.Errorf("topic describe with broker %d dead but registered: %d of %d live partitions without a size:\n%s", dead, missing, live, last)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("topic describe never showed the sizes of the live partitions within 60 s:\n%s", last)
 }

@@ -157,33 +157,14 @@ func topicDescribe(fs *flag.FlagSet) func(*cmd, []string) error {
 		if err != nil {
 			return err
 		}
-		set := kadm.TopicsSet{}
-		set.Add(name, t.Partitions.Numbers()...)
-		sizes := map[int32]int64{}
-		haveSizes := true
-		dirs, err := adm.DescribeAllLogDirs(ctx, set)
-		if err != nil {
-			haveSizes = false
-		}
-		for _, d := range dirs {
-			for _, ld := range d {
-				for _, p := range ld.Topics[name] {
-					// One replica's size (the leader's when it reported).
-					if p.Broker == t.Partitions[p.Partition].Leader || sizes[p.Partition] == 0 {
-						sizes[p.Partition] = p.Size
-					}
-				}
-			}
-		}
+		sizes := topicSizes(ctx, adm, name, t) // topic_sizes.go: per broker, a dead one blanks only its own
 		fmt.Fprintln(c.stdout, "\nPARTITIONS")
 		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  PARTITION\tLEADER\tEPOCH\tREPLICAS\tIN-SYNC\tLOG-START\tLOG-END\tSIZE\tERROR")
 		for _, p := range t.Partitions.Sorted() {
 			size := "-"
-			if haveSizes {
-				if s, ok := sizes[p.Partition]; ok {
-					size = strconv.FormatInt(s, 10)
-				}
+			if s, ok := sizes[p.Partition]; ok {
+				size = strconv.FormatInt(s, 10)
 			}
 			errText := "-"
 			if p.Err != nil {
