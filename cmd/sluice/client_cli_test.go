@@ -271,7 +271,7 @@ func TestBinaryClusterInfo(t *testing.T) {
 	mustCLI(t, bin, nil, []string{"cluster", "health", "--bootstrap", addr}, "offline partitions: 0", "under-replicated partitions: 0", "healthy")
 	// A single node answers DescribeQuorum as a one-voter quorum it leads.
 	out = mustCLI(t, bin, nil, []string{"cluster", "quorum", "--bootstrap", addr}, "LEADER 1")
-	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +leader$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +\S+ ago +\S+ ago +leader$`).MatchString(out) {
 		t.Errorf("voter row:\n%s", out)
 	}
 	// The broker's reason, not the code's generic text (the default node is

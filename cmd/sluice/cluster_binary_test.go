@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -236,6 +237,22 @@ func TestClusterOfProcesses(t *testing.T) {
 	t.Logf("controller %d SIGKILLed: new controller seen after %v, CreateTopics succeeded after %v, broker fenced after %v "+
 		"(controller.quorum.election.timeout.ms=1000, broker.session.timeout.ms=9000)", ctl, newController.Round(time.Millisecond),
 		created.Round(time.Millisecond), fenced.Round(time.Millisecond))
+
+	// "cluster quorum" shows the dead voter as not fetching (DescribeQuorum
+	// v1's LastFetchTimestamp -1), the live ones with an age.
+	deadRow := regexp.MustCompile(fmt.Sprintf(`(?m)^%d +\d+ +\d+ +- +- +follower, not fetching$`, ctl))
+	var quorumOut string
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		out, _ := exec.Command(bin, "cluster", "quorum", "--bootstrap", strings.Join(survivors, ",")).CombinedOutput()
+		quorumOut = string(out)
+		if deadRow.MatchString(quorumOut) && strings.Count(quorumOut, " ago ") >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster quorum never showed voter %d as not fetching:\n%s", ctl, quorumOut)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 
 	// The killed node restarts on its data directory and catches up.
 	victim.start(t, bin)
