@@ -132,7 +132,7 @@ func runNoun(ctx context.Context, n noun, invoked string, args []string, getenv 
 	conn := addClientFlags(fs, getenv)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: %s %s[flags]\n\n%s\n\nFlags:\n", name, withSpace(v.args), capitalize(v.doc))
-		fs.PrintDefaults()
+		printFlagDefaults(fs)
 	}
 	var pos []string
 	for {

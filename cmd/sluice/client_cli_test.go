@@ -45,6 +45,24 @@ func TestBinaryProduceConsume(t *testing.T) {
 	if code != 0 || strings.Count(out, "Produced to partition 0 at offset ") != 2 || !strings.Contains(out, "at offset 1 ") {
 		t.Fatalf("produce lines: %d %q", code, out)
 	}
+	// Confirmations come in input order, not grouped by partition.
+	var in, wantParts strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&in, "%d|v%d\n", i%2, i)
+		fmt.Fprintf(&wantParts, "%d,", i%2)
+	}
+	mustCLI(t, bin, env, []string{"topic", "create", "pc-order", "-p", "2"})
+	ordOut, code := runCLIInput(t, bin, env, in.String(), "produce", "pc-order", "-f", `%p|%v\n`)
+	var gotParts strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(ordOut), "\n") {
+		var p, o, ts int
+		if _, err := fmt.Sscanf(l, "Produced to partition %d at offset %d with timestamp %d.", &p, &o, &ts); err == nil {
+			fmt.Fprintf(&gotParts, "%d,", p)
+		}
+	}
+	if code != 0 || gotParts.String() != wantParts.String() {
+		t.Fatalf("produce confirmations out of input order: %d %s\n%s", code, gotParts.String(), ordOut)
+	}
 	// A format with key, partition and value; -Z: an empty value is null.
 	out, code = runCLIInput(t, bin, env, "a|1|x\nb|1|\n|0|keyless\n", "produce", "pc", "-f", `%k|%p|%v\n`, "-Z", "-q")
 	if code != 0 || out != "" {
@@ -253,7 +271,7 @@ func TestBinaryClusterInfo(t *testing.T) {
 	mustCLI(t, bin, nil, []string{"cluster", "health", "--bootstrap", addr}, "offline partitions: 0", "under-replicated partitions: 0", "healthy")
 	// A single node answers DescribeQuorum as a one-voter quorum it leads.
 	out = mustCLI(t, bin, nil, []string{"cluster", "quorum", "--bootstrap", addr}, "LEADER 1")
-	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +leader$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^1 +\d+ +0 +\S+ ago +\S+ ago +leader$`).MatchString(out) {
 		t.Errorf("voter row:\n%s", out)
 	}
 	// The broker's reason, not the code's generic text (the default node is

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,6 +181,15 @@ func TestClusterOfProcesses(t *testing.T) {
 	killed := time.Now()
 	victim.kill(t)
 	sadm := adminOf(survivors...)
+	// "topic describe" shows the sizes of the partitions whose leaders
+	// live, also while the dead broker is still registered (not yet fenced).
+	sizesSeen := make(chan error, 1)
+	go func() { sizesSeen <- describeSizesWithDeadBroker(bin, survivors, ctl) }()
+	defer func() {
+		if err := <-sizesSeen; err != nil {
+			t.Error(err)
+		}
+	}()
 	// Ask each survivor directly (a client's metadata request may go to
 	// the dead node and wait for its timeout).
 	direct := make([]*kgo.Client, len(survivors))
@@ -228,6 +238,22 @@ func TestClusterOfProcesses(t *testing.T) {
 		"(controller.quorum.election.timeout.ms=1000, broker.session.timeout.ms=9000)", ctl, newController.Round(time.Millisecond),
 		created.Round(time.Millisecond), fenced.Round(time.Millisecond))
 
+	// "cluster quorum" shows the dead voter as not fetching (DescribeQuorum
+	// v1's LastFetchTimestamp -1), the live ones with an age.
+	deadRow := regexp.MustCompile(fmt.Sprintf(`(?m)^%d +\d+ +\d+ +- +- +follower, not fetching$`, ctl))
+	var quorumOut string
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		out, _ := exec.Command(bin, "cluster", "quorum", "--bootstrap", strings.Join(survivors, ",")).CombinedOutput()
+		quorumOut = string(out)
+		if deadRow.MatchString(quorumOut) && strings.Count(quorumOut, " ago ") >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster quorum never showed voter %d as not fetching:\n%s", ctl, quorumOut)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
 	// The killed node restarts on its data directory and catches up.
 	victim.start(t, bin)
 	adm = adminOf(seeds...)
@@ -270,4 +296,64 @@ func TestClusterOfProcesses(t *testing.T) {
 			t.Fatalf("record %s acknowledged at %v, read at %v", v, want, got[v])
 		}
 	}
+}
+
+// describeSizesWithDeadBroker runs "sluice topic describe acked" against the
+// survivors until one run made while broker dead was still registered (before
+// and after the run) shows a size for every partition with a live leader,
+// or, once the broker is fenced, any run does. 60 s deadline.
+func describeSizesWithDeadBroker(bin string, survivors []string, dead int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(survivors[0]))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	registered := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl.SeedBrokers()[0])
+		if err != nil {
+			return false
+		}
+		for _, b := range resp.Brokers {
+			if b.NodeID == dead {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		before := registered()
+		out, err := exec.Command(bin, "topic", "describe", "acked", "--bootstrap", strings.Join(survivors, ",")).CombinedOutput()
+		after := registered()
+		last = string(out)
+		if err == nil {
+			missing, live := 0, 0
+			inTable := false
+			for _, l := range strings.Split(last, "\n") {
+				f := strings.Fields(l)
+				if len(f) > 0 && f[0] == "PARTITION" {
+					inTable = true
+					continue
+				}
+				if !inTable || len(f) < 8 || f[1] == "-1" || f[1] == fmt.Sprint(dead) {
+					continue
+				}
+				live++
+				if f[7] == "-" {
+					missing++
+				}
+			}
+			if live > 0 && missing == 0 {
+				return nil
+			}
+			if live > 0 && before && after {
+				return fmt.Errorf("topic describe with broker %d dead but registered: %d of %d live partitions without a size:\n%s", dead, missing, live, last)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("topic describe never showed the sizes of the live partitions within 60 s:\n%s", last)
 }

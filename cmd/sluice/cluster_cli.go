@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -94,22 +95,46 @@ func clusterQuorum(fs *flag.FlagSet) func(*cmd, []string) error {
 		tw.Flush()
 		fmt.Fprintln(c.stdout)
 		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "VOTER\tLOG END\tLAG\tSTATUS")
+		// v1+ carries when each replica last fetched and was last caught
+		// up (-1: not recently): a dead voter shows "-" there.
+		ages := resp.GetVersion() >= 1
+		now := time.Now()
+		if ages {
+			fmt.Fprintln(tw, "VOTER\tLOG END\tLAG\tLAST FETCH\tLAST CAUGHT UP\tSTATUS")
+		} else {
+			fmt.Fprintln(tw, "VOTER\tLOG END\tLAG\tSTATUS")
+		}
 		for _, v := range p.CurrentVoters {
 			status := "follower"
 			if v.ReplicaID == p.LeaderID {
 				status = "leader"
+			} else if ages && v.LastFetchTimestamp < 0 {
+				status = "follower, not fetching"
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0), status)
+			if ages {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0),
+					quorumAge(now, v.LastFetchTimestamp), quorumAge(now, v.LastCaughtUpTimestamp), status)
+			} else {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0), status)
+			}
 		}
 		if err := tw.Flush(); err != nil || len(p.Observers) == 0 {
 			return err
 		}
 		fmt.Fprintln(c.stdout)
 		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "OBSERVER\tLOG END\tLAG")
+		if ages {
+			fmt.Fprintln(tw, "OBSERVER\tLOG END\tLAG\tLAST FETCH\tLAST CAUGHT UP")
+		} else {
+			fmt.Fprintln(tw, "OBSERVER\tLOG END\tLAG")
+		}
 		for _, v := range p.Observers {
-			fmt.Fprintf(tw, "%d\t%d\t%d\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0))
+			if ages {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0),
+					quorumAge(now, v.LastFetchTimestamp), quorumAge(now, v.LastCaughtUpTimestamp))
+			} else {
+				fmt.Fprintf(tw, "%d\t%d\t%d\n", v.ReplicaID, v.LogEndOffset, max(p.HighWatermark-v.LogEndOffset, 0))
+			}
 		}
 		return tw.Flush()
 	}
@@ -275,4 +300,14 @@ func userDelete(fs *flag.FlagSet) func(*cmd, []string) error {
 		}
 		return alterUser(c, name, del, nil, "deleted user "+name)
 	}
+}
+
+// quorumAge shows a DescribeQuorum timestamp as an age ("0.2s ago"), "-"
+// for -1 (not recently, or never).
+func quorumAge(now time.Time, ms int64) string {
+	if ms < 0 {
+		return "-"
+	}
+	d := max(now.Sub(time.UnixMilli(ms)), 0)
+	return d.Round(100*time.Millisecond).String() + " ago"
 }

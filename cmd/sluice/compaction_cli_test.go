@@ -102,7 +102,7 @@ func TestBinaryMetricsListenTaken(t *testing.T) {
 	defer busy.Close()
 	dir := filepath.Join(t.TempDir(), "data")
 	out, code := runCLI(t, bin, nil, "--listen", freeAddr(t), "--data-dir", dir, "--metrics-listen", busy.Addr().String())
-	if code != 1 || !strings.Contains(out, "metrics listener "+busy.Addr().String()) {
+	if code != 1 || !strings.Contains(out, "metrics listener: listen tcp "+busy.Addr().String()) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -112,7 +112,7 @@ func TestBinaryMetricsListenTaken(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "server.properties")
 	os.WriteFile(cfg, []byte("sluice.metrics.listen="+busy.Addr().String()+"\n"), 0o600)
 	out, code = runCLI(t, bin, []string{"SLUICE_METRICS_LISTEN="}, "--listen", freeAddr(t), "--data-dir", dir, "--config", cfg)
-	if code != 1 || !strings.Contains(out, "metrics listener "+busy.Addr().String()) {
+	if code != 1 || !strings.Contains(out, "metrics listener: listen tcp "+busy.Addr().String()) {
 		t.Errorf("sluice.metrics.listen taken: exit %d:\n%s", code, out)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,10 @@ Starts a local cluster of sluice processes on 127.0.0.1 (node i: Kafka port
 BASE+i-1, controller port BASE+100+i-1, metrics port BASE+200+i-1), each with
 its own data directory and log file under --dir, prints the bootstrap
 servers, and stops them all on Ctrl-C (SIGTERM, then SIGKILL after 30 s).
-Running it again on the same --dir restarts the same cluster.
+Running it again on the same --dir restarts the same cluster; it refuses to
+start while any of the cluster's ports is busy (the cluster still runs). When
+one node exits it prints the command that restarts that node alone:
+sluice --config DIR/node-N/server.properties >> DIR/node-N/sluice.log 2>&1
 
 Flags:
 `
@@ -54,7 +58,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), devUsage)
-		fs.PrintDefaults()
+		printFlagDefaults(fs)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -80,10 +84,16 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, *base+100+i))
 		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", *base+i))
 	}
+	if busy := devBusyPorts(*nodes, *base); len(busy) > 0 {
+		fmt.Fprintf(stderr, "sluice dev cluster: ports already in use, is this cluster already running? %s\n", strings.Join(busy, "; "))
+		fmt.Fprintf(stderr, "restart one stopped node with: %s\n", devRestartCommand(self, filepath.Join(*dir, "node-N")))
+		return 1
+	}
 	type child struct {
 		id   int
 		cmd  *exec.Cmd
 		log  string
+		dir  string
 		done chan error
 	}
 	var children []*child
@@ -110,17 +120,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			stopAll()
 			return 1
 		}
-		props := strings.Join([]string{
-			"# written by sluice dev cluster",
-			fmt.Sprintf("node.id=%d", i+1),
-			"process.roles=broker,controller",
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", *base+i, *base+100+i),
-			"controller.listener.names=CONTROLLER",
-			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"log.dirs=" + filepath.Join(nd, "data"),
-			"",
-		}, "\n")
+		props := devNodeProps(i+1, *base, voters, nd)
 		propsFile := filepath.Join(nd, "server.properties")
 		if err := os.WriteFile(propsFile, []byte(props), 0o644); err != nil {
 			fmt.Fprintf(stderr, "sluice dev cluster: %v\n", err)
@@ -134,7 +134,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			stopAll()
 			return 1
 		}
-		cmd := exec.Command(self, "--config", propsFile, "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", *base+200+i))
+		cmd := exec.Command(self, "--config", propsFile)
 		cmd.Stdout, cmd.Stderr = lf, lf
 		cmd.Env = os.Environ()
 		if err := cmd.Start(); err != nil {
@@ -143,7 +143,7 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			stopAll()
 			return 1
 		}
-		c := &child{id: i + 1, cmd: cmd, log: logPath, done: make(chan error, 1)}
+		c := &child{id: i + 1, cmd: cmd, log: logPath, dir: nd, done: make(chan error, 1)}
 		go func() { c.done <- cmd.Wait(); lf.Close() }()
 		children = append(children, c)
 		fmt.Fprintf(stdout, "node %d: pid %d, kafka 127.0.0.1:%d, controller 127.0.0.1:%d, metrics 127.0.0.1:%d, log %s\n",
@@ -170,6 +170,62 @@ func devCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			c.done <- err
 			fmt.Fprintf(stderr, "node %d (pid %d) exited: %v; see %s (the others keep running; Ctrl-C stops them)\n",
 				c.id, c.cmd.Process.Pid, err, c.log)
+			fmt.Fprintf(stderr, "restart node %d alone (same ports and data; Ctrl-C here does not stop it) with:\n  %s\n",
+				c.id, devRestartCommand(self, c.dir))
 		}
 	}
+}
+
+// devNodeProps is the server.properties of node id of a dev cluster: the
+// metrics address is in it too, so that a node restarted from the file alone
+// keeps all its ports.
+func devNodeProps(id, base int, voters []string, nodeDir string) string {
+	i := id - 1
+	return strings.Join([]string{
+		"# written by sluice dev cluster",
+		fmt.Sprintf("node.id=%d", id),
+		"process.roles=broker,controller",
+		"controller.quorum.voters=" + strings.Join(voters, ","),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", base+i, base+100+i),
+		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"log.dirs=" + filepath.Join(nodeDir, "data"),
+		fmt.Sprintf("sluice.metrics.listen=127.0.0.1:%d", base+200+i),
+		"",
+	}, "\n")
+}
+
+// devRestartCommand is the shell command that restarts one node of a dev
+// cluster from its directory, appending to the same log file.
+func devRestartCommand(self, nodeDir string) string {
+	if abs, err := filepath.Abs(nodeDir); err == nil {
+		nodeDir = abs
+	}
+	return fmt.Sprintf("%s --config %s >> %s 2>&1", self,
+		filepath.Join(nodeDir, "server.properties"), filepath.Join(nodeDir, "sluice.log"))
+}
+
+// devBusyPorts lists the ports of a dev cluster that something already
+// listens on, by node ("node 1: kafka 127.0.0.1:9092, …").
+func devBusyPorts(nodes, base int) []string {
+	var busy []string
+	for i := 0; i < nodes; i++ {
+		var ports []string
+		for _, p := range []struct {
+			name string
+			port int
+		}{{"kafka", base + i}, {"controller", base + 100 + i}, {"metrics", base + 200 + i}} {
+			addr := fmt.Sprintf("127.0.0.1:%d", p.port)
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				ports = append(ports, p.name+" "+addr)
+				continue
+			}
+			ln.Close()
+		}
+		if len(ports) > 0 {
+			busy = append(busy, fmt.Sprintf("node %d: %s", i+1, strings.Join(ports, ", ")))
+		}
+	}
+	return busy
 }

@@ -101,7 +101,7 @@ func formatCommand(args []string, getenv func(string) string, stdout, stderr io.
 	fs.Var(&specs, "S", "same as --add-scram")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), formatUsage)
-		fs.PrintDefaults()
+		printFlagDefaults(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -194,7 +194,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (set
 	fs.BoolVar(&s.showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), topLevelUsage, clientCommandsHelp()) // help.go
-		fs.PrintDefaults()
+		printFlagDefaults(fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		return s, "", nil, err

@@ -96,7 +96,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 	headers := &headerFlags{}
 	fs.Var(headers, "H", "header `name=value` of every record (repeatable)")
 	fs.Var(headers, "header", "same as -H")
-	partition := fs.Int("p", -1, "produce to this `partition` (default: by key hash, as Kafka's clients)")
+	partition := fs.Int("p", -1, "produce to this `partition`; -1: by key hash, as Kafka's clients")
 	fs.IntVar(partition, "partition", -1, "same as -p")
 	format := fs.String("f", "%v\\n", "input `format`: literals and %k key, %v value, %h headers (name=value,name=value: as consume -f %h prints them), %p partition, %T timestamp (ms), %t topic; the last literal ends a record")
 	fs.StringVar(format, "format", "%v\\n", "same as -f")
@@ -159,24 +159,42 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			return err
 		}
 
+		// Confirmations arrive per partition batch, so records of different
+		// partitions complete out of input order; each gets its input
+		// sequence number and is printed once all before it are.
 		var (
 			mu       sync.Mutex
 			firstErr error
 			n        int
+			next     int
+			pending  = map[int]string{}
 		)
 		out := bufio.NewWriter(c.stdout)
-		done := func(r *kgo.Record, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = withMessage(err, msgs.message(r.Partition, err))
+		doneFor := func(seq int) func(*kgo.Record, error) {
+			return func(r *kgo.Record, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				line := ""
+				if err != nil {
+					if firstErr == nil {
+						firstErr = withMessage(err, msgs.message(r.Partition, err))
+					}
+				} else {
+					n++
+					if !*quiet {
+						line = fmt.Sprintf("Produced to partition %d at offset %d with timestamp %d.\n", r.Partition, r.Offset, r.Timestamp.UnixMilli())
+					}
 				}
-				return
-			}
-			n++
-			if !*quiet {
-				fmt.Fprintf(out, "Produced to partition %d at offset %d with timestamp %d.\n", r.Partition, r.Offset, r.Timestamp.UnixMilli())
+				pending[seq] = line
+				for {
+					l, ok := pending[next]
+					if !ok {
+						break
+					}
+					delete(pending, next)
+					out.WriteString(l)
+					next++
+				}
 			}
 		}
 		in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -211,7 +229,7 @@ func produceRun(fs *flag.FlagSet) func(*cmd, []string) error {
 			if r.Partition < 0 {
 				r.Partition = 0 // ignored by the hash partitioner
 			}
-			cl.Produce(c.ctx, r, done)
+			cl.Produce(c.ctx, r, doneFor(line-1))
 			if !more {
 				break
 			}

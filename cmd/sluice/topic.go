@@ -58,7 +58,7 @@ func topicCreate(fs *flag.FlagSet) func(*cmd, []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(c.stdout, "created topic %s (%d partitions)\n", name, r.NumPartitions)
+			fmt.Fprintf(c.stdout, "created topic %s (%s)\n", name, partitionCount(int(r.NumPartitions)))
 		}
 		if failed != nil && len(names) > 1 {
 			return errors.New("some topics were not created")
@@ -87,7 +87,7 @@ func topicList(fs *flag.FlagSet) func(*cmd, []string) error {
 			return err
 		}
 		for _, t := range details.Sorted() {
-			fmt.Fprintf(c.stdout, "%s\t%d partitions\n", t.Topic, len(t.Partitions))
+			fmt.Fprintf(c.stdout, "%s\t%s\n", t.Topic, partitionCount(len(t.Partitions)))
 		}
 		return nil
 	}
@@ -113,7 +113,7 @@ func topicDescribe(fs *flag.FlagSet) func(*cmd, []string) error {
 			return t.Err
 		}
 		// Topic ids print as Kafka prints them: unpadded URL-safe base64.
-		fmt.Fprintf(c.stdout, "%s\ttopic id %s\t%d partitions\n", name, base64.RawURLEncoding.EncodeToString(t.ID[:]), len(t.Partitions))
+		fmt.Fprintf(c.stdout, "%s\ttopic id %s\t%s\n", name, base64.RawURLEncoding.EncodeToString(t.ID[:]), partitionCount(len(t.Partitions)))
 		rc, err := adm.DescribeTopicConfigs(ctx, name)
 		if err != nil {
 			return err
@@ -157,33 +157,14 @@ func topicDescribe(fs *flag.FlagSet) func(*cmd, []string) error {
 		if err != nil {
 			return err
 		}
-		set := kadm.TopicsSet{}
-		set.Add(name, t.Partitions.Numbers()...)
-		sizes := map[int32]int64{}
-		haveSizes := true
-		dirs, err := adm.DescribeAllLogDirs(ctx, set)
-		if err != nil {
-			haveSizes = false
-		}
-		for _, d := range dirs {
-			for _, ld := range d {
-				for _, p := range ld.Topics[name] {
-					// One replica's size (the leader's when it reported).
-					if p.Broker == t.Partitions[p.Partition].Leader || sizes[p.Partition] == 0 {
-						sizes[p.Partition] = p.Size
-					}
-				}
-			}
-		}
+		sizes := topicSizes(ctx, adm, name, t) // topic_sizes.go: per broker, a dead one blanks only its own
 		fmt.Fprintln(c.stdout, "\nPARTITIONS")
 		tw = tabwriter.NewWriter(c.stdout, 2, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  PARTITION\tLEADER\tEPOCH\tREPLICAS\tIN-SYNC\tLOG-START\tLOG-END\tSIZE\tERROR")
 		for _, p := range t.Partitions.Sorted() {
 			size := "-"
-			if haveSizes {
-				if s, ok := sizes[p.Partition]; ok {
-					size = strconv.FormatInt(s, 10)
-				}
+			if s, ok := sizes[p.Partition]; ok {
+				size = strconv.FormatInt(s, 10)
 			}
 			errText := "-"
 			if p.Err != nil {
@@ -300,7 +281,7 @@ func topicAddPartitions(fs *flag.FlagSet) func(*cmd, []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "topic %s now has %d partitions\n", name, len(details[name].Partitions))
+		fmt.Fprintf(c.stdout, "topic %s now has %s\n", name, partitionCount(len(details[name].Partitions)))
 		return nil
 	}
 }

@@ -303,7 +303,7 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	c.ln, err = net.Listen("tcp", cc.peerBind)
 	if err != nil {
 		c.peers.Close()
-		return fmt.Errorf("sluice: controller listener %s: %w", cc.peerBind, err)
+		return fmt.Errorf("sluice: controller listener: %w", err)
 	}
 	c.peerAddr = c.peerAdvertise()
 	if cc.implicit {
@@ -439,12 +439,13 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 			return err
 		}
 	}
-	ctlListener := c.ln.Addr().String()
+	ctlListener, voters, peerAddr := c.ln.Addr().String(), any(cc.voters), c.peerAddr
 	if cc.localOnly {
 		ctlListener = "none (a lone voter serves no controller listener)"
+		voters, peerAddr = fmt.Sprintf("%d (this node alone)", cc.nodeID), "none"
 	}
 	c.logger.Info("cluster node started", "node_id", cc.nodeID, "controller_listener", ctlListener,
-		"voters", cc.voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", c.peerAddr)
+		"voters", voters, "process_roles", cc.rolesString(), "observer", cc.observer, "peer_address", peerAddr)
 	return nil
 }
 

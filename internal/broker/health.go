@@ -85,7 +85,7 @@ func (s *Server) bindMetrics(b *Broker) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("sluice: metrics listener %s: %w", o.MetricsListen, err)
+		return fmt.Errorf("sluice: metrics listener: %w", err)
 	}
 	s.mln = ln
 	b.metricsAddr = ln.Addr().String()

@@ -87,7 +87,7 @@ func TestMetricsListenTaken(t *testing.T) {
 		srv.Close()
 		t.Fatal("started with a taken metrics address")
 	}
-	if !strings.Contains(err.Error(), "metrics listener "+busy.Addr().String()) {
+	if !strings.Contains(err.Error(), "metrics listener: listen tcp "+busy.Addr().String()) {
 		t.Errorf("error %q does not name the address", err)
 	}
 	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {

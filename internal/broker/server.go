@@ -377,20 +377,20 @@ func listen(addr string, logger *slog.Logger) ([]net.Listener, error) {
 	if host != "localhost" {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("sluice: listen %s: %w", addr, err)
+			return nil, fmt.Errorf("sluice: %w", err) // "listen tcp ADDR: …" names the address
 		}
 		return []net.Listener{ln}, nil
 	}
 	v4, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
-		return nil, fmt.Errorf("sluice: listen %s (127.0.0.1): %w", addr, err)
+		return nil, fmt.Errorf("sluice: %s: %w", addr, err)
 	}
 	_, actual, _ := net.SplitHostPort(v4.Addr().String())
 	v6, err := net.Listen("tcp6", net.JoinHostPort("::1", actual))
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) && port != "0" {
 			v4.Close()
-			return nil, fmt.Errorf("sluice: listen %s (::1): %w", addr, err)
+			return nil, fmt.Errorf("sluice: %s: %w", addr, err)
 		}
 		logger.Warn("localhost: could not bind ::1, serving IPv4 only", "port", actual, "err", err)
 		return []net.Listener{v4}, nil

@@ -32,6 +32,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -137,7 +138,13 @@ func (c *clusterNode) updateVoter(ctx context.Context, req updateVoterRequest) (
 	if req.ID != c.cfg.nodeID {
 		c.peers.SetAddr(uint64(req.ID), q.Address)
 	}
-	c.logger.Info("updated a voter's endpoints", "node_id", req.ID, "listeners", req.Listeners,
+	// A lone voter's endpoint is only its address in the metadata (its
+	// controller port is not served): not worth an info line claiming one.
+	lvl := slog.LevelInfo
+	if req.ID == c.cfg.nodeID && c.cfg.localOnly {
+		lvl = slog.LevelDebug
+	}
+	c.logger.Log(ctx, lvl, "updated a voter's endpoints", "node_id", req.ID, "listeners", req.Listeners,
 		"kraft_version_min", kv.Min, "kraft_version_max", kv.Max)
 	return resp, nil
 }
@@ -182,7 +189,11 @@ func (c *clusterNode) voterUpdateLoop(ctx context.Context) {
 			err := callController(rctx, c, "update-voter", c.updateVoter, req, &resp)
 			cancel()
 			if err == nil {
-				c.logger.Info("told the quorum this voter's endpoints", "listeners", own.Listeners, "leader", resp.Leader)
+				lvl := slog.LevelInfo
+				if c.cfg.localOnly {
+					lvl = slog.LevelDebug // not served (cluster_node.go)
+				}
+				c.logger.Log(ctx, lvl, "told the quorum this voter's endpoints", "listeners", own.Listeners, "leader", resp.Leader)
 				c.voterTold.Store(true)
 				return
 			}

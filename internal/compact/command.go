@@ -68,7 +68,7 @@ func PrintStatus(w io.Writer, rep StatusReport, topic string) (found bool) {
 	}
 	WriteStatus(w, rep)
 	if hidden > 0 {
-		fmt.Fprintf(w, "(%d partitions of internal topics not shown; name one to see it, e.g. sluice compaction status __consumer_offsets)\n", hidden)
+		fmt.Fprintf(w, "(%s of internal topics not shown; name one to see it, e.g. sluice compaction status __consumer_offsets)\n", countOf(int64(hidden), "partition", "partitions"))
 	}
 	return topic == "" || len(rep.Partitions) > 0
 }
@@ -111,8 +111,8 @@ func WriteStatus(w io.Writer, rep StatusReport) {
 		}
 		fmt.Fprintf(w, "; %s", rollText(p, now))
 		if p.LastPassMs > 0 {
-			fmt.Fprintf(w, "; last pass %s read, %s written in %s (%d passes)", bytesStr(p.LastPassBytesRead),
-				bytesStr(p.LastPassBytesWritten), ago(p.LastPassDurationMs), p.Passes)
+			fmt.Fprintf(w, "; last pass %s read, %s written in %s (%s)", bytesStr(p.LastPassBytesRead),
+				bytesStr(p.LastPassBytesWritten), ago(p.LastPassDurationMs), countOf(p.Passes, "pass", "passes"))
 		}
 		if p.LastError != "" && p.Reason != ReasonError {
 			fmt.Fprintf(w, "; a pass failed %s ago: %s", ago(now-p.LastErrorMs), p.LastError)
@@ -162,4 +162,12 @@ func bytesStr(n int64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// countOf is "1 pass", "2 passes".
+func countOf(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -52,7 +52,7 @@ func TestPassStateSurvivesRestart(t *testing.T) {
 		}
 		var out bytes.Buffer
 		WriteStatus(&out, e.c.Status("users"))
-		for _, want := range []string{" 1m0s ago ", "active segment rolls in 6d", "(segment.ms) or at 4.0KiB (segment.bytes)", "(1 passes)"} {
+		for _, want := range []string{" 1m0s ago ", "active segment rolls in 6d", "(segment.ms) or at 4.0KiB (segment.bytes)", "(1 pass)"} {
 			want = strings.Replace(want, "6d", "167h", 1) // durations print in hours
 			if !strings.Contains(out.String(), want) {
 				t.Fatalf("crash=%v: status lacks %q:\n%s", crash, want, out.String())

@@ -93,7 +93,7 @@ t_readme_quickstart() {
   echo "$block"
   got=$(timeout 60 bash -euo pipefail -c "$block")
   echo "$got"
-  expect_eq "README quick start output" $'created topic '"$topic"$' (1 partitions)\n0 user-42=v1\n1 user-42=v2\n2 user-7=NULL' "$got"
+  expect_eq "README quick start output" $'created topic '"$topic"$' (1 partition)\n0 user-42=v1\n1 user-42=v2\n2 user-7=NULL' "$got"
 }
 
 # ---- security: the SASL_SSL listener ($SLUICE_SASL_SSL_BOOTSTRAP, CA in $SLUICE_CA_PEM) ----------
