@@ -9,6 +9,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/log"
@@ -68,10 +69,18 @@ func (b *Broker) rebuildProducerState(tp log.TopicPartition, src producer.Source
 	}
 }
 
+// noDeferredLoading keeps brokers started while it is set from loading their
+// partitions in the background (tests of the first use of a partition not
+// loaded yet, which the background loader would otherwise race with).
+var noDeferredLoading atomic.Bool
+
 // startDeferredLoading loads, in the background, the partitions a clean
 // start left unloaded, and logs when it is done. It stops when the log
 // manager closes.
 func (b *Broker) startDeferredLoading() {
+	if noDeferredLoading.Load() {
+		return
+	}
 	logs := b.logs
 	go func() {
 		n, d := logs.LoadDeferred(deferredLoadWorkers, nil)

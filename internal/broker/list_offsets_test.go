@@ -113,6 +113,8 @@ func TestListOffsetsOfDeferredPartition(t *testing.T) {
 	dpTopic(t, tb, "lod", 2, nil)
 	base := time.Now().Add(-time.Hour).UnixMilli()
 	produceAt(t, tb, "lod", base, base+1, base+2)
+	noDeferredLoading.Store(true) // the background loader would race with the check below
+	defer noDeferredLoading.Store(false)
 	tb.restart()
 	l := tb.broker().logs.Get("lod", 0)
 	if l == nil || l.Loaded() {
