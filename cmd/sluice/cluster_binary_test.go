@@ -62,44 +62,7 @@ func (p *clusterProc) kill(t *testing.T) {
 // with the default timeouts are logged (docs/cluster.md), not asserted.
 func TestClusterOfProcesses(t *testing.T) {
 	bin := sluiceBinary(t)
-	dir := t.TempDir()
-	var procs []*clusterProc
-	var voters []string
-	ctlAddrs := make([]string, 3)
-	for i := range 3 {
-		ctlAddrs[i] = freeAddr(t)
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ctlAddrs[i]))
-	}
-	for i := range 3 {
-		p := &clusterProc{id: i + 1, addr: freeAddr(t), props: filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))}
-		conf := strings.Join([]string{
-			fmt.Sprintf("node.id=%d", i+1),
-			"process.roles=broker,controller",
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://%s", p.addr, ctlAddrs[i]),
-			"controller.listener.names=CONTROLLER",
-			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"log.dirs=" + filepath.Join(dir, fmt.Sprintf("data%d", i+1)),
-			"offsets.topic.num.partitions=3",
-			"",
-		}, "\n")
-		if err := os.WriteFile(p.props, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p.start(t, bin)
-		procs = append(procs, p)
-	}
-	defer func() {
-		if t.Failed() {
-			for _, p := range procs {
-				t.Logf("--- node %d log ---\n%s", p.id, p.logs.String())
-			}
-		}
-	}()
-	var seeds []string
-	for _, p := range procs {
-		seeds = append(seeds, p.addr)
-	}
+	procs, seeds := startProcCluster(t, bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	adminOf := func(addrs ...string) *kadm.Client {
@@ -356,4 +319,51 @@ func describeSizesWithDeadBroker(bin string, survivors []string, dead int32) err
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("topic describe never showed the sizes of the live partitions within 60 s:\n%s", last)
+}
+
+// startProcCluster starts three combined sluice processes of bin from
+// server.properties files with Kafka's KRaft names (extra: more lines of
+// each file), logs their output if the test fails, and returns them with
+// their Kafka addresses.
+func startProcCluster(t *testing.T, bin string, extra ...string) ([]*clusterProc, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	var procs []*clusterProc
+	var voters []string
+	ctlAddrs := make([]string, 3)
+	for i := range 3 {
+		ctlAddrs[i] = freeAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ctlAddrs[i]))
+	}
+	for i := range 3 {
+		p := &clusterProc{id: i + 1, addr: freeAddr(t), props: filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))}
+		lines := []string{
+			fmt.Sprintf("node.id=%d", i+1),
+			"process.roles=broker,controller",
+			"controller.quorum.voters=" + strings.Join(voters, ","),
+			fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://%s", p.addr, ctlAddrs[i]),
+			"controller.listener.names=CONTROLLER",
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"log.dirs=" + filepath.Join(dir, fmt.Sprintf("data%d", i+1)),
+			"offsets.topic.num.partitions=3",
+		}
+		conf := strings.Join(append(append(lines, extra...), ""), "\n")
+		if err := os.WriteFile(p.props, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.start(t, bin)
+		procs = append(procs, p)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range procs {
+				t.Logf("--- node %d log ---\n%s", p.id, p.logs.String())
+			}
+		}
+	})
+	var seeds []string
+	for _, p := range procs {
+		seeds = append(seeds, p.addr)
+	}
+	return procs, seeds
 }

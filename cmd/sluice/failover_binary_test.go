@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -43,45 +42,7 @@ func TestClusterLeaderKilledFailover(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("SLUICE_FAILOVER_KILLS")); err == nil && n > 0 {
 		kills = n
 	}
-	dir := t.TempDir()
-	var procs []*clusterProc
-	var voters []string
-	ctlAddrs := make([]string, 3)
-	for i := range 3 {
-		ctlAddrs[i] = freeAddr(t)
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ctlAddrs[i]))
-	}
-	for i := range 3 {
-		p := &clusterProc{id: i + 1, addr: freeAddr(t), props: filepath.Join(dir, fmt.Sprintf("node%d.properties", i+1))}
-		conf := strings.Join([]string{
-			fmt.Sprintf("node.id=%d", i+1),
-			"process.roles=broker,controller",
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://%s", p.addr, ctlAddrs[i]),
-			"controller.listener.names=CONTROLLER",
-			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-			"log.dirs=" + filepath.Join(dir, fmt.Sprintf("data%d", i+1)),
-			"offsets.topic.num.partitions=3",
-			"auto.leader.rebalance.enable=false",
-			"",
-		}, "\n")
-		if err := os.WriteFile(p.props, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p.start(t, bin)
-		procs = append(procs, p)
-	}
-	defer func() {
-		if t.Failed() {
-			for _, p := range procs {
-				t.Logf("--- node %d log ---\n%s", p.id, p.logs.String())
-			}
-		}
-	}()
-	var seeds []string
-	for _, p := range procs {
-		seeds = append(seeds, p.addr)
-	}
+	procs, seeds := startProcCluster(t, bin, "auto.leader.rebalance.enable=false")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	newClient := func(opts ...kgo.Opt) *kgo.Client {
