@@ -56,23 +56,7 @@ func TestClusterControllerListenerSASLPlain(t *testing.T) {
 		return m
 	})
 	adm := tc.admin()
-	waitClusterLong := func(what string, cond func(kadm.Metadata) bool) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			md, err := adm.Metadata(ctx)
-			cancel()
-			if err == nil && cond(md) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s (last err %v, brokers %v, controller %d)", what, err, md.Brokers.NodeIDs(), md.Controller)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	waitClusterLong("four live brokers and a controller", func(md kadm.Metadata) bool { return len(md.Brokers) == 4 && md.Controller > 0 })
+	waitCluster(t, adm, "four live brokers and a controller", func(md kadm.Metadata) bool { return len(md.Brokers) == 4 && md.Controller > 0 })
 	waitQuorum(t, tc.nodes[0].addr, []int32{1, 2, 3}, []int32{4})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -80,7 +64,7 @@ func TestClusterControllerListenerSASLPlain(t *testing.T) {
 	if res, err := adm.CreateTopic(ctx, 4, 3, nil, "over-sasl"); err != nil || res.Err != nil {
 		t.Fatalf("create topic: %v %v", err, res.Err)
 	}
-	waitClusterLong("over-sasl with leaders and three in-sync replicas", func(md kadm.Metadata) bool {
+	waitCluster(t, adm, "over-sasl with leaders and three in-sync replicas", func(md kadm.Metadata) bool {
 		td, ok := md.Topics["over-sasl"]
 		if !ok || len(td.Partitions) != 4 {
 			return false

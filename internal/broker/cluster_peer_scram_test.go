@@ -55,23 +55,7 @@ func TestClusterControllerListenerSCRAM(t *testing.T) {
 	}
 	tc.stopOnCleanup()
 	adm := tc.admin()
-	waitMetadata := func(what string, cond func(kadm.Metadata) bool) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			md, err := adm.Metadata(ctx)
-			cancel()
-			if err == nil && cond(md) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s (last err %v, brokers %v, controller %d)", what, err, md.Brokers.NodeIDs(), md.Controller)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	waitMetadata("three live brokers and a controller", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 && md.Controller > 0 })
+	waitCluster(t, adm, "three live brokers and a controller", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 && md.Controller > 0 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -106,7 +90,7 @@ func TestClusterControllerListenerSCRAM(t *testing.T) {
 	// has the cluster id and the credential before any peer reaches it):
 	// it rejoins and sees a topic created while it was away.
 	tc.nodes[1].stop()
-	waitMetadata("two live brokers", func(md kadm.Metadata) bool {
+	waitCluster(t, adm, "two live brokers", func(md kadm.Metadata) bool {
 		n := 0
 		for _, b := range md.Brokers {
 			if b.NodeID != 2 {

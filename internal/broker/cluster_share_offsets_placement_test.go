@@ -24,16 +24,6 @@ import (
 func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 	tc := startTestCluster(t, 3, map[string]string{"share.coordinator.state.topic.num.partitions": "3"})
 	adm := tc.admin()
-	poll := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(60*time.Second),
 		kgo.MetadataMinAge(50*time.Millisecond))
@@ -53,7 +43,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		a.Partition, a.Replicas = 0, []int32{int32(i + 1)}
 		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
 		req.Topics = append(req.Topics, rt)
-		poll("topic "+topics[i]+" to be created", func() bool {
+		pollUntil(t, "topic "+topics[i]+" to be created", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			resp, err := req.RequestWith(ctx, cl)
@@ -63,7 +53,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 			code := resp.Topics[0].ErrorCode
 			return code == 0 || code == kerr.TopicAlreadyExists.Code
 		})
-		poll("three records in "+topics[i], func() bool {
+		pollUntil(t, "three records in "+topics[i], func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			var recs []*kgo.Record
@@ -75,7 +65,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 	}
 
 	// Every broker must know the topics and their leaders.
-	poll("every broker to see every topic's leader", func() bool {
+	pollUntil(t, "every broker to see every topic's leader", func() bool {
 		for _, n := range tc.nodes {
 			im := n.broker().image()
 			if im == nil {
@@ -128,7 +118,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 	}
 
 	// The first request creates __share_group_state; wait for it and its leaders.
-	poll("the first AlterShareGroupOffsets", func() bool {
+	pollUntil(t, "the first AlterShareGroupOffsets", func() bool {
 		code := alter(tc.nodes[0].addr, "share-place-first", topics[0], 1)
 		if code != 0 && code != kerr.CoordinatorNotAvailable.Code {
 			t.Fatalf("first AlterShareGroupOffsets: %v", kerr.ErrorForCode(code))
@@ -146,7 +136,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 		ip, _ := im.Partition(ShareStateTopic, k.StatePartition(int32(len(st.Partitions))))
 		return ip.Leader
 	}
-	poll("the state topic's leaders", func() bool {
+	pollUntil(t, "the state topic's leaders", func() bool {
 		im := tc.nodes[0].broker().image()
 		st, ok := im.Topics[ShareStateTopic]
 		if !ok {
@@ -181,7 +171,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 				k := share.Key{Group: group, TopicID: [16]byte(top.ID), Partition: 0}
 				leaderB.shares.Partition(k, func(string) int64 { return 1 })
 				for _, c := range []struct{ start, want int64 }{{-2, 0}, {-1, 3}, {2, 2}} {
-					poll(fmt.Sprintf("AlterShareGroupOffsets %d of %s (leader %d, coordinator %d) via node %d", c.start, topic, ti+1, coord, ri+1), func() bool {
+					pollUntil(t, fmt.Sprintf("AlterShareGroupOffsets %d of %s (leader %d, coordinator %d) via node %d", c.start, topic, ti+1, coord, ri+1), func() bool {
 						switch code := alter(n.addr, group, topic, c.start); code {
 						case 0:
 							return true

@@ -76,20 +76,7 @@ func waitQuorum(t *testing.T, addr string, voters, observers []int32) {
 // first; RemoveRaftVoter shrinks the quorum back to one voter, which then
 // commits alone.
 func TestClusterGrowAndShrinkVoters(t *testing.T) {
-	ports := freePorts(t, 3)
-	tc := startTestClusterWith(t, 3, func(id int, _ []int) map[string]string {
-		m := map[string]string{
-			"listeners":                 "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + fmt.Sprint(ports[id-1]),
-			"controller.listener.names": "CONTROLLER",
-		}
-		if id == 1 {
-			m["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", ports[0])
-		} else {
-			m["controller.quorum.voters"] = ""
-			m["controller.quorum.bootstrap.servers"] = fmt.Sprintf("127.0.0.1:%d", ports[0])
-		}
-		return m
-	})
+	tc := startJoiningCluster(t, 3)
 	adm := tc.admin()
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
 	a := tc.nodes[0].addr
@@ -207,4 +194,25 @@ func TestClusterNewVoterOutsideRunningQuorumRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), "does not count it as a voter") {
 		t.Fatalf("unclear refusal: %v", err)
 	}
+}
+
+// startJoiningCluster starts n nodes: node 1 the one voter of the metadata
+// quorum, the others with only controller.quorum.bootstrap.servers, so that
+// they join as observers (KIP-853).
+func startJoiningCluster(t *testing.T, n int) *testCluster {
+	t.Helper()
+	ports := freePorts(t, n)
+	return startTestClusterWith(t, n, func(id int, _ []int) map[string]string {
+		m := map[string]string{
+			"listeners":                 "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + fmt.Sprint(ports[id-1]),
+			"controller.listener.names": "CONTROLLER",
+		}
+		if id == 1 {
+			m["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", ports[0])
+		} else {
+			m["controller.quorum.voters"] = ""
+			m["controller.quorum.bootstrap.servers"] = fmt.Sprintf("127.0.0.1:%d", ports[0])
+		}
+		return m
+	})
 }

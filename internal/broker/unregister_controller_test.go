@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,20 +32,7 @@ func unregisterController(t *testing.T, ctx context.Context, addr string, id int
 // lists it among the observers, a second request finds it unregistered, and
 // it joins again when it starts again.
 func TestClusterUnregisterController(t *testing.T) {
-	ports := freePorts(t, 2)
-	tc := startTestClusterWith(t, 2, func(id int, _ []int) map[string]string {
-		m := map[string]string{
-			"listeners":                 "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:" + fmt.Sprint(ports[id-1]),
-			"controller.listener.names": "CONTROLLER",
-		}
-		if id == 1 {
-			m["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", ports[0])
-		} else {
-			m["controller.quorum.voters"] = ""
-			m["controller.quorum.bootstrap.servers"] = fmt.Sprintf("127.0.0.1:%d", ports[0])
-		}
-		return m
-	})
+	tc := startJoiningCluster(t, 2)
 	a := tc.nodes[0].addr
 	waitQuorum(t, a, []int32{1}, []int32{2})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
