@@ -3,6 +3,7 @@ package broker
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/compact"
@@ -79,6 +80,10 @@ type Broker struct {
 	shares *share.Manager
 	// shareCoord is the share coordinator (share_coordinator.go).
 	shareCoord *share.Coordinator
+	// shareStateRequests counts the share-state requests this broker sent
+	// to a share coordinator, its own or another broker's (shareStateCall;
+	// read by the tests and benchmarks).
+	shareStateRequests atomic.Int64
 
 	// txns is the transaction coordinator (txn_coord_start.go).
 	txns *txn.Coordinator

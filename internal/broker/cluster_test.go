@@ -25,7 +25,7 @@ import (
 // freePorts returns n TCP ports free on 127.0.0.1, reserved for the test
 // (internal/testport: a port closed here and bound later by a node must not
 // be taken in between by another listener or client connection).
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	return testport.Free(t, n)
 }
@@ -33,25 +33,25 @@ func freePorts(t *testing.T, n int) []int {
 // testCluster is n in-process cluster nodes (combined broker and
 // controller) on 127.0.0.1.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	nodes []*testBroker
 }
 
-func startTestCluster(t *testing.T, n int, extra map[string]string) *testCluster {
+func startTestCluster(t testing.TB, n int, extra map[string]string) *testCluster {
 	t.Helper()
 	return startTestClusterWith(t, n, func(int, []int) map[string]string { return extra })
 }
 
 // startTestClusterWith is startTestCluster with each node's extra configs
 // from extra(node id, the voters' controller ports).
-func startTestClusterWith(t *testing.T, n int, extra func(id int, ports []int) map[string]string) *testCluster {
+func startTestClusterWith(t testing.TB, n int, extra func(id int, ports []int) map[string]string) *testCluster {
 	t.Helper()
 	return startTestClusterFS(t, n, extra, nil)
 }
 
 // startTestClusterFS is startTestClusterWith with each node's filesystem
 // from fsFor(node id) (nil: the OS's).
-func startTestClusterFS(t *testing.T, n int, extra func(id int, ports []int) map[string]string, fsFor nodeFS) *testCluster {
+func startTestClusterFS(t testing.TB, n int, extra func(id int, ports []int) map[string]string, fsFor nodeFS) *testCluster {
 	t.Helper()
 	ports := freePorts(t, n)
 	var voters []string

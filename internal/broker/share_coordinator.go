@@ -156,6 +156,7 @@ var errShareCoordinatorNotAvailable = errors.New("share coordinator not availabl
 
 // shareStateCall sends a share-state request about k to its coordinator.
 func (b *Broker) shareStateCall(k share.Key, req kmsg.Request) (kmsg.Response, error) {
+	b.shareStateRequests.Add(1)
 	var n int32
 	if im := b.image(); im != nil {
 		t, ok := im.Topics[ShareStateTopic]
