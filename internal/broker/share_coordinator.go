@@ -154,10 +154,18 @@ func (b *Broker) shareStateTopicSettings(overrides map[string]string, maxRF int1
 // errShareCoordinatorNotAvailable: the state topic or its leader is not there yet.
 var errShareCoordinatorNotAvailable = errors.New("share coordinator not available")
 
-// shareStateCall sends a share-state request about k to its coordinator.
-func (b *Broker) shareStateCall(k share.Key, req kmsg.Request) (kmsg.Response, error) {
-	b.shareStateRequests.Add(1)
-	var n int32
+// shareStateTarget is the share coordinator a share-state request goes to:
+// this broker's own (local) or broker id's.
+type shareStateTarget struct {
+	id    int32
+	local bool
+}
+
+// shareStateRouter returns the function that finds the share coordinator of
+// a key (the leader of its __share_group_state partition) from one look at
+// the metadata: the state topic is found (or created) once for all the keys
+// routed with it.
+func (b *Broker) shareStateRouter() (func(share.Key) (shareStateTarget, error), error) {
 	if im := b.image(); im != nil {
 		t, ok := im.Topics[ShareStateTopic]
 		if !ok {
@@ -165,27 +173,52 @@ func (b *Broker) shareStateCall(k share.Key, req kmsg.Request) (kmsg.Response, e
 				return nil, errShareCoordinatorNotAvailable
 			}
 			im = b.image()
-			t = im.Topics[ShareStateTopic]
+			if t, ok = im.Topics[ShareStateTopic]; !ok {
+				return nil, errShareCoordinatorNotAvailable
+			}
 		}
-		n = int32(len(t.Partitions))
-		ip, _ := im.Partition(ShareStateTopic, k.StatePartition(n))
-		if ip.Leader == metadata.NoLeader {
-			return nil, errShareCoordinatorNotAvailable
-		}
-		if ip.Leader != b.self() {
-			return b.cluster.shareStateRemote(ip.Leader, req)
-		}
-	} else {
-		var err error
-		if n, err = b.ensureShareStateTopic(); err != nil {
-			return nil, err
-		}
+		n, self := int32(len(t.Partitions)), b.self()
+		return func(k share.Key) (shareStateTarget, error) {
+			ip, ok := im.Partition(ShareStateTopic, k.StatePartition(n))
+			if !ok || ip.Leader == metadata.NoLeader {
+				return shareStateTarget{}, errShareCoordinatorNotAvailable
+			}
+			return shareStateTarget{id: ip.Leader, local: ip.Leader == self}, nil
+		}, nil
+	}
+	n, err := b.ensureShareStateTopic()
+	if err != nil {
+		return nil, err
+	}
+	return func(k share.Key) (shareStateTarget, error) {
 		if p := k.StatePartition(n); !b.shareCoord.Leads(p) {
 			// A state topic just created: its partitions are empty.
 			if err := b.loadShareState(p); err != nil {
-				return nil, err
+				return shareStateTarget{}, err
 			}
 		}
+		return shareStateTarget{local: true}, nil
+	}, nil
+}
+
+// shareStateCall sends a share-state request about k to its coordinator.
+func (b *Broker) shareStateCall(k share.Key, req kmsg.Request) (kmsg.Response, error) {
+	route, err := b.shareStateRouter()
+	if err != nil {
+		return nil, err
+	}
+	t, err := route(k)
+	if err != nil {
+		return nil, err
+	}
+	return b.shareStateSend(t, req)
+}
+
+// shareStateSend sends a share-state request to coordinator t.
+func (b *Broker) shareStateSend(t shareStateTarget, req kmsg.Request) (kmsg.Response, error) {
+	b.shareStateRequests.Add(1)
+	if !t.local {
+		return b.cluster.shareStateRemote(t.id, req)
 	}
 	return b.serveShareState(req), nil
 }

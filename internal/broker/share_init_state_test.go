@@ -131,3 +131,116 @@ func TestShareGroupInitializesStateOnSubscribe(t *testing.T) {
 		t.Fatalf("fetch after the restart acquired %v, want offsets 0-2", got)
 	}
 }
+
+// The group coordinator initializes a group's share partitions with one
+// ReadShareGroupState and one InitializeShareGroupState per share
+// coordinator, carrying all of that coordinator's partitions, not one of
+// each per partition (40 partitions, spread over several
+// __share_group_state partitions, one coordinator: two requests). A
+// partition whose state is set already (AlterShareGroupOffsets) keeps it;
+// the others get start offset -1 and the group epoch as state epoch; a
+// heartbeat with nothing left to initialize sends nothing.
+func TestShareInitStateOneRequestPerCoordinator(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"share.auto.offset.reset": "earliest"}})
+	const n = 40
+	id := shareProduceN(t, tb, "batched", n, 0)
+	b := tb.broker()
+	alt := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	alt.GroupID = "bg"
+	at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+	at.Topic = "batched"
+	at.Partitions = []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 3, StartOffset: 0}}
+	alt.Topics = append(alt.Topics, at)
+	if r := tb.request(alt).(*kmsg.AlterShareGroupOffsetsResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alter: %+v", r)
+	}
+	stateParts := map[int32]bool{}
+	ns := b.internalTopicPartitions(ShareStateTopic, b.cfg.ShareStateTopicNumPartitions)
+	for p := range int32(n) {
+		stateParts[share.Key{Group: "bg", TopicID: id, Partition: p}.StatePartition(ns)] = true
+	}
+	if len(stateParts) < 2 {
+		t.Fatalf("the keys map to %d state partitions, want several", len(stateParts))
+	}
+
+	before := b.shareStateRequests.Load()
+	j := shareHeartbeat(t, tb, "bg", "m1", 0, "batched")
+	if j.ErrorCode != 0 || j.Assignment == nil || len(j.Assignment.TopicPartitions) != 1 || len(j.Assignment.TopicPartitions[0].Partitions) != n {
+		t.Fatalf("join: %+v", j)
+	}
+	if got := b.shareStateRequests.Load() - before; got != 2 {
+		t.Fatalf("%d share-state requests to initialize %d partitions of %d state partitions at one coordinator, want 2", got, n, len(stateParts))
+	}
+	for p := range int32(n) {
+		s, found, err := b.readShareState(share.Key{Group: "bg", TopicID: id, Partition: p})
+		want := int64(-1)
+		if p == 3 {
+			want = 0
+		}
+		if err != nil || !found || s.StartOffset != want || (p != 3 && s.StateEpoch != j.MemberEpoch) {
+			t.Fatalf("partition %d: found %v err %v start %d state epoch %d, want start %d (state epoch %d)", p, found, err, s.StartOffset, s.StateEpoch, want, j.MemberEpoch)
+		}
+	}
+	before = b.shareStateRequests.Load()
+	if r := shareHeartbeat(t, tb, "bg", "m1", j.MemberEpoch); r.ErrorCode != 0 {
+		t.Fatalf("heartbeat: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if got := b.shareStateRequests.Load() - before; got != 0 {
+		t.Fatalf("%d share-state requests at a heartbeat with nothing to initialize", got)
+	}
+}
+
+// A batched initialization answers per partition: the partitions whose
+// share coordinator fails (here NOT_COORDINATOR: its state partition is
+// not loaded) are not initialized, the others are; initialized again later,
+// those keep their state and the others get theirs.
+func TestShareInitStatePartitionErrors(t *testing.T) {
+	tb := startTestBroker(t, testOptions{Props: map[string]string{"share.auto.offset.reset": "earliest"}})
+	id := shareProduceN(t, tb, "pe", 20, 0)
+	b := tb.broker()
+	var keys []share.Key
+	for p := range int32(20) {
+		keys = append(keys, share.Key{Group: "pe", TopicID: id, Partition: p})
+	}
+	route, err := b.shareStateRouter() // creates and loads the state topic
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if tg, err := route(k); err != nil || !tg.local {
+			t.Fatalf("route of %v: %+v %v", k, tg, err)
+		}
+	}
+	ns := b.internalTopicPartitions(ShareStateTopic, b.cfg.ShareStateTopicNumPartitions)
+	unloaded := keys[0].StatePartition(ns)
+	b.shareCoord.UnloadPartition(unloaded)
+	done := b.initShareStatesAt(shareStateTarget{local: true}, "pe", keys, 7)
+	first := map[int32]bool{}
+	for _, k := range done {
+		first[k.Partition] = true
+	}
+	for _, k := range keys {
+		if want := k.StatePartition(ns) != unloaded; first[k.Partition] != want {
+			t.Fatalf("partition %d (state partition %d, %d unloaded) initialized %v, want %v", k.Partition, k.StatePartition(ns), unloaded, first[k.Partition], want)
+		}
+	}
+	if len(done) == 0 || len(done) == len(keys) {
+		t.Fatalf("%d of %d initialized", len(done), len(keys))
+	}
+	if err := b.loadShareState(unloaded); err != nil {
+		t.Fatal(err)
+	}
+	if done := b.initShareStates(keys, 9); len(done) != len(keys) {
+		t.Fatalf("second initialization: %d of %d", len(done), len(keys))
+	}
+	for _, k := range keys {
+		s, found, err := b.readShareState(k)
+		want := int32(9)
+		if first[k.Partition] {
+			want = 7
+		}
+		if err != nil || !found || s.StartOffset != -1 || s.StateEpoch != want {
+			t.Fatalf("partition %d: found %v err %v start %d state epoch %d, want -1 and %d", k.Partition, found, err, s.StartOffset, s.StateEpoch, want)
+		}
+	}
+}
