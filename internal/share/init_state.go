@@ -3,6 +3,7 @@ package share
 import (
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 )
@@ -94,12 +95,13 @@ func (m *Manager) initializeLocked(g *Group) bool {
 	if todo, _ := m.uninitializedLocked(g); len(todo) == 0 {
 		return false
 	}
-	// One initialization at a time (initMu, never taken under m.mu): a
-	// concurrent heartbeat of the group must not initialize (start offset
-	// -1) a partition another one initialized and a member already fetched.
+	// One initialization at a time per group (its initLocks entry, never
+	// taken under m.mu): a concurrent heartbeat of the group must not
+	// initialize (start offset -1) a partition another one initialized and a
+	// member already fetched. Other groups' initializations go on meanwhile.
 	m.mu.Unlock()
-	m.initMu.Lock()
-	defer m.initMu.Unlock()
+	unlock := m.initLocks.lock(g.ID)
+	defer unlock()
 	m.mu.Lock()
 	todo, names := m.uninitializedLocked(g)
 	if len(todo) == 0 {
@@ -116,6 +118,45 @@ func (m *Manager) initializeLocked(g *Group) bool {
 		}
 	}
 	return changed
+}
+
+// initLocks serializes the share-partition state initializations of each
+// group. The lock is the group id's, not the Group's: the heartbeats of a
+// group deleted and created again while one of them was initializing wait
+// for it too.
+type initLocks struct {
+	mu    sync.Mutex
+	locks map[string]*initLock
+}
+
+type initLock struct {
+	mu   sync.Mutex
+	refs int // heartbeats holding or waiting for mu
+}
+
+// lock takes group id's lock and returns its unlock; the entry goes when no
+// heartbeat holds or waits for it.
+func (l *initLocks) lock(id string) (unlock func()) {
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[string]*initLock{}
+	}
+	e := l.locks[id]
+	if e == nil {
+		e = &initLock{}
+		l.locks[id] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.locks, id)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // assignableLocked reports whether partition p of topic id may be assigned

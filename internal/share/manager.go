@@ -125,8 +125,9 @@ type Manager struct {
 	cfgStore  ConfigStore
 	// persistMu orders snapshot writes with the state they capture.
 	persistMu sync.Mutex
-	// initMu serializes share-partition state initializations (init_state.go).
-	initMu sync.Mutex
+	// initLocks serializes each group's share-partition state
+	// initializations (init_state.go).
+	initLocks initLocks
 	// membership.go
 	members      MembershipStore
 	memberWriter membershipWriter
