@@ -59,6 +59,7 @@ func (b *Broker) startShareCoordinator() error {
 	per, _ := strconv.Atoi(strings.TrimSpace(b.cfg.Raw["share.coordinator.snapshot.update.records.per.snapshot"]))
 	b.shareCoord = &share.Coordinator{
 		Append:      b.appendShareState,
+		AppendBatch: b.appendShareStateBatch,
 		Partitions:  func() int32 { return b.internalTopicPartitions(ShareStateTopic, b.cfg.ShareStateTopicNumPartitions) },
 		PerSnapshot: per,
 		NowMs:       func() int64 { return b.now().UnixMilli() },
@@ -126,6 +127,22 @@ func (b *Broker) appendShareState(p int32, key, value []byte) error {
 		return fmt.Errorf("%s-%d is not led here", ShareStateTopic, p)
 	}
 	rec := batch.NewBatch(0, time.Now().UnixMilli(), batch.KV{Key: key, Value: value})
+	_, err := part.AppendReplicated(rec, log.AppendOptions{Coordinator: true}, coordinatorWriteTimeout)
+	return err
+}
+
+// appendShareStateBatch writes several coordinator records to partition p of
+// the state topic as one batch and waits for its in-sync replicas.
+func (b *Broker) appendShareStateBatch(p int32, keys, values [][]byte) error {
+	part := b.replicas.Get(ShareStateTopic, p)
+	if part == nil || part.Role() != replica.Leader {
+		return fmt.Errorf("%s-%d is not led here", ShareStateTopic, p)
+	}
+	kvs := make([]batch.KV, len(keys))
+	for i := range keys {
+		kvs[i] = batch.KV{Key: keys[i], Value: values[i]}
+	}
+	rec := batch.NewBatch(0, time.Now().UnixMilli(), kvs...)
 	_, err := part.AppendReplicated(rec, log.AppendOptions{Coordinator: true}, coordinatorWriteTimeout)
 	return err
 }
@@ -433,19 +450,30 @@ func (b *Broker) serveShareState(req kmsg.Request) kmsg.Response {
 	switch q := req.(type) {
 	case *kmsg.InitializeShareGroupStateRequest:
 		resp := q.ResponseKind().(*kmsg.InitializeShareGroupStateResponse)
+		code := shareGroupIDCode(q.GroupID)
+		var reqs []share.InitRequest
 		for _, t := range q.Topics {
 			rt := kmsg.NewInitializeShareGroupStateResponseTopic()
 			rt.TopicID = t.TopicID
 			for _, p := range t.Partitions {
 				rp := kmsg.NewInitializeShareGroupStateResponseTopicPartition()
-				rp.Partition = p.Partition
-				rp.ErrorCode = shareGroupIDCode(q.GroupID)
-				if rp.ErrorCode == 0 {
-					rp.ErrorCode = c.Initialize(share.Key{Group: q.GroupID, TopicID: t.TopicID, Partition: p.Partition}, p.StateEpoch, p.StartOffset)
-				}
+				rp.Partition, rp.ErrorCode = p.Partition, code
 				rt.Partitions = append(rt.Partitions, rp)
+				reqs = append(reqs, share.InitRequest{Key: share.Key{Group: q.GroupID, TopicID: t.TopicID, Partition: p.Partition},
+					StateEpoch: p.StateEpoch, StartOffset: p.StartOffset})
 			}
 			resp.Topics = append(resp.Topics, rt)
+		}
+		if code != 0 {
+			return resp
+		}
+		// All partitions at once: one replicated batch per state partition.
+		codes, i := c.InitializeMany(reqs), 0
+		for ti := range resp.Topics {
+			for pi := range resp.Topics[ti].Partitions {
+				resp.Topics[ti].Partitions[pi].ErrorCode = codes[i]
+				i++
+			}
 		}
 		return resp
 	case *kmsg.ReadShareGroupStateRequest:

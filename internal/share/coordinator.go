@@ -24,7 +24,11 @@ import (
 type Coordinator struct {
 	// Append writes one record (key, value; nil value: tombstone) to state
 	// partition p and returns once it is durable (replicated).
-	Append      func(p int32, key, value []byte) error
+	Append func(p int32, key, value []byte) error
+	// AppendBatch, if set, writes several records to state partition p as
+	// one batch and returns once they are durable: InitializeMany uses it
+	// (nil: one Append per record).
+	AppendBatch func(p int32, keys, values [][]byte) error
 	Partitions  func() int32 // partition count of the state topic
 	PerSnapshot int          // updates between snapshots (500 when ≤ 0)
 	NowMs       func() int64
@@ -144,6 +148,100 @@ func (c *Coordinator) Write(k Key, s Snapshot) int16 {
 // given state epoch (InitializeShareGroupState).
 func (c *Coordinator) Initialize(k Key, stateEpoch int32, start int64) int16 {
 	return c.write(k, Snapshot{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: start, DeliveryCompleteCount: -1}, true)
+}
+
+// InitRequest is one share partition of an InitializeMany.
+type InitRequest struct {
+	Key         Key
+	StateEpoch  int32
+	StartOffset int64
+}
+
+// initBatchRecords bounds the records InitializeMany writes in one batch.
+const initBatchRecords = 500
+
+// InitializeMany initializes several share partitions, each as Initialize
+// does (InitializeShareGroupState of many partitions), and returns each
+// one's error code. The records of a state partition are written together,
+// up to initBatchRecords in a batch (AppendBatch), so that the wait for
+// their replication is paid once per batch instead of once per partition.
+func (c *Coordinator) InitializeMany(reqs []InitRequest) []int16 {
+	codes := make([]int16, len(reqs))
+	if c.AppendBatch == nil {
+		for i, r := range reqs {
+			codes[i] = c.Initialize(r.Key, r.StateEpoch, r.StartOffset)
+		}
+		return codes
+	}
+	type rec struct {
+		i          int
+		k          Key
+		next       *coordState
+		key, value []byte
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	now := c.nowMs()
+	byPart := map[int32][]rec{}
+	var order []int32
+	c.mu.Lock()
+	n := c.partitions()
+	pending := map[Key]*coordState{} // a key asked for twice: the second replaces the first
+	for i, r := range reqs {
+		if !c.leadsLocked(r.Key) {
+			codes[i] = kerr.NotCoordinator.Code
+			continue
+		}
+		old := pending[r.Key]
+		if old == nil {
+			old = c.states[r.Key]
+		}
+		snap := replacementSnapshot(r.Key, Snapshot{StateEpoch: r.StateEpoch, LeaderEpoch: -1, StartOffset: r.StartOffset, DeliveryCompleteCount: -1}, old, now)
+		next := &coordState{snap: snap}
+		pending[r.Key] = next
+		p := r.Key.StatePartition(n)
+		if _, ok := byPart[p]; !ok {
+			order = append(order, p)
+		}
+		byPart[p] = append(byPart[p], rec{i: i, k: r.Key, next: next, key: EncodeKey(r.Key), value: EncodeSnapshotValue(snap)})
+	}
+	c.mu.Unlock()
+	for _, p := range order {
+		for recs := byPart[p]; len(recs) > 0; {
+			chunk := recs[:min(len(recs), initBatchRecords)]
+			recs = recs[len(chunk):]
+			keys, values := make([][]byte, len(chunk)), make([][]byte, len(chunk))
+			for j, r := range chunk {
+				keys[j], values[j] = r.key, r.value
+			}
+			if err := c.AppendBatch(p, keys, values); err != nil {
+				for _, r := range chunk {
+					codes[r.i] = kerr.UnknownServerError.Code
+				}
+				continue
+			}
+			c.mu.Lock()
+			if c.led[p] {
+				for _, r := range chunk {
+					c.states[r.k] = r.next
+				}
+			}
+			c.mu.Unlock()
+		}
+	}
+	return codes
+}
+
+// replacementSnapshot is the snapshot of k that replaces old (nil: none) with
+// the state s, as Initialize writes it: a new snapshot epoch, old's creation
+// time.
+func replacementSnapshot(k Key, s Snapshot, old *coordState, now int64) Snapshot {
+	s.Key, s.SnapshotEpoch, s.CreateTimestamp, s.WriteTimestamp = k, 0, now, now
+	if old != nil {
+		s.SnapshotEpoch = old.snap.SnapshotEpoch + 1
+		s.CreateTimestamp = old.snap.CreateTimestamp
+	}
+	return s
 }
 
 func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {

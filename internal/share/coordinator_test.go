@@ -134,3 +134,90 @@ func TestShareRecordsDump(t *testing.T) {
 		}
 	}
 }
+
+// InitializeMany writes what one Initialize per partition writes, in the
+// same order (a partition asked for twice, one with state already, one
+// whose state partition is not led here: NOT_COORDINATOR), but as batches of
+// at most initBatchRecords records per state partition.
+func TestCoordinatorInitializeMany(t *testing.T) {
+	newCoord := func(l *memLog, batches *[]int) *Coordinator {
+		c := &Coordinator{
+			Append: func(p int32, key, value []byte) error {
+				l.recs = append(l.recs, [2][]byte{key, value})
+				return nil
+			},
+			Partitions: func() int32 { return 2 },
+			NowMs:      func() int64 { return 5 },
+		}
+		if batches != nil {
+			c.AppendBatch = func(p int32, keys, values [][]byte) error {
+				*batches = append(*batches, len(keys))
+				for i := range keys {
+					l.recs = append(l.recs, [2][]byte{keys[i], values[i]})
+				}
+				return nil
+			}
+		}
+		if err := c.LoadPartition(0, l.replay); err != nil { // state partition 1 is not led
+			t.Fatal(err)
+		}
+		return c
+	}
+	var reqs []InitRequest
+	for p := range int32(1200) {
+		reqs = append(reqs, InitRequest{Key: Key{Group: "g", TopicID: [16]byte{1}, Partition: p}, StateEpoch: 3, StartOffset: -1})
+	}
+	led := -1
+	for i, r := range reqs {
+		if r.Key.StatePartition(2) == 0 {
+			led = i
+			break
+		}
+	}
+	reqs = append(reqs, reqs[led])
+	one, many := &memLog{}, &memLog{}
+	var batches []int
+	seq, bat := newCoord(one, nil), newCoord(many, &batches)
+	for _, c := range []*Coordinator{seq, bat} {
+		if code := c.Write(reqs[led].Key, Snapshot{StartOffset: 10, LeaderEpoch: 1, DeliveryCompleteCount: -1}); code != 0 {
+			t.Fatalf("write: %d", code)
+		}
+	}
+	var want []int16
+	for _, r := range reqs {
+		want = append(want, seq.Initialize(r.Key, r.StateEpoch, r.StartOffset))
+	}
+	got := bat.InitializeMany(reqs)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("codes %v, want %v", got, want)
+	}
+	notCoord := 0
+	for _, c := range got {
+		if c == kerr.NotCoordinator.Code {
+			notCoord++
+		}
+	}
+	if notCoord == 0 || notCoord == len(got) {
+		t.Fatalf("%d of %d NOT_COORDINATOR", notCoord, len(got))
+	}
+	if !reflect.DeepEqual(many.recs, one.recs) {
+		t.Fatalf("InitializeMany wrote %d records, Initialize %d, or not the same", len(many.recs), len(one.recs))
+	}
+	total := 0
+	for _, n := range batches {
+		if n > initBatchRecords {
+			t.Fatalf("a batch of %d records", n)
+		}
+		total += n
+	}
+	if len(batches) < 2 || total != len(many.recs)-1 { // the first record is the Write's
+		t.Fatalf("batches %v for %d records", batches, len(many.recs)-1)
+	}
+	for _, r := range reqs {
+		a, fa, ca := seq.Read(r.Key)
+		b, fb, cb := bat.Read(r.Key)
+		if !reflect.DeepEqual(a, b) || fa != fb || ca != cb {
+			t.Fatalf("state of %v: %+v %v %d, want %+v %v %d", r.Key, b, fb, cb, a, fa, ca)
+		}
+	}
+}
