@@ -25,8 +25,8 @@ import (
 // The keys are grouped by share coordinator (the leader of their
 // __share_group_state partition), and each coordinator gets one
 // ReadShareGroupState and at most one InitializeShareGroupState carrying all
-// of its keys, as Kafka's persister batches them; the coordinators are asked
-// concurrently.
+// of its keys (the requests take many topics and partitions, and answer per
+// partition); the coordinators are asked concurrently.
 func (b *Broker) initShareStates(keys []share.Key, stateEpoch int32) []share.Key {
 	if len(keys) == 0 {
 		return nil
