@@ -405,6 +405,12 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		}
 	}
 	c.loadHWCheckpoint(fsys)
+	// Set before the goroutines below start: they (the publisher's
+	// listeners among them) read b.cluster.
+	b.cluster = c
+	if cc.broker {
+		b.replicas.SetLeaseCheck(c.sessionLapsed)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -428,10 +434,6 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 		go func() { defer c.wg.Done(); defer close(c.hbDone); c.run(hbCtx) }()
 	} else {
 		close(c.hbDone) // a controller-only node never registers as a broker
-	}
-	b.cluster = c
-	if cc.broker {
-		b.replicas.SetLeaseCheck(c.sessionLapsed)
 	}
 	b.onClose(c.stop)
 	if cc.implicit {
