@@ -311,7 +311,7 @@ func (l *Log) writeLocked(cfg *Config, nowMs int64, records []byte, lastOffset i
 		if terr := seg.log.Truncate(pos0); terr != nil {
 			l.fail("truncate after failed write", terr)
 		}
-		l.logger.Error("append failed", "dir", l.dir, "err", err)
+		l.logger().Error("append failed", "dir", l.dir, "err", err)
 		return nil, 0, storageErr("write", err)
 	}
 	seg.dirty.Store(true)
@@ -330,7 +330,7 @@ func (l *Log) indexLocked(cfg *Config, seg *segment, pos0 int64, records []byte)
 		size := int64(binary.BigEndian.Uint32(b[batch.OffLength:])) + 12
 		h, _, _ := parseHdr(b, size)
 		if err := seg.onBatch(p, size, h.lastOffset, h.maxTs, interval); err != nil {
-			l.logger.Warn("index write failed; index stays sparser", "dir", l.dir, "err", err)
+			l.logger().Warn("index write failed; index stays sparser", "dir", l.dir, "err", err)
 		}
 		p += size
 		pos += int(size)
@@ -457,7 +457,7 @@ func (l *Log) finishLocked(cfg *Config, count int64, epochChanged bool, txnErr e
 	l.mu.Unlock()
 	l.notify()
 	if epochErr != nil {
-		l.logger.Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", epochErr)
+		l.logger().Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", epochErr)
 	}
 	return needSync, nil
 }
@@ -570,13 +570,13 @@ func (l *Log) rollLocked(nowMs int64) error {
 		return nil
 	}
 	if err := old.maybeAppendTimeEntry(); err != nil {
-		l.logger.Warn("final time index entry not written", "dir", l.dir, "err", err)
+		l.logger().Warn("final time index entry not written", "dir", l.dir, "err", err)
 	}
 	if err := old.idx.writePending(); err != nil {
-		l.logger.Warn("offset index flush failed", "dir", l.dir, "err", err)
+		l.logger().Warn("offset index flush failed", "dir", l.dir, "err", err)
 	}
 	if err := old.tidx.writePending(); err != nil {
-		l.logger.Warn("time index flush failed", "dir", l.dir, "err", err)
+		l.logger().Warn("time index flush failed", "dir", l.dir, "err", err)
 	}
 	old.idx.releasePending()
 	old.tidx.releasePending()
@@ -586,7 +586,7 @@ func (l *Log) rollLocked(nowMs int64) error {
 	}
 	segs := append(append([]*segment(nil), l.segments()...), s)
 	l.setSegments(segs)
-	l.logger.Debug("rolled segment", "dir", l.dir, "base", leo)
+	l.logger().Debug("rolled segment", "dir", l.dir, "base", leo)
 	return nil
 }
 
@@ -621,7 +621,7 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 				// (ReplaceSegments). The file is only closed; a retired
 				// segment left behind lies below the log start after the
 				// next start and housekeeping deletes it again then.
-				l.logger.Warn("cannot rename segment file for deletion; leaving it in place", "file", p, "err", err)
+				l.logger().Warn("cannot rename segment file for deletion; leaving it in place", "file", p, "err", err)
 				continue
 			}
 			paths = append(paths, p+deletedSuffix)
@@ -629,6 +629,6 @@ func (l *Log) retireSegmentsLocked(gone []*segment) {
 		l.m.scheduleDelete(delay, s.files(), paths)
 	}
 	if err := l.fs.SyncDir(l.dir); err != nil {
-		l.logger.Warn("cannot sync dir after deleting segments", "dir", l.dir, "err", err)
+		l.logger().Warn("cannot sync dir after deleting segments", "dir", l.dir, "err", err)
 	}
 }

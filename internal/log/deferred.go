@@ -126,18 +126,18 @@ func (l *Log) loadDeferred(d *deferredLoad) error {
 		if errors.As(d.err, &se) {
 			l.failed.CompareAndSwap(nil, se) // appends refuse with KAFKA_STORAGE_ERROR
 		}
-		l.logger.Error("cannot load partition", "dir", l.dir, "err", err)
+		l.logger().Error("cannot load partition", "dir", l.dir, "err", err)
 		return d.err
 	}
 	l.segsLoaded.Store(true)
 	if got := l.leo.Load(); d.p.clean && got != want {
 		// Cannot happen after a clean shutdown (every log was flushed to its
 		// end and checkpointed); say so if it does.
-		l.logger.Warn("log end offset differs from its checkpointed recovery point", "dir", l.dir, "checkpoint", want, "log_end_offset", got)
+		l.logger().Warn("log end offset differs from its checkpointed recovery point", "dir", l.dir, "checkpoint", want, "log_end_offset", got)
 	}
 	if hook := l.m.opts.OnLoad; hook != nil {
 		if err := hook(LoadView{l}); err != nil {
-			l.logger.Error("partition loaded, but its OnLoad hook failed", "dir", l.dir, "err", err)
+			l.logger().Error("partition loaded, but its OnLoad hook failed", "dir", l.dir, "err", err)
 		}
 	}
 	l.applyDeferredHighWatermark(d)

@@ -174,7 +174,7 @@ func (l *Log) close() error {
 	// close (it marks the indexes dirty when it adds one). An idle log has
 	// nothing to sync: closing it costs no fsync.
 	if err := l.active().maybeAppendTimeEntry(); err != nil {
-		l.logger.Warn("final time index entry not written", "dir", l.dir, "err", err)
+		l.logger().Warn("final time index entry not written", "dir", l.dir, "err", err)
 	}
 	l.closed = true
 	l.mu.Unlock()

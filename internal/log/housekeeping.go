@@ -43,7 +43,7 @@ func (m *Manager) runHousekeeping(retention bool) {
 	nowMs := m.now().UnixMilli()
 	for _, l := range m.allLogs() {
 		if err := l.housekeep(nowMs, retention); err != nil {
-			l.logger.Error("housekeeping failed", "dir", l.dir, "err", err)
+			l.logger().Error("housekeeping failed", "dir", l.dir, "err", err)
 		}
 	}
 	m.runDeletes(false)

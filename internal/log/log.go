@@ -21,7 +21,6 @@ type Log struct {
 	dir       string
 	topic     string
 	partition int32
-	logger    *slog.Logger
 
 	cfg      atomic.Pointer[Config]
 	jitterMs atomic.Int64
@@ -320,7 +319,7 @@ func (l *Log) notify() {
 func (l *Log) fail(op string, err error) *StorageError {
 	se := &StorageError{Op: op, Err: err}
 	if l.failed.CompareAndSwap(nil, se) {
-		l.logger.Error("log failed; appends disabled until restart", "dir", l.dir, "op", op, "err", err)
+		l.logger().Error("log failed; appends disabled until restart", "dir", l.dir, "op", op, "err", err)
 		if l.m != nil && l.m.opts.OnFail != nil {
 			go l.m.opts.OnFail(l.dir, se)
 		}
@@ -341,4 +340,11 @@ func (l *Log) Err() error {
 func segmentFor(segs []*segment, offset int64) int {
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })
 	return i - 1
+}
+
+// logger is the manager's logger with the log's topic and partition (made
+// when needed: a logger per log costs memory and start-up time with many
+// partitions).
+func (l *Log) logger() *slog.Logger {
+	return l.m.logger.With("topic", l.topic, "partition", l.partition)
 }

@@ -226,7 +226,13 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			return nil, err
 		}
 	}
-	if err := m.writeCheckpoints(true); err != nil {
+	// The checkpoints are written again only where the logs entered
+	// differ from what was read (a partition directory without an entry, an
+	// entry without a directory, an unreadable file): rewriting 100,000
+	// unchanged entries is a good part of a restart.
+	m.lastCkRP, m.lastCkStart = rps, starts
+	m.ckGen.Add(1) // compare them now
+	if err := m.writeCheckpointsWhen(false, false); err != nil {
 		m.closeLogs()
 		return nil, err
 	}
@@ -261,7 +267,6 @@ func (m *Manager) newLog(tp TopicPartition, cfg Config) (*Log, error) {
 		dir:       filepath.Join(m.dir, partitionDirName(tp)),
 		topic:     tp.Topic,
 		partition: tp.Partition,
-		logger:    m.logger.With("topic", tp.Topic, "partition", tp.Partition),
 		guard:     noopGuard{},
 	}
 	l.hwFollowsEnd.Store(true)

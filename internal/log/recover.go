@@ -68,7 +68,7 @@ func (l *Log) load(p loadParams) error {
 		if len(segs) > 0 && base < segs[len(segs)-1].next.Load() {
 			// Overlaps its predecessor: not something we write. Treat like a
 			// corrupt tail from here on.
-			l.logger.Warn("segment overlaps its predecessor; deleting it and everything after", "dir", l.dir, "segment", base)
+			l.logger().Warn("segment overlaps its predecessor; deleting it and everything after", "dir", l.dir, "segment", base)
 			s.close()
 			l.removeSegmentFiles(bases[i:])
 			break
@@ -83,7 +83,7 @@ func (l *Log) load(p loadParams) error {
 			}
 			full = !ok
 			if full {
-				l.logger.Warn("segment indexes or tail inconsistent; re-validating", "dir", l.dir, "segment", base)
+				l.logger().Warn("segment indexes or tail inconsistent; re-validating", "dir", l.dir, "segment", base)
 			}
 		}
 		if full {
@@ -94,10 +94,10 @@ func (l *Log) load(p loadParams) error {
 				return err
 			}
 			if truncated {
-				l.logger.Warn("cut off a corrupt or torn tail", "dir", l.dir, "segment", base, "valid_bytes", s.size.Load())
+				l.logger().Warn("cut off a corrupt or torn tail", "dir", l.dir, "segment", base, "valid_bytes", s.size.Load())
 				segs = append(segs, s)
 				if i+1 < len(bases) {
-					l.logger.Warn("deleting segments after a corrupt tail", "dir", l.dir, "count", len(bases)-i-1)
+					l.logger().Warn("deleting segments after a corrupt tail", "dir", l.dir, "count", len(bases)-i-1)
 					l.removeSegmentFiles(bases[i+1:])
 				}
 				break
@@ -109,7 +109,7 @@ func (l *Log) load(p loadParams) error {
 				// checkpointed recovery point — ReplaceSegments flushes and
 				// checkpoints first — and compacted logs are exempt in case
 				// the checkpoint was lost.)
-				l.logger.Warn("segment lost its unsynced tail; deleting the segments after it", "dir", l.dir,
+				l.logger().Warn("segment lost its unsynced tail; deleting the segments after it", "dir", l.dir,
 					"segment", base, "next_offset", s.next.Load(), "following_segment", bases[i+1])
 				segs = append(segs, s)
 				l.removeSegmentFiles(bases[i+1:])
@@ -151,7 +151,7 @@ func (l *Log) load(p loadParams) error {
 	for _, s := range segs {
 		if err := s.loadTxnIndex(l.fs, s.next.Load()); err != nil {
 			// The producer state's rebuild restores entries from markers.
-			l.logger.Warn("aborted-transaction index unreadable", "dir", l.dir, "segment", s.base, "err", err)
+			l.logger().Warn("aborted-transaction index unreadable", "dir", l.dir, "segment", s.base, "err", err)
 		}
 	}
 	l.leo.Store(leo)
@@ -172,7 +172,7 @@ func (l *Log) load(p loadParams) error {
 	l.durable.Store(rp)
 	l.lastFlushMs.Store(nowMs)
 	if err := l.epochs.load(l.fs, l.dir); err != nil {
-		l.logger.Warn("leader-epoch-checkpoint unreadable; starting empty", "dir", l.dir, "err", err)
+		l.logger().Warn("leader-epoch-checkpoint unreadable; starting empty", "dir", l.dir, "err", err)
 	}
 	changed := l.epochs.truncateFromEnd(leo)
 	if l.epochs.truncateFromStart(logStart) {
@@ -291,7 +291,7 @@ func (l *Log) completeSwap(base int64) error {
 	for _, suf := range []string{indexSuffix, timeIndexSuffix} {
 		_ = l.fs.Remove(prefix + suf)
 	}
-	l.logger.Info("completed an interrupted segment swap", "dir", l.dir, "segment", base, "replaced", len(covered))
+	l.logger().Info("completed an interrupted segment swap", "dir", l.dir, "segment", base, "replaced", len(covered))
 	return nil
 }
 
@@ -352,7 +352,7 @@ func (l *Log) removeSegmentFiles(bases []int64) {
 		prefix := filepath.Join(l.dir, segmentName(b))
 		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			if err := l.fs.Remove(prefix + suf); err != nil && !os.IsNotExist(err) {
-				l.logger.Warn("cannot remove segment file", "file", prefix+suf, "err", err)
+				l.logger().Warn("cannot remove segment file", "file", prefix+suf, "err", err)
 			}
 		}
 	}

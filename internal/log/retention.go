@@ -75,10 +75,10 @@ func (l *Log) dropPrefixLocked(segs []*segment, n int) error {
 	l.logStart.Store(newStart)
 	l.checkpointChanged()
 	l.retireSegmentsLocked(gone)
-	l.logger.Info("deleted segments", "dir", l.dir, "count", n, "log_start_offset", newStart)
+	l.logger().Info("deleted segments", "dir", l.dir, "count", n, "log_start_offset", newStart)
 	if l.epochs.truncateFromStart(newStart) {
 		if err := l.epochs.store(l.fs, l.dir); err != nil {
-			l.logger.Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", err)
+			l.logger().Error("cannot write leader-epoch-checkpoint", "dir", l.dir, "err", err)
 		}
 	}
 	if t, ok := l.guard.(ProducerGuardTruncator); ok {

@@ -38,7 +38,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	rebuilt := false
 	if rb, ok := l.guard.(ProducerGuardRebuilder); ok && err == nil {
 		if rerr := rb.RebuildTruncated(l.fs, l); rerr != nil {
-			l.logger.Error("cannot rebuild producer state after truncation; trimming it instead", "dir", l.dir, "err", rerr)
+			l.logger().Error("cannot rebuild producer state after truncation; trimming it instead", "dir", l.dir, "err", rerr)
 		} else {
 			rebuilt = true
 		}
