@@ -108,7 +108,8 @@ type Config struct {
 	// metadata.log.max.record.bytes.between.snapshots); 0 means 20 MiB. A
 	// few large batches (a topic of thousands of partitions, the fencing
 	// of a broker leading 100,000) then do not all stay in the log for
-	// every start to replay.
+	// every start to replay. One is also taken once they hold as many
+	// bytes as the last snapshot (at least 1 MiB).
 	SnapshotBytes uint64
 	// Logger receives raft's log; nil discards it.
 	Logger raft.Logger
@@ -155,6 +156,8 @@ type Node struct {
 	// snapBytes: bytes of the entries applied since the last snapshot
 	// (loop-owned; SnapshotBytes).
 	snapBytes uint64
+	// snapSize: bytes of the last snapshot taken or restored (loop-owned).
+	snapSize  uint64
 	confState *raftpb.ConfState
 	stopOnce  sync.Once
 
@@ -260,6 +263,7 @@ func Start(cfg Config) (*Node, error) {
 		}
 		n.applied = snap.GetMetadata().GetIndex()
 		n.snapIndex = n.applied
+		n.snapSize = uint64(len(snap.GetData()))
 		n.confState = snap.GetMetadata().GetConfState()
 	}
 	rn, err := raft.NewRawNode(&raft.Config{
@@ -524,7 +528,7 @@ func (n *Node) handleReady() error {
 		}
 		md := rd.Snapshot.GetMetadata()
 		n.applied, n.snapIndex, n.confState = md.GetIndex(), md.GetIndex(), md.GetConfState()
-		n.snapBytes = 0
+		n.snapBytes, n.snapSize = 0, uint64(len(rd.Snapshot.GetData()))
 	}
 	if len(rd.Messages) > 0 {
 		n.cfg.Transport.Send(rd.Messages)
@@ -550,7 +554,13 @@ func (n *Node) handleReady() error {
 	// snapshot could never catch up from it.
 	forced := n.confChanged && n.snapIndex > 0 && n.applied > n.snapIndex
 	n.confChanged = false
-	bySize := n.snapBytes >= n.cfg.SnapshotBytes && n.applied > n.snapIndex
+	// By size: once the entries since the last snapshot hold
+	// SnapshotBytes, or as many bytes as that snapshot (at least
+	// minRelativeSnapshotBytes), so that a start never replays more than it
+	// restores (a broker leading 100,000 partitions writes two batches of
+	// that size at each restart, its fencing and unfencing).
+	bySize := n.applied > n.snapIndex && (n.snapBytes >= n.cfg.SnapshotBytes ||
+		n.snapSize > 0 && n.snapBytes >= max(n.snapSize, minRelativeSnapshotBytes))
 	if forced || bySize || n.applied-n.snapIndex >= n.cfg.SnapshotEvery {
 		data, err := n.cfg.StateMachine.Snapshot()
 		if err != nil {
@@ -560,10 +570,15 @@ func (n *Node) handleReady() error {
 			return fmt.Errorf("save snapshot: %w", err)
 		}
 		n.snapIndex = n.applied
-		n.snapBytes = 0
+		n.snapBytes, n.snapSize = 0, uint64(len(data))
 	}
 	return nil
 }
+
+// minRelativeSnapshotBytes is the least the entries since the last snapshot
+// must hold for a snapshot by relative size (a small image's snapshot
+// would otherwise be taken again after every few entries).
+const minRelativeSnapshotBytes = 1 << 20
 
 func (n *Node) apply(ents []*raftpb.Entry) error {
 	if len(ents) == 0 {

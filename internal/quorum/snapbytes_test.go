@@ -38,3 +38,40 @@ func TestSnapshotBySize(t *testing.T) {
 	}
 	c.converge(want)
 }
+
+// Entries since the last snapshot that hold as many bytes as it (and at
+// least minRelativeSnapshotBytes) take the next one, well before
+// SnapshotBytes or SnapshotEvery: a start never replays more than it
+// restores.
+func TestSnapshotByRelativeSize(t *testing.T) {
+	c := &cluster{t: t, nw: NewMemNetwork(), peers: []uint64{1}, m: map[uint64]*member{}, every: 4, snapBytes: 1 << 40}
+	c.m[1] = &member{fs: vfs.NewMemFS()}
+	if err := c.start(1, false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.stopAll)
+	l := c.leader()
+	small := []string{"a", "b", "c", "d"}
+	c.mustPropose(l, small...)
+	c.converge(small)
+	c.waitFor("the first snapshot (SnapshotEvery)", func() bool {
+		first, _ := c.m[1].node.st.FirstIndex()
+		return first > 3
+	})
+	big := strings.Repeat("x", minRelativeSnapshotBytes+1)
+	c.mustPropose(l, big)
+	c.converge(append(small, big))
+	last, _ := c.m[1].node.st.LastIndex()
+	c.waitFor("a snapshot after an entry larger than the last snapshot", func() bool {
+		first, _ := c.m[1].node.st.FirstIndex()
+		return first > last
+	})
+	small2 := strings.Repeat("y", 100)
+	c.mustPropose(l, small2)
+	c.converge(append(small, big, small2))
+	c.crash(1, vfs.CrashOptions{})
+	if err := c.start(1, false); err != nil {
+		t.Fatal(err)
+	}
+	c.converge(append(small, big, small2))
+}
