@@ -254,7 +254,7 @@ func (c *Controller) commitGroups(ctx context.Context, groups [][]metadata.Recor
 			return err
 		}
 		done, last = done+n, off
-		recs, n, size = recs[:0], 0, 0
+		recs, n, size = nil, 0, 0 // not reused: the store may hold the last one (Store.Proposed)
 		return nil
 	}
 	for _, g := range groups {

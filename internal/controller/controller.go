@@ -283,7 +283,12 @@ func (c *Controller) commit(ctx context.Context, recs ...metadata.Record) (uint6
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	recs = c.withELR(recs) // elr.go
-	if err := c.cfg.Quorum.Propose(pctx, metadata.Batch{Records: recs}.Encode()); err != nil {
+	b := metadata.Batch{Records: recs}
+	data := b.Encode()
+	// Applied here as it is, not decoded again (recs is not changed after).
+	forget := c.cfg.Store.Proposed(data, b)
+	defer forget()
+	if err := c.cfg.Quorum.Propose(pctx, data); err != nil {
 		var nl *quorum.NotLeaderError
 		if errors.As(err, &nl) || errors.Is(err, quorum.ErrStopped) {
 			c.active = false

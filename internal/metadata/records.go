@@ -111,15 +111,6 @@ type Batch struct {
 	Records []Record `json:"records"`
 }
 
-// Encode returns the entry bytes of b.
-func (b Batch) Encode() []byte {
-	data, err := json.Marshal(b)
-	if err != nil {
-		panic(fmt.Sprintf("metadata: encoding batch: %v", err)) // only plain data types
-	}
-	return data
-}
-
 // DecodeBatch parses entry bytes.
 func DecodeBatch(data []byte) (Batch, error) {
 	var b Batch
