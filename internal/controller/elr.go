@@ -181,8 +181,12 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 		topic string
 		part  int32
 	}
-	changed := map[key]metadata.Partition{}
+	changed := make(map[key]metadata.Partition, len(recs))
 	out := make([]metadata.Record, len(recs))
+	// The min ISR of the last topic seen (a batch lists a topic's
+	// partitions together; minISR parses configs).
+	var lastTopic *metadata.Topic
+	lastMinISR := 0
 	for i, r := range recs {
 		out[i] = r
 		switch r.Type {
@@ -204,7 +208,10 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 			if !ok {
 				p = t.Partitions[r.Partition]
 			}
-			np := maintainELR(p, *r.Change, c.minISR(im, t), live, func(id int32) bool { return c.elrUnclean[id] })
+			if t != lastTopic {
+				lastTopic, lastMinISR = t, c.minISR(im, t)
+			}
+			np := maintainELR(p, *r.Change, lastMinISR, live, func(id int32) bool { return c.elrUnclean[id] })
 			out[i].Change = &np
 			changed[k] = np
 		}
