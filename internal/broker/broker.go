@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/fetchsession"
 	"github.com/sluice-broker/sluice/internal/group"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/metrics"
 	"github.com/sluice-broker/sluice/internal/producer"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -97,10 +98,13 @@ type Broker struct {
 
 	// cluster is the cluster side of a cluster node (cluster_node.go); nil
 	// on a single node.
-	cluster    *clusterNode
-	clusterCfg *clusterConfig          // set from the start on a cluster node
-	pubCfgs    map[string]publishedCfg // each topic's resolved log config, for publish (cluster_publish.go)
-	purges     topicPurges             // deleted topics' data being removed by publish (cluster_purge.go)
+	cluster *clusterNode
+	// snapPrefetch: the metadata snapshot decoded while the logs are
+	// entered, for startCluster (server.go).
+	snapPrefetch *metadata.Prefetched
+	clusterCfg   *clusterConfig          // set from the start on a cluster node
+	pubCfgs      map[string]publishedCfg // each topic's resolved log config, for publish (cluster_publish.go)
+	purges       topicPurges             // deleted topics' data being removed by publish (cluster_purge.go)
 
 	// --- state owned by the data-path files (produce, fetch sessions,
 	// producer ids) goes below this line. ---

@@ -245,6 +245,10 @@ func (b *Broker) startCluster(cc *clusterConfig, fsys vfs.FS) (err error) {
 	rand.Read(inc[:])
 	c.incarnation = hex.EncodeToString(inc[:])
 	c.store = metadata.NewStore()
+	if b.snapPrefetch != nil {
+		c.store.UsePrefetched(b.snapPrefetch) // server.go
+		b.snapPrefetch = nil
+	}
 	c.store.OnSkip = func(off uint64, why string) {
 		c.logger.Debug("metadata record skipped", "offset", off, "why", why)
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/features"
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/metadata"
 	"github.com/sluice-broker/sluice/internal/metrics"
+	"github.com/sluice-broker/sluice/internal/quorum"
 	"github.com/sluice-broker/sluice/internal/replica"
 	"github.com/sluice-broker/sluice/internal/security"
 	"github.com/sluice-broker/sluice/internal/topics"
@@ -199,6 +201,14 @@ func (s *Server) Start() (err error) {
 	installCheckpointIntervals(o.Config, &mopts)
 	installDeferredLoading(b, &mopts) // deferred_logs.go
 	mopts.OnFail = b.logFailed        // cluster_halt.go
+	if b.clusterCfg != nil {
+		// The metadata snapshot is decoded while the logs are entered
+		// (startCluster restores it: about as long as each with 100,000
+		// partitions).
+		b.snapPrefetch = metadata.Prefetch(func() ([]byte, error) {
+			return quorum.PeekSnapshot(o.FS, filepath.Join(dataDir, quorumDirName))
+		})
+	}
 	if b.logs, err = log.OpenManager(o.FS, dataDir, mopts); err != nil {
 		return fmt.Errorf("sluice: opening logs in %s: %w", dataDir, err)
 	}

@@ -23,6 +23,8 @@ type Store struct {
 	// proposed: batches this node proposed, with their entry bytes
 	// (Proposed).
 	proposed []proposedBatch
+	// pre: a snapshot decoded ahead of its Restore (UsePrefetched).
+	pre *Prefetched
 
 	// OnSkip hears records skipped by Apply (for logging); may be nil.
 	OnSkip func(offset uint64, why string)
@@ -191,11 +193,64 @@ func (s *Store) Snapshot() ([]byte, error) {
 	return json.Marshal(d)
 }
 
+// Prefetched is a snapshot being read and decoded in the background
+// (Prefetch), for the Restore of the same bytes.
+type Prefetched struct {
+	done chan struct{}
+	data []byte
+	im   *Image
+	err  error
+}
+
+// Prefetch reads snapshot data with read (nil data: none) and decodes it on
+// a goroutine of its own. A start that has other work to do before it
+// starts the metadata quorum (reading the data directory) hands the result
+// to its store with UsePrefetched.
+func Prefetch(read func() ([]byte, error)) *Prefetched {
+	p := &Prefetched{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		if p.data, p.err = read(); p.err == nil && p.data != nil {
+			p.im, p.err = decodeSnapshot(p.data)
+		}
+	}()
+	return p
+}
+
+// UsePrefetched makes the next Restore use p's image when it restores the
+// same bytes (and decode them itself otherwise).
+func (s *Store) UsePrefetched(p *Prefetched) {
+	s.mu.Lock()
+	s.pre = p
+	s.mu.Unlock()
+}
+
 // Restore implements quorum.StateMachine.
 func (s *Store) Restore(data []byte) error {
+	s.mu.Lock()
+	p := s.pre
+	s.pre = nil
+	s.mu.Unlock()
+	if p != nil {
+		<-p.done
+		if p.err == nil && p.im != nil && bytes.Equal(p.data, data) {
+			s.publish(p.im)
+			return nil
+		}
+	}
+	im, err := decodeSnapshot(data)
+	if err != nil {
+		return err
+	}
+	s.publish(im)
+	return nil
+}
+
+// decodeSnapshot decodes a snapshot's image.
+func decodeSnapshot(data []byte) (*Image, error) {
 	var d snapshotDoc
 	if err := json.Unmarshal(data, &d); err != nil {
-		return fmt.Errorf("metadata: snapshot: %w", err)
+		return nil, fmt.Errorf("metadata: snapshot: %w", err)
 	}
 	im := Empty()
 	im.Offset, im.ClusterID, im.NextProducerID = d.Offset, d.ClusterID, d.NextProducerID
@@ -213,8 +268,7 @@ func (s *Store) Restore(data []byte) error {
 		im.BrokerConfigs = d.BrokerConfigs
 	}
 	im.ClientQuotas, im.ACLs, im.Scram = d.ClientQuotas, d.ACLs, d.Scram
-	s.publish(im)
-	return nil
+	return im, nil
 }
 
 // skipSummary counts the records one Apply skipped (Store.OnSkipped).
