@@ -178,15 +178,18 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 		return im.IsLive(id)
 	}
 	type key struct {
-		topic string
+		topic *metadata.Topic
 		part  int32
 	}
-	changed := make(map[key]metadata.Partition, len(recs))
+	// The partitions changed earlier in the batch, as changed (a batch
+	// may change one twice).
+	changed := make(map[key]*metadata.Partition, len(recs))
 	out := make([]metadata.Record, len(recs))
 	// The min ISR of the last topic seen (a batch lists a topic's
 	// partitions together; minISR parses configs).
 	var lastTopic *metadata.Topic
 	lastMinISR := 0
+	crashed := func(id int32) bool { return c.elrUnclean[id] }
 	for i, r := range recs {
 		out[i] = r
 		switch r.Type {
@@ -203,17 +206,23 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 			if !ok || r.Change == nil || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
 				continue
 			}
-			k := key{r.TopicName, r.Partition}
-			p, ok := changed[k]
-			if !ok {
-				p = t.Partitions[r.Partition]
-			}
 			if t != lastTopic {
 				lastTopic, lastMinISR = t, c.minISR(im, t)
 			}
-			np := maintainELR(p, *r.Change, lastMinISR, live, func(id int32) bool { return c.elrUnclean[id] })
+			k := key{t, r.Partition}
+			if ch := r.Change; ch.Leader != metadata.NoLeader && len(ch.ISR) >= lastMinISR && ch.ELR == nil && ch.LastKnownELR == nil {
+				// A leader and enough in-sync replicas: no ELR, as
+				// maintainELR would say (the change stays as it is).
+				changed[k] = ch
+				continue
+			}
+			p := t.Partitions[r.Partition]
+			if prev, ok := changed[k]; ok {
+				p = *prev
+			}
+			np := maintainELR(p, *r.Change, lastMinISR, live, crashed)
 			out[i].Change = &np
-			changed[k] = np
+			changed[k] = &np
 		}
 	}
 	return out

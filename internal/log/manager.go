@@ -591,9 +591,23 @@ func (m *Manager) writeCheckpointsWhen(force, periodic bool) error {
 	if !rpDue && !startDue {
 		return nil // moved, but written again only once its interval has passed
 	}
+	logs := m.allLogs()
+	if !force && m.unchangedSinceCheckpoint(logs, rpDue, startDue) {
+		// Compared without building the maps (100,000 entries each).
+		if rpDue {
+			m.rpCheckedAt = now
+		}
+		if startDue {
+			m.startCheckedAt = now
+		}
+		if rpDue && startDue {
+			m.lastCkGen = gen
+		}
+		return nil
+	}
 	rps := map[TopicPartition]int64{}
 	starts := map[TopicPartition]int64{}
-	for _, l := range m.allLogs() {
+	for _, l := range logs {
 		tp := TopicPartition{l.topic, l.partition}
 		if rpDue {
 			rps[tp] = l.recoveryPoint.Load()
@@ -638,6 +652,29 @@ func (m *Manager) writeCheckpointsWhen(force, periodic bool) error {
 // checkpointChanged notes that the log's recovery point or log start offset
 // moved (writeCheckpoints).
 func (l *Log) checkpointChanged() { l.m.ckGen.Add(1) }
+
+// unchangedSinceCheckpoint reports whether the due checkpoints last
+// written hold what logs have now. Caller holds ckMu.
+func (m *Manager) unchangedSinceCheckpoint(logs []*Log, rpDue, startDue bool) bool {
+	if rpDue && (m.lastCkRP == nil || len(m.lastCkRP) != len(logs)) ||
+		startDue && (m.lastCkStart == nil || len(m.lastCkStart) != len(logs)) {
+		return false
+	}
+	for _, l := range logs {
+		tp := TopicPartition{l.topic, l.partition}
+		if rpDue {
+			if v, ok := m.lastCkRP[tp]; !ok || v != l.recoveryPoint.Load() {
+				return false
+			}
+		}
+		if startDue {
+			if v, ok := m.lastCkStart[tp]; !ok || v != l.logStart.Load() {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 func mapsEqual(a, b map[TopicPartition]int64) bool {
 	if len(a) != len(b) {
