@@ -14,8 +14,8 @@ package log
 // it is recovered (the segments from the one holding its recovery point on
 // re-validated, as Kafka does), its offsets included: recovery is not
 // skipped, only moved to the log's first use. A broker that shuts down
-// cleanly with logs still unrecovered writes no clean-shutdown marker, so
-// the next start recovers them.
+// cleanly with logs still unrecovered lists them for the next start to
+// recover (unrecovered.go).
 
 import (
 	"errors"

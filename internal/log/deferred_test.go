@@ -1,9 +1,11 @@
 package log
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,17 +109,47 @@ func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
 	if got := a.LogEndOffset(); got != 7 || !a.Loaded() {
 		t.Fatalf("a after the crash: end %d, loaded %v", got, a.Loaded())
 	}
-	// b is never used: a clean close writes no clean-shutdown marker, so
-	// the next start recovers it.
+	// b is never used, and the crash left garbage after its last batch (a
+	// torn write): a clean close lists it, with its recovery point, for
+	// the next start to recover, and writes the clean-shutdown marker.
+	garbage := []byte("torn write, not a batch")
+	bseg := filepath.Join(b.Dir(), segmentName(0)+logSuffix)
+	segData, err := e.fs.ReadFile(bseg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fs.WriteFile(bseg, append(segData, garbage...)); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err == nil {
-		t.Fatal("clean-shutdown marker written with an unrecovered log")
+	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err != nil {
+		t.Fatal("no clean-shutdown marker after a clean close with an unrecovered log")
 	}
+	if got, err := readUnrecovered(e.fs, "/data"); err != nil || len(got) != 1 || got[TopicPartition{"b", 0}] != 6 {
+		t.Fatalf("unrecovered list %v (%v); want b-0 at 6", got, err)
+	}
+	// The next start enters a as after any clean shutdown, and recovers b
+	// (the garbage cut) before it answers anything of it.
 	e.open()
-	if b = e.m.Get("b", 0); b.LogStartOffset() != 0 || b.LogEndOffset() != 6 || len(readAll(t, b, 0)) != 3 {
+	if _, err := e.fs.Stat("/data/" + unrecoveredFile); err == nil {
+		t.Fatal("the unrecovered list survived the start that read it")
+	}
+	if a = e.m.Get("a", 0); !a.OffsetsKnown() || a.Loaded() || a.LogEndOffset() != 7 || a.Loaded() {
+		t.Fatalf("a after the clean restart: end %d, offsets known %v, loaded %v", a.LogEndOffset(), a.OffsetsKnown(), a.Loaded())
+	}
+	if b = e.m.Get("b", 0); b.OffsetsKnown() {
+		t.Fatal("b entered as clean: it was never recovered since the crash")
+	}
+	if b.LogStartOffset() != 0 || b.LogEndOffset() != 6 || len(readAll(t, b, 0)) != 3 {
 		t.Fatalf("b recovered at the next start: end %d", b.LogEndOffset())
+	}
+	if r := mustAppend(t, b, mkBatch(t, 1, 10, 12)); r.BaseOffset != 6 || len(readAll(t, b, 0)) != 4 {
+		t.Fatalf("append to b after its recovery at %d", r.BaseOffset)
+	}
+	if got, _ := e.fs.ReadFile(bseg); bytes.Contains(got, garbage) {
+		t.Fatal("b's torn tail kept by its recovery")
 	}
 	// The background loader loads what is left, and stops at once when there is nothing.
 	mustAppend(t, e.m.Get("a", 0), mkBatch(t, 1, 10, 11)) // every log loaded: a clean close
@@ -126,6 +158,9 @@ func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
 	}
 	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err != nil {
 		t.Fatal("no clean-shutdown marker once every log was recovered")
+	}
+	if _, err := e.fs.Stat("/data/" + unrecoveredFile); err == nil {
+		t.Fatal("an unrecovered list written with every log recovered")
 	}
 	e.open()
 	if n, _ := e.m.LoadDeferred(2, nil); n != 2 {

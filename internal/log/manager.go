@@ -160,6 +160,15 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		m.logger.Warn("recovery-point checkpoint unreadable; recovering every segment", "err", err)
 		rps, clean = nil, false
 	}
+	// The partitions a clean shutdown left unrecovered since an unclean
+	// start (unrecovered.go).
+	var pending map[TopicPartition]int64
+	if clean {
+		if pending, err = readUnrecovered(fsys, dataDir); err != nil {
+			m.logger.Warn("list of the partitions to recover unreadable; recovering every partition", "err", err)
+			clean = false
+		}
+	}
 	starts, err := readPartitionOffsets(fsys, filepath.Join(dataDir, logStartFile))
 	if err != nil {
 		m.logger.Warn("log-start-offset checkpoint unreadable", "err", err)
@@ -196,6 +205,9 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		if _, ok := rps[tp]; !ok {
 			p.clean = false // never checkpointed: validate everything
 		}
+		if rp, ok := pending[tp]; ok {
+			p.clean, p.recoveryPoint = false, rp
+		}
 		l, err := m.newLog(tp, opts.ConfigFor(tp.Topic, tp.Partition))
 		if err != nil {
 			m.closeLogs()
@@ -212,7 +224,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if unclean > 0 {
 		// Kafka logs its recovery too: say what the start left to do.
 		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
-			"partitions", unclean, "elapsed", time.Since(loadStart).Round(time.Millisecond))
+			"partitions", unclean, "left_unrecovered_by_the_last_shutdown", len(pending), "elapsed", time.Since(loadStart).Round(time.Millisecond))
 	}
 	// From here on a crash is unclean again.
 	if clean {
@@ -225,6 +237,12 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.closeLogs()
 			return nil, err
 		}
+	}
+	// Only once the marker is gone for good: without it the list is
+	// never read.
+	if err := removeUnrecovered(fsys, dataDir); err != nil {
+		m.closeLogs()
+		return nil, err
 	}
 	// The checkpoints are written again only where the logs entered
 	// differ from what was read (a partition directory without an entry, an
@@ -511,7 +529,7 @@ func (m *Manager) Close() error {
 		errMu       sync.Mutex
 		wg          sync.WaitGroup
 		work        = make(chan *Log)
-		unrecovered atomic.Int64
+		unrecovered = map[TopicPartition]int64{} // (errMu)
 	)
 	for w := 0; w < closeWorkers; w++ {
 		wg.Add(1)
@@ -520,10 +538,12 @@ func (m *Manager) Close() error {
 			for l := range work {
 				if l.abandonLoad() {
 					// Never loaded: nothing to flush or close. One left
-					// unrecovered since an unclean start keeps the next
-					// start unclean, so that it is recovered then.
+					// unrecovered since an unclean start is recovered at
+					// the next start (unrecovered.go).
 					if l.offsetsUnknown {
-						unrecovered.Add(1)
+						errMu.Lock()
+						unrecovered[TopicPartition{l.topic, l.partition}] = l.recoveryPoint.Load()
+						errMu.Unlock()
 					}
 					continue
 				}
@@ -546,9 +566,10 @@ func (m *Manager) Close() error {
 	if err := m.writeCheckpoints(true); err != nil && firstErr == nil {
 		firstErr = err
 	}
-	if n := unrecovered.Load(); n > 0 && firstErr == nil {
-		m.logger.Info("no clean-shutdown marker: partitions not recovered since the unclean start are recovered at the next one", "partitions", n)
-	} else if firstErr == nil {
+	if firstErr == nil {
+		firstErr = m.writeUnrecovered(unrecovered) // before the marker
+	}
+	if firstErr == nil {
 		firstErr = vfs.WriteFileAtomic(m.fs, filepath.Join(m.dir, cleanShutdownFile), m.markerContent(), 0o644)
 	}
 	m.closeLogs()
