@@ -321,15 +321,18 @@ func newTopicID(im *metadata.Image) metadata.ID {
 // none; id leaves every in-sync set unless it is its last member (kept so
 // that it can lead again when it returns: no unclean election).
 func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
-	out := make([]metadata.Record, 0, changesCap(im, func(p *metadata.Partition) bool {
+	n := changesCap(im, func(p *metadata.Partition) bool {
 		return p.Leader == id || slices.Contains(p.ISR, id)
-	}))
+	})
+	out := make([]metadata.Record, 0, n)
+	changes := make([]metadata.Partition, 0, n) // the records' changes, allocated once
 	for _, t := range im.SortedTopics() {
-		for i, p := range t.Partitions {
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
 			if p.Leader != id && !(slices.Contains(p.ISR, id) && len(p.ISR) > 1) {
 				continue
 			}
-			np := p
+			np := *p
 			np.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
 			if len(np.ISR) == 0 {
 				np.ISR = []int32{id}
@@ -345,8 +348,9 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 				np.LeaderEpoch++
 			}
 			np.PartitionEpoch++
+			changes = append(changes, np)
 			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
-				TopicID: t.ID, Partition: int32(i), Change: &np})
+				TopicID: t.ID, Partition: int32(i), Change: &changes[len(changes)-1]})
 		}
 	}
 	return out
@@ -357,26 +361,31 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 // in-sync set, whose eligible leader replicas hold it (withELR elects it,
 // elr.go).
 func returnBroker(im *metadata.Image, id int32) []metadata.Record {
-	out := make([]metadata.Record, 0, changesCap(im, func(p *metadata.Partition) bool {
+	n := changesCap(im, func(p *metadata.Partition) bool {
 		return p.Leader == metadata.NoLeader
-	}))
+	})
+	out := make([]metadata.Record, 0, n)
+	changes := make([]metadata.Partition, 0, n) // the records' changes, allocated once
+	elr := elrEnabled(im)                       // (resolves the finalized features)
 	for _, t := range im.SortedTopics() {
-		for i, p := range t.Partitions {
+		for i := range t.Partitions {
+			p := &t.Partitions[i]
 			if p.Leader != metadata.NoLeader {
 				continue
 			}
-			np := p
+			np := *p
 			switch {
 			case slices.Contains(p.ISR, id):
 				np.Leader = id
 				np.LeaderEpoch++
-			case len(p.ISR) == 0 && (slices.Contains(p.ELR, id) || lastKnownLeader(p, id)) && elrEnabled(im):
+			case elr && len(p.ISR) == 0 && (slices.Contains(p.ELR, id) || lastKnownLeader(*p, id)):
 			default:
 				continue
 			}
 			np.PartitionEpoch++
+			changes = append(changes, np)
 			out = append(out, metadata.Record{Type: metadata.ChangePartition, TopicName: t.Name,
-				TopicID: t.ID, Partition: int32(i), Change: &np})
+				TopicID: t.ID, Partition: int32(i), Change: &changes[len(changes)-1]})
 		}
 	}
 	return out

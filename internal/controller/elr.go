@@ -79,6 +79,25 @@ func inReplicaOrder(replicas []int32, keep func(int32) bool) []int32 {
 // the change, crashed the brokers registering after an unclean shutdown
 // (never eligible; elr_unclean.go).
 func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32) bool) metadata.Partition {
+	// A broker returning to a leaderless partition whose only eligible
+	// replica it is (every partition of a one-node cluster after a clean
+	// restart): elected as maintainELRAll would, without its copies.
+	if p.Leader == metadata.NoLeader && np.Leader == metadata.NoLeader && len(p.ISR) == 0 && len(np.ISR) == 0 &&
+		len(p.ELR) == 1 && len(np.ELR) == 1 && np.ELR[0] == p.ELR[0] &&
+		len(p.LastKnownELR) == 0 && len(np.LastKnownELR) == 0 && minISR >= 1 {
+		if r := p.ELR[0]; slices.Contains(np.Replicas, r) && !crashed(r) && live(r) {
+			np.Leader, np.ISR, np.ELR, np.LastKnownELR = r, []int32{r}, []int32{}, nil
+			if np.LeaderEpoch == p.LeaderEpoch {
+				np.LeaderEpoch++
+			}
+			return np
+		}
+	}
+	return maintainELRAll(p, np, minISR, live, crashed)
+}
+
+// maintainELRAll is maintainELR for every shape of change.
+func maintainELRAll(p, np metadata.Partition, minISR int, live, crashed func(int32) bool) metadata.Partition {
 	np.ELR, np.LastKnownELR = slices.Clone(np.ELR), slices.Clone(np.LastKnownELR)
 	// The last in-sync replica leaves the set when it is fenced (without
 	// ELR it stays, to lead again).
@@ -177,18 +196,17 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 		}
 		return im.IsLive(id)
 	}
-	type key struct {
-		topic *metadata.Topic
-		part  int32
-	}
 	// The partitions changed earlier in the batch, as changed (a batch
-	// may change one twice).
-	changed := make(map[key]*metadata.Partition, len(recs))
+	// may change one twice), by topic and partition.
+	changed := map[*metadata.Topic][]*metadata.Partition{}
 	out := make([]metadata.Record, len(recs))
-	// The min ISR of the last topic seen (a batch lists a topic's
-	// partitions together; minISR parses configs).
+	// The last topic seen, its changes and min ISR (a batch lists a
+	// topic's partitions together; minISR parses configs).
 	var lastTopic *metadata.Topic
+	var lastChanged []*metadata.Partition
 	lastMinISR := 0
+	// The completed changes, allocated together.
+	var nps []metadata.Partition
 	crashed := func(id int32) bool { return c.elrUnclean[id] }
 	for i, r := range recs {
 		out[i] = r
@@ -202,27 +220,37 @@ func (c *Controller) withELR(recs []metadata.Record) []metadata.Record {
 		case metadata.UnfenceBroker:
 			liveness[r.BrokerID] = true
 		case metadata.ChangePartition:
-			t, ok := im.Topics[r.TopicName]
-			if !ok || r.Change == nil || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
+			t := lastTopic
+			if t == nil || t.Name != r.TopicName {
+				t = im.Topics[r.TopicName]
+			}
+			if t == nil || r.Change == nil || r.Partition < 0 || int(r.Partition) >= len(t.Partitions) {
 				continue
 			}
 			if t != lastTopic {
 				lastTopic, lastMinISR = t, c.minISR(im, t)
+				if lastChanged = changed[t]; lastChanged == nil {
+					lastChanged = make([]*metadata.Partition, len(t.Partitions))
+					changed[t] = lastChanged
+				}
 			}
-			k := key{t, r.Partition}
 			if ch := r.Change; ch.Leader != metadata.NoLeader && len(ch.ISR) >= lastMinISR && ch.ELR == nil && ch.LastKnownELR == nil {
 				// A leader and enough in-sync replicas: no ELR, as
 				// maintainELR would say (the change stays as it is).
-				changed[k] = ch
+				lastChanged[r.Partition] = ch
 				continue
 			}
 			p := t.Partitions[r.Partition]
-			if prev, ok := changed[k]; ok {
+			if prev := lastChanged[r.Partition]; prev != nil {
 				p = *prev
 			}
-			np := maintainELR(p, *r.Change, lastMinISR, live, crashed)
-			out[i].Change = &np
-			changed[k] = &np
+			if len(nps) == cap(nps) {
+				nps = make([]metadata.Partition, 0, len(recs)-i)
+			}
+			nps = append(nps, maintainELR(p, *r.Change, lastMinISR, live, crashed))
+			np := &nps[len(nps)-1]
+			out[i].Change = np
+			lastChanged[r.Partition] = np
 		}
 	}
 	return out

@@ -237,7 +237,11 @@ func (c *Controller) completeReassignments(ctx context.Context) {
 	defer c.mu.Unlock()
 	var recs []metadata.Record
 	for _, t := range im.AttentionTopics() { // only topics with a partition reassigning or without a live leader
-		for i, p := range t.Partitions {
+		for i := range t.Partitions {
+			if !t.Partitions[i].Reassigning() {
+				continue // most of them (and no allocation for np)
+			}
+			p := t.Partitions[i]
 			np, ok := finishReassignment(im, p)
 			if !ok {
 				continue
