@@ -9,8 +9,8 @@ import (
 	"github.com/sluice-broker/sluice/internal/metadata"
 )
 
-// maintainELR's shortcut for a broker returning as the only eligible
-// replica gives what the general rules give, over random partitions and
+// maintainELR's shortcuts for a broker returning as the only eligible
+// replica or as the last known leader give what the general rules give, over random partitions and
 // changes (most of them not of that shape, many of them of it).
 func TestMaintainELRShortcutMatchesRules(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
@@ -29,19 +29,26 @@ func TestMaintainELRShortcutMatchesRules(t *testing.T) {
 		}
 		return of[rng.IntN(len(of))]
 	}
-	shortcut := 0
+	fromELR, fromLKE := 0, 0
 	for i := 0; i < 200_000; i++ {
 		replicas := []int32{1, 2, 3}[:1+rng.IntN(3)]
 		rng.Shuffle(len(replicas), func(a, b int) { replicas[a], replicas[b] = replicas[b], replicas[a] })
 		var p metadata.Partition
-		if rng.IntN(2) == 0 {
-			// The shape: leaderless, no in-sync replica, one eligible.
-			r := int32(1 + rng.IntN(4))
+		switch r := int32(1 + rng.IntN(4)); rng.IntN(3) {
+		case 0:
+			// A shape: leaderless, no in-sync replica, one eligible.
 			p = metadata.Partition{Replicas: replicas, Leader: metadata.NoLeader, ELR: []int32{r}, LeaderEpoch: 5}
 			if rng.IntN(4) == 0 {
 				p.LastKnownELR = subset(replicas)
 			}
-		} else {
+		case 1:
+			// The other: leaderless, neither in-sync nor eligible
+			// replicas, one last known.
+			p = metadata.Partition{Replicas: replicas, Leader: metadata.NoLeader, LastKnownELR: []int32{r}, LeaderEpoch: 5}
+			if rng.IntN(4) == 0 {
+				p.ELR = subset(replicas)
+			}
+		default:
 			p = metadata.Partition{Replicas: replicas, ISR: subset(replicas), ELR: subset(replicas),
 				LastKnownELR: subset(replicas), LeaderEpoch: 5}
 			p.Leader = pick(p.ISR)
@@ -70,11 +77,15 @@ func TestMaintainELRShortcutMatchesRules(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("p %+v np %+v minISR %d live %v crashed %v:\nshortcut %+v\nrules    %+v", p, np, minISR, liveSet, crashedSet, got, want)
 		}
-		if got.Leader != metadata.NoLeader && p.Leader == metadata.NoLeader && len(p.ELR) == 1 && len(p.ISR) == 0 {
-			shortcut++
+		if got.Leader != metadata.NoLeader && p.Leader == metadata.NoLeader && len(p.ISR) == 0 {
+			if len(p.ELR) == 1 {
+				fromELR++
+			} else if len(p.ELR) == 0 && len(p.LastKnownELR) == 1 {
+				fromLKE++
+			}
 		}
 	}
-	if shortcut < 10_000 {
-		t.Fatalf("only %d elections of the shortcut's shape", shortcut)
+	if fromELR < 10_000 || fromLKE < 10_000 {
+		t.Fatalf("only %d and %d elections of the shortcuts' shapes", fromELR, fromLKE)
 	}
 }
