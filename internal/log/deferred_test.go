@@ -313,3 +313,40 @@ func TestDeferredLoadBySetHighWatermark(t *testing.T) {
 		t.Fatalf("after SetHighWatermark(4): loaded %v, log end %d, high watermark %d", a.Loaded(), leo, hw)
 	}
 }
+
+// A start that finds the clean-shutdown marker but cannot read a file the
+// clean start relies on (the recovery-point checkpoint, the list of
+// partitions left unrecovered) recovers every partition, reports no clean
+// shutdown, and still removes the marker: a crash of that run must not be
+// taken for a clean shutdown at the next start.
+func TestUnreadableFileRemovesMarker(t *testing.T) {
+	for _, file := range []string{recoveryPointFile, unrecoveredFile} {
+		t.Run(file, func(t *testing.T) {
+			e := newEnv(t, DefaultConfig())
+			l := e.log()
+			mustAppend(t, l, mkBatch(t, 2, 100, 0))
+			if err := e.m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.fs.WriteFile(filepath.Join("/data", file), []byte("not a checkpoint\n")); err != nil {
+				t.Fatal(err)
+			}
+			e.open()
+			if _, err := e.fs.Stat(filepath.Join("/data", cleanShutdownFile)); err == nil {
+				t.Fatal("clean-shutdown marker left by a start that recovers")
+			}
+			if got := e.m.PreviousBrokerEpoch(); got != -1 {
+				t.Fatalf("previous broker epoch %d reported by a start that recovers", got)
+			}
+			if l = e.m.Get("t", 0); l.OffsetsKnown() {
+				t.Fatal("log entered as after a clean shutdown")
+			}
+			// A crash of this run: the next start recovers.
+			mustAppend(t, l, mkBatch(t, 1, 10, 1))
+			e.crash(vfs.CrashOptions{})
+			if l = e.m.Get("t", 0); l.OffsetsKnown() {
+				t.Fatal("log entered as clean after a crash")
+			}
+		})
+	}
+}

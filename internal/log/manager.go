@@ -153,7 +153,8 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	markerPath := filepath.Join(dataDir, cleanShutdownFile)
 	_, err := fsys.Stat(markerPath)
-	clean := err == nil
+	hasMarker := err == nil
+	clean := hasMarker // unless a file it relies on is unreadable
 	loadStart := time.Now()
 	rps, err := readPartitionOffsets(fsys, filepath.Join(dataDir, recoveryPointFile))
 	if err != nil {
@@ -226,9 +227,14 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
 			"partitions", unclean, "left_unrecovered_by_the_last_shutdown", len(pending), "elapsed", time.Since(loadStart).Round(time.Millisecond))
 	}
-	// From here on a crash is unclean again.
+	// From here on a crash is unclean again: the marker goes, also when
+	// the start is unclean for want of a file it relies on (left, it
+	// would make the start after a crash of this run clean). Its epoch
+	// is reported only when the start is clean.
 	if clean {
 		m.prevEpoch = readMarkerEpoch(fsys, markerPath)
+	}
+	if hasMarker {
 		if err := fsys.Remove(markerPath); err != nil && !os.IsNotExist(err) {
 			m.closeLogs()
 			return nil, err

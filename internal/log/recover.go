@@ -169,6 +169,7 @@ func (l *Log) load(p loadParams) error {
 		rp = leo
 	}
 	l.recoveryPoint.Store(rp)
+	l.checkpointChanged() // again: a checkpoint compared before the store would have missed it
 	l.durable.Store(rp)
 	l.lastFlushMs.Store(nowMs)
 	if err := l.epochs.load(l.fs, l.dir); err != nil {
