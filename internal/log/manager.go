@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,7 +93,7 @@ type Manager struct {
 	lastCkGen int64 // (ckMu) ckGen at the last write
 
 	mu      sync.Mutex
-	logs    map[TopicPartition]*Log
+	logs    logIndex // (mu)
 	deletes []pendingDelete
 	closed  bool
 
@@ -140,7 +139,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
-	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*Log{}, prevEpoch: -1}
+	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: newLogIndex(), prevEpoch: -1}
 	m.brokerEpoch.Store(-1)
 	switch {
 	case opts.MaxOpenFiles == 0:
@@ -217,7 +216,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		// Read (after an unclean shutdown: recovered) on first use or by
 		// the background loader (deferred.go).
 		l.deferLoad(p)
-		m.logs[tp] = l
+		m.logs.set(tp, l)
 		if !p.clean {
 			unclean++
 		}
@@ -365,7 +364,7 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 	if m.closed {
 		return nil, ErrClosed
 	}
-	if l, ok := m.logs[tp]; ok {
+	if l := m.logs.get(tp); l != nil {
 		if mustCreate {
 			return nil, fmt.Errorf("%w: %s", ErrExists, partitionDirName(tp))
 		}
@@ -385,7 +384,7 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 		l.closeFiles()
 		return nil, err
 	}
-	m.logs[tp] = l
+	m.logs.set(tp, l)
 	return l, nil
 }
 
@@ -393,24 +392,14 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 func (m *Manager) Get(topic string, partition int32) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.logs[TopicPartition{topic, partition}]
+	return m.logs.get(TopicPartition{topic, partition})
 }
 
 // Partitions lists the partitions that exist, sorted.
 func (m *Manager) Partitions() []TopicPartition {
 	m.mu.Lock()
-	out := make([]TopicPartition, 0, len(m.logs))
-	for tp := range m.logs {
-		out = append(out, tp)
-	}
-	m.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
-	})
-	return out
+	defer m.mu.Unlock()
+	return m.logs.sorted()
 }
 
 // Delete removes a partition and its data: the directory is renamed to
@@ -438,12 +427,9 @@ func (m *Manager) Delete(topic string, partition int32) error {
 func (m *Manager) Detach(topic string, partition int32) (purge func() error, err error) {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
-	l, ok := m.logs[tp]
-	if ok {
-		delete(m.logs, tp)
-	}
+	l := m.logs.remove(tp)
 	m.mu.Unlock()
-	if !ok {
+	if l == nil {
 		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
 	}
 	l.abandonLoad() // a log never loaded stays unloaded: its directory goes
@@ -585,10 +571,8 @@ func (m *Manager) Close() error {
 func (m *Manager) allLogs() []*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Log, 0, len(m.logs))
-	for _, l := range m.logs {
-		out = append(out, l)
-	}
+	out := make([]*Log, 0, m.logs.len())
+	m.logs.each(func(l *Log) { out = append(out, l) })
 	return out
 }
 
