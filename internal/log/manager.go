@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-broker/sluice/internal/tpindex"
 	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
@@ -93,7 +94,7 @@ type Manager struct {
 	lastCkGen int64 // (ckMu) ckGen at the last write
 
 	mu      sync.Mutex
-	logs    logIndex // (mu)
+	logs    tpindex.Index[Log] // (mu)
 	deletes []pendingDelete
 	closed  bool
 
@@ -139,7 +140,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if opts.ConfigFor == nil {
 		opts.ConfigFor = func(string, int32) Config { return DefaultConfig() }
 	}
-	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: newLogIndex(), prevEpoch: -1}
+	m := &Manager{fs: fsys, dir: dataDir, opts: opts, logger: opts.Logger, logs: tpindex.New[Log](), prevEpoch: -1}
 	m.brokerEpoch.Store(-1)
 	switch {
 	case opts.MaxOpenFiles == 0:
@@ -216,7 +217,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 		// Read (after an unclean shutdown: recovered) on first use or by
 		// the background loader (deferred.go).
 		l.deferLoad(p)
-		m.logs.set(tp, l)
+		m.logs.Set(tp.Topic, tp.Partition, l)
 		if !p.clean {
 			unclean++
 		}
@@ -364,7 +365,7 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 	if m.closed {
 		return nil, ErrClosed
 	}
-	if l := m.logs.get(tp); l != nil {
+	if l := m.logs.Get(tp.Topic, tp.Partition); l != nil {
 		if mustCreate {
 			return nil, fmt.Errorf("%w: %s", ErrExists, partitionDirName(tp))
 		}
@@ -384,7 +385,7 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 		l.closeFiles()
 		return nil, err
 	}
-	m.logs.set(tp, l)
+	m.logs.Set(tp.Topic, tp.Partition, l)
 	return l, nil
 }
 
@@ -392,14 +393,18 @@ func (m *Manager) open(topic string, partition int32, cfg Config, mustCreate boo
 func (m *Manager) Get(topic string, partition int32) *Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.logs.get(TopicPartition{topic, partition})
+	return m.logs.Get(topic, partition)
 }
 
 // Partitions lists the partitions that exist, sorted.
 func (m *Manager) Partitions() []TopicPartition {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.logs.sorted()
+	out := make([]TopicPartition, 0, m.logs.Len())
+	m.logs.Sorted(func(topic string, partition int32, _ *Log) {
+		out = append(out, TopicPartition{topic, partition})
+	})
+	return out
 }
 
 // Delete removes a partition and its data: the directory is renamed to
@@ -427,7 +432,7 @@ func (m *Manager) Delete(topic string, partition int32) error {
 func (m *Manager) Detach(topic string, partition int32) (purge func() error, err error) {
 	tp := TopicPartition{topic, partition}
 	m.mu.Lock()
-	l := m.logs.remove(tp)
+	l := m.logs.Remove(tp.Topic, tp.Partition)
 	m.mu.Unlock()
 	if l == nil {
 		return nil, fmt.Errorf("log: no partition %s", partitionDirName(tp))
@@ -571,8 +576,8 @@ func (m *Manager) Close() error {
 func (m *Manager) allLogs() []*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Log, 0, m.logs.len())
-	m.logs.each(func(l *Log) { out = append(out, l) })
+	out := make([]*Log, 0, m.logs.Len())
+	m.logs.Each(func(l *Log) { out = append(out, l) })
 	return out
 }
 

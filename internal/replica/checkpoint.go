@@ -30,10 +30,10 @@ func (m *Manager) checkpointed(tp log.TopicPartition) (int64, bool) {
 // the checkpoint).
 func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
 	m.mu.RLock()
-	parts := make([]*Partition, 0, len(m.parts))
-	for _, p := range m.parts { // no need to sort: the checkpoint's encoding does
+	parts := make([]*Partition, 0, m.parts.Len())
+	m.parts.Each(func(p *Partition) { // no need to sort: the checkpoint's encoding does
 		parts = append(parts, p)
-	}
+	})
 	m.mu.RUnlock()
 	out := make(map[log.TopicPartition]int64, len(parts))
 	for _, p := range parts {

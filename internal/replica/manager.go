@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-broker/sluice/internal/log"
+	"github.com/sluice-broker/sluice/internal/tpindex"
 )
 
 // Event is a change of this broker's role for one partition.
@@ -56,11 +57,11 @@ type Manager struct {
 	self int32
 
 	mu    sync.RWMutex
-	parts map[log.TopicPartition]*Partition
+	parts tpindex.Index[Partition]
 	// replicated holds the partitions of parts with more than one replica
 	// (Replicated: the in-sync set loop never visits a single-replica
 	// partition).
-	replicated map[log.TopicPartition]*Partition
+	replicated tpindex.Index[Partition]
 	ckpt       map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
 
 	// applyMu serialises Apply/Remove so that listeners hear the changes
@@ -73,8 +74,8 @@ type Manager struct {
 
 // NewManager returns an empty Manager for the broker with node id self.
 func NewManager(self int32) *Manager {
-	return &Manager{self: self, parts: map[log.TopicPartition]*Partition{},
-		replicated: map[log.TopicPartition]*Partition{}, lease: &leaseCheck{}}
+	return &Manager{self: self, parts: tpindex.New[Partition](),
+		replicated: tpindex.New[Partition](), lease: &leaseCheck{}}
 }
 
 // Self is this broker's node id.
@@ -91,7 +92,7 @@ func (m *Manager) Listen(l Listener) {
 // Get returns the partition, or nil when this broker has no such partition.
 func (m *Manager) Get(topic string, partition int32) *Partition {
 	m.mu.RLock()
-	p := m.parts[log.TopicPartition{Topic: topic, Partition: partition}]
+	p := m.parts.Get(topic, partition)
 	m.mu.RUnlock()
 	return p
 }
@@ -99,20 +100,9 @@ func (m *Manager) Get(topic string, partition int32) *Partition {
 // Partitions returns every local partition, sorted by topic and index.
 func (m *Manager) Partitions() []*Partition {
 	m.mu.RLock()
-	out := make([]*Partition, 0, len(m.parts))
-	for _, p := range m.parts {
-		out = append(out, p)
-	}
+	out := make([]*Partition, 0, m.parts.Len())
+	m.parts.Sorted(func(_ string, _ int32, p *Partition) { out = append(out, p) })
 	m.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Partition) int {
-		if a.topic != b.topic {
-			if a.topic < b.topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.index - b.index)
-	})
 	return out
 }
 
@@ -120,10 +110,8 @@ func (m *Manager) Partitions() []*Partition {
 // particular order.
 func (m *Manager) Replicated() []*Partition {
 	m.mu.RLock()
-	out := make([]*Partition, 0, len(m.replicated))
-	for _, p := range m.replicated {
-		out = append(out, p)
-	}
+	out := make([]*Partition, 0, m.replicated.Len())
+	m.replicated.Each(func(p *Partition) { out = append(out, p) })
 	m.mu.RUnlock()
 	return out
 }
@@ -140,7 +128,7 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 	defer m.applyMu.Unlock()
 	tp := log.TopicPartition{Topic: l.Topic(), Partition: l.Partition()}
 	m.mu.Lock()
-	p := m.parts[tp]
+	p := m.parts.Get(tp.Topic, tp.Partition)
 	fresh := p == nil || p.log != l
 	if fresh {
 		p = &Partition{topic: tp.Topic, index: tp.Partition, self: m.self, log: l, lease: m.lease}
@@ -157,11 +145,11 @@ func (m *Manager) Apply(l *log.Log, st State) (*Partition, error) {
 	st = State{Leader: st.Leader, LeaderEpoch: st.LeaderEpoch, PartitionEpoch: st.PartitionEpoch,
 		Replicas: slices.Clone(st.Replicas), ISR: slices.Clone(st.ISR), MinISR: st.MinISR}
 	p.st.Store(&st)
-	m.parts[tp] = p
+	m.parts.Set(tp.Topic, tp.Partition, p)
 	if len(st.Replicas) > 1 {
-		m.replicated[tp] = p
+		m.replicated.Set(tp.Topic, tp.Partition, p)
 	} else {
-		delete(m.replicated, tp)
+		m.replicated.Remove(tp.Topic, tp.Partition)
 	}
 	m.mu.Unlock()
 
@@ -197,9 +185,8 @@ func (m *Manager) Remove(topic string, partition int32) {
 	defer m.applyMu.Unlock()
 	tp := log.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
-	p := m.parts[tp]
-	delete(m.parts, tp)
-	delete(m.replicated, tp)
+	p := m.parts.Remove(tp.Topic, tp.Partition)
+	m.replicated.Remove(tp.Topic, tp.Partition)
 	m.mu.Unlock()
 	if p != nil {
 		// No role any more: waiting acks=all produces and later appends
