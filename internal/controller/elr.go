@@ -79,28 +79,26 @@ func inReplicaOrder(replicas []int32, keep func(int32) bool) []int32 {
 // the change, crashed the brokers registering after an unclean shutdown
 // (never eligible; elr_unclean.go).
 func maintainELR(p, np metadata.Partition, minISR int, live, crashed func(int32) bool) metadata.Partition {
-	// A broker returning to a leaderless partition whose only eligible
-	// replica it is (every partition of a one-node cluster after a clean
-	// restart): elected as maintainELRAll would, without its copies
+	// A broker returning to a leaderless partition with no in-sync replica
+	// as its only eligible replica (every partition of a one-node cluster
+	// after a clean restart) or as its last known leader (after a crash):
+	// elected as maintainELRAll would, without its copies
 	// (TestMaintainELRShortcutMatchesRules).
-	if p.Leader == metadata.NoLeader && np.Leader == metadata.NoLeader && len(p.ISR) == 0 && len(np.ISR) == 0 &&
-		len(p.ELR) == 1 && len(np.ELR) == 1 && np.ELR[0] == p.ELR[0] &&
-		len(p.LastKnownELR) == 0 && len(np.LastKnownELR) == 0 && minISR >= 1 {
-		if r := p.ELR[0]; slices.Contains(np.Replicas, r) && !crashed(r) && live(r) {
-			np.Leader, np.ISR, np.ELR, np.LastKnownELR = r, []int32{r}, []int32{}, nil
-			if np.LeaderEpoch == p.LeaderEpoch {
-				np.LeaderEpoch++
+	if p.Leader == metadata.NoLeader && np.Leader == metadata.NoLeader && len(p.ISR) == 0 && len(np.ISR) == 0 && minISR >= 1 {
+		var elected bool
+		switch {
+		case len(p.ELR) == 1 && len(np.ELR) == 1 && np.ELR[0] == p.ELR[0] && len(p.LastKnownELR) == 0 && len(np.LastKnownELR) == 0:
+			if r := p.ELR[0]; slices.Contains(np.Replicas, r) && !crashed(r) && live(r) {
+				np.Leader, np.ISR, np.ELR, np.LastKnownELR = r, []int32{r}, []int32{}, nil
+				elected = true
 			}
-			return np
+		case len(p.ELR) == 0 && len(np.ELR) == 0 && len(p.LastKnownELR) == 1 && len(np.LastKnownELR) == 1 && np.LastKnownELR[0] == p.LastKnownELR[0]:
+			if r := p.LastKnownELR[0]; live(r) {
+				np.Leader, np.ISR, np.ELR, np.LastKnownELR = r, []int32{r}, nil, nil
+				elected = true
+			}
 		}
-	}
-	// The same broker returning as the last known leader, with no in-sync
-	// or eligible replica (after it restarted from a crash).
-	if p.Leader == metadata.NoLeader && np.Leader == metadata.NoLeader && len(p.ISR) == 0 && len(np.ISR) == 0 &&
-		len(p.ELR) == 0 && len(np.ELR) == 0 && len(p.LastKnownELR) == 1 && len(np.LastKnownELR) == 1 &&
-		np.LastKnownELR[0] == p.LastKnownELR[0] && minISR >= 1 {
-		if r := p.LastKnownELR[0]; live(r) {
-			np.Leader, np.ISR, np.ELR, np.LastKnownELR = r, []int32{r}, nil, nil
+		if elected {
 			if np.LeaderEpoch == p.LeaderEpoch {
 				np.LeaderEpoch++
 			}
