@@ -145,6 +145,10 @@ func shareJoinUntilAssigned(b testing.TB, cl *kgo.Client, group, topic string, w
 			}
 		case resp.ErrorCode == kerr.NotCoordinator.Code || resp.ErrorCode == kerr.CoordinatorNotAvailable.Code ||
 			resp.ErrorCode == kerr.CoordinatorLoadInProgress.Code:
+		case resp.ErrorCode == kerr.FencedMemberEpoch.Code || resp.ErrorCode == kerr.UnknownMemberID.Code:
+			// A response the client gave up on moved the member on (or its
+			// session ended meanwhile): it joins again, as a share consumer does.
+			epoch = 0
 		default:
 			b.Fatalf("heartbeat of %s: %v", group, kerr.ErrorForCode(resp.ErrorCode))
 		}

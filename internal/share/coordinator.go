@@ -173,16 +173,10 @@ func (c *Coordinator) InitializeMany(reqs []InitRequest) []int16 {
 		}
 		return codes
 	}
-	type rec struct {
-		i          int
-		k          Key
-		next       *coordState
-		key, value []byte
-	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	now := c.nowMs()
-	byPart := map[int32][]rec{}
+	byPart := map[int32][]initRecord{}
 	var order []int32
 	c.mu.Lock()
 	n := c.partitions()
@@ -203,33 +197,52 @@ func (c *Coordinator) InitializeMany(reqs []InitRequest) []int16 {
 		if _, ok := byPart[p]; !ok {
 			order = append(order, p)
 		}
-		byPart[p] = append(byPart[p], rec{i: i, k: r.Key, next: next, key: EncodeKey(r.Key), value: EncodeSnapshotValue(snap)})
+		byPart[p] = append(byPart[p], initRecord{i: i, k: r.Key, next: next, key: EncodeKey(r.Key), value: EncodeSnapshotValue(snap)})
 	}
 	c.mu.Unlock()
+	// The state partitions are written concurrently: each write waits for
+	// its partition's in-sync replicas, and one slow partition (a follower
+	// still creating it) must not hold up the others behind its timeout.
+	var wg sync.WaitGroup
 	for _, p := range order {
-		for recs := byPart[p]; len(recs) > 0; {
-			chunk := recs[:min(len(recs), initBatchRecords)]
-			recs = recs[len(chunk):]
-			keys, values := make([][]byte, len(chunk)), make([][]byte, len(chunk))
-			for j, r := range chunk {
-				keys[j], values[j] = r.key, r.value
-			}
-			if err := c.AppendBatch(p, keys, values); err != nil {
-				for _, r := range chunk {
-					codes[r.i] = kerr.UnknownServerError.Code
-				}
-				continue
-			}
-			c.mu.Lock()
-			if c.led[p] {
-				for _, r := range chunk {
-					c.states[r.k] = r.next
-				}
-			}
-			c.mu.Unlock()
-		}
+		wg.Go(func() { c.initializePartition(p, byPart[p], codes) })
 	}
+	wg.Wait()
 	return codes
+}
+
+// initRecord is one share partition's record of an InitializeMany.
+type initRecord struct {
+	i          int // its index in the request
+	k          Key
+	next       *coordState
+	key, value []byte
+}
+
+// initializePartition writes InitializeMany's records of state partition p,
+// setting their codes; c.writeMu is held.
+func (c *Coordinator) initializePartition(p int32, recs []initRecord, codes []int16) {
+	for len(recs) > 0 {
+		chunk := recs[:min(len(recs), initBatchRecords)]
+		recs = recs[len(chunk):]
+		keys, values := make([][]byte, len(chunk)), make([][]byte, len(chunk))
+		for j, r := range chunk {
+			keys[j], values[j] = r.key, r.value
+		}
+		if err := c.AppendBatch(p, keys, values); err != nil {
+			for _, r := range chunk {
+				codes[r.i] = kerr.UnknownServerError.Code
+			}
+			continue
+		}
+		c.mu.Lock()
+		if c.led[p] {
+			for _, r := range chunk {
+				c.states[r.k] = r.next
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 // replacementSnapshot is the snapshot of k that replaces old (nil: none) with

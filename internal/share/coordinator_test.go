@@ -1,11 +1,15 @@
 package share
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // memLog is a state partition in memory.
@@ -219,5 +223,54 @@ func TestCoordinatorInitializeMany(t *testing.T) {
 		if !reflect.DeepEqual(a, b) || fa != fb || ca != cb {
 			t.Fatalf("state of %v: %+v %v %d, want %+v %v %d", r.Key, b, fb, cb, a, fa, ca)
 		}
+	}
+}
+
+// InitializeMany writes its state partitions concurrently: a write waiting
+// for one partition's replicas (here until the other partition's write has
+// been made) does not hold up the other partition's.
+func TestCoordinatorInitializeManyPartitionsConcurrently(t *testing.T) {
+	var mu sync.Mutex
+	wrote := map[int32]bool{}
+	other := make(chan struct{})
+	c := &Coordinator{
+		Append:     func(int32, []byte, []byte) error { return nil },
+		Partitions: func() int32 { return 2 },
+		NowMs:      func() int64 { return 5 },
+		AppendBatch: func(p int32, keys, values [][]byte) error {
+			mu.Lock()
+			wrote[p] = true
+			mu.Unlock()
+			if p == 1 {
+				close(other)
+				return nil
+			}
+			select {
+			case <-other:
+				return nil
+			case <-time.After(10 * time.Second):
+				return errors.New("partition 1 was not written while partition 0 waited")
+			}
+		},
+	}
+	for p := range int32(2) {
+		if err := c.LoadPartition(p, func(func(key, value []byte) error) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reqs []InitRequest
+	seen := map[int32]bool{}
+	for p := int32(0); len(seen) < 2; p++ {
+		k := Key{Group: "g", TopicID: [16]byte{1}, Partition: p}
+		if s := k.StatePartition(2); !seen[s] {
+			seen[s] = true
+			reqs = append(reqs, InitRequest{Key: k, StateEpoch: 1, StartOffset: -1})
+		}
+	}
+	if s := reqs[0].Key.StatePartition(2); s != 0 {
+		reqs[0], reqs[1] = reqs[1], reqs[0] // partition 0's write first, as the sequential order had it
+	}
+	if codes := c.InitializeMany(reqs); codes[0] != 0 || codes[1] != 0 {
+		t.Fatalf("codes %v, want both 0", codes)
 	}
 }

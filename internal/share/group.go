@@ -175,6 +175,11 @@ func (m *Manager) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, c Client) *kms
 	if mb.epoch != g.Epoch {
 		mb.prevEpoch, mb.epoch = mb.epoch, g.Epoch
 		resp.Assignment = m.assignmentLocked(mb)
+	} else if mb.epoch != req.MemberEpoch {
+		// The member's epoch moved on while this heartbeat waited for another
+		// one's initialization (whose response the client may never have
+		// read): a member learns a new epoch only with its assignment.
+		resp.Assignment = m.assignmentLocked(mb)
 	}
 	resp.MemberID = &req.MemberID
 	resp.MemberEpoch = mb.epoch

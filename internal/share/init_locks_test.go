@@ -112,3 +112,94 @@ func TestInitStateSerializedPerGroup(t *testing.T) {
 		t.Fatalf("%d group locks left after the initializations", len(m.initLocks.locks))
 	}
 }
+
+// A heartbeat that waited for another heartbeat's initialization of the
+// same member (the client gave up on the first one and sent it again) and
+// comes back with an epoch other than the one it was sent with carries the
+// member's assignment: a member never learns a new epoch without it, or it
+// would heartbeat on at that epoch with nothing assigned.
+func TestInitStateWaitedHeartbeatCarriesAssignment(t *testing.T) {
+	entered := make(chan struct{}, 8)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	available := false
+	m := New(Options{
+		Topics: oneTopic{Name: "t", ID: [16]byte{1}, Partitions: 2},
+		InitState: func(keys []Key, _ int32) []Key {
+			mu.Lock()
+			ok := available
+			mu.Unlock()
+			if !ok {
+				return nil // share coordinator not available yet
+			}
+			entered <- struct{}{}
+			<-release
+			return keys
+		},
+	})
+	beat := func(epoch int32) chan *kmsg.ShareGroupHeartbeatResponse {
+		out := make(chan *kmsg.ShareGroupHeartbeatResponse, 1)
+		go func() {
+			req := kmsg.NewPtrShareGroupHeartbeatRequest()
+			req.GroupID, req.MemberID, req.MemberEpoch = "g", "m1", epoch
+			if epoch == 0 {
+				req.SubscribedTopicNames = []string{"t"}
+			}
+			out <- m.Heartbeat(req, Client{ID: "c", Host: "h"})
+		}()
+		return out
+	}
+	recv := func(ch chan *kmsg.ShareGroupHeartbeatResponse) *kmsg.ShareGroupHeartbeatResponse {
+		t.Helper()
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat response in 10 s")
+			return nil
+		}
+	}
+	first := recv(beat(0))
+	if first.ErrorCode != 0 || first.Assignment == nil || len(first.Assignment.TopicPartitions) != 0 {
+		t.Fatalf("join with the share coordinator unavailable: %+v", first)
+	}
+	e0 := first.MemberEpoch
+	mu.Lock()
+	available = true
+	mu.Unlock()
+	lost := beat(e0) // its response is lost: the client times out
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the initialization did not start")
+	}
+	again := beat(e0) // sent again at the same epoch, waits for the first
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.initLocks.mu.Lock()
+		waiting := m.initLocks.locks["g"] != nil && m.initLocks.locks["g"].refs == 2
+		m.initLocks.mu.Unlock()
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second heartbeat does not wait for the first one's initialization")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	recv(lost)
+	r := recv(again)
+	if r.ErrorCode != 0 || r.MemberEpoch == e0 {
+		t.Fatalf("heartbeat sent again: error %d, epoch %d (sent %d)", r.ErrorCode, r.MemberEpoch, e0)
+	}
+	n := 0
+	if r.Assignment != nil {
+		for _, tp := range r.Assignment.TopicPartitions {
+			n += len(tp.Partitions)
+		}
+	}
+	if r.Assignment == nil || n != 2 {
+		t.Fatalf("heartbeat sent again: epoch %d -> %d with assignment %+v, want both partitions", e0, r.MemberEpoch, r.Assignment)
+	}
+}
