@@ -68,8 +68,8 @@ func TestClusterUncleanElection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hw, err := decodeHWCheckpoint(data); err != nil || hw[log.TopicPartition{Topic: "u", Partition: 0}] != 10 ||
-		hw[log.TopicPartition{Topic: "c", Partition: 0}] != 10 {
+	if hw, err := decodeHWCheckpoint(data); err != nil || hw.Map()[log.TopicPartition{Topic: "u", Partition: 0}] != 10 ||
+		hw.Map()[log.TopicPartition{Topic: "c", Partition: 0}] != 10 {
 		t.Fatalf("broker 2's checkpoint %q: %v", data, err)
 	}
 	waitImages(t, tc, "broker 2 out of the in-sync sets", func(im *metadata.Image) bool { return led("u", 1, 1)(im) && led("c", 1, 1)(im) })

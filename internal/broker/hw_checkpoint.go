@@ -1,14 +1,11 @@
 package broker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -28,59 +25,10 @@ import (
 const hwCheckpointFile = "replication-offset-checkpoint"
 
 // encodeHWCheckpoint renders hw in Kafka's checkpoint format, sorted.
-func encodeHWCheckpoint(hw map[log.TopicPartition]int64) []byte {
-	tps := make([]log.TopicPartition, 0, len(hw))
-	for tp := range hw {
-		tps = append(tps, tp)
-	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
-		}
-		return tps[i].Partition < tps[j].Partition
-	})
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "0\n%d\n", len(tps))
-	for _, tp := range tps {
-		fmt.Fprintf(&b, "%s %d %d\n", tp.Topic, tp.Partition, hw[tp])
-	}
-	return b.Bytes()
-}
+func encodeHWCheckpoint(hw *log.Offsets) []byte { return hw.Format() }
 
 // decodeHWCheckpoint parses Kafka's checkpoint format (version 0).
-func decodeHWCheckpoint(data []byte) (map[log.TopicPartition]int64, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := func() (string, bool) {
-		if !sc.Scan() {
-			return "", false
-		}
-		return strings.TrimSpace(sc.Text()), true
-	}
-	v, ok := line()
-	if !ok || v != "0" {
-		return nil, fmt.Errorf("unsupported version %q", v)
-	}
-	c, ok := line()
-	n, err := strconv.Atoi(c)
-	if !ok || err != nil || n < 0 {
-		return nil, fmt.Errorf("bad entry count %q", c)
-	}
-	out := make(map[log.TopicPartition]int64, n)
-	for i := 0; i < n; i++ {
-		l, ok := line()
-		f := strings.Fields(l)
-		if !ok || len(f) != 3 {
-			return nil, fmt.Errorf("entry %d: %q is not \"topic partition offset\"", i, l)
-		}
-		p, err1 := strconv.ParseInt(f[1], 10, 32)
-		off, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil || p < 0 || off < 0 {
-			return nil, fmt.Errorf("entry %d: %q is not \"topic partition offset\"", i, l)
-		}
-		out[log.TopicPartition{Topic: f[0], Partition: int32(p)}] = off
-	}
-	return out, nil
-}
+func decodeHWCheckpoint(data []byte) (*log.Offsets, error) { return log.ParseOffsets(data, true) }
 
 // loadHWCheckpoint gives the partition layer the checkpointed high
 // watermarks (none when the file is missing; a damaged file is logged and

@@ -39,6 +39,7 @@ import (
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/producer"
+	"github.com/sluice-broker/sluice/internal/tpindex"
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
@@ -93,32 +94,45 @@ func (b *Broker) handleInitProducerID(_ context.Context, r *wire.Request, req *k
 // delete gets a fresh state).
 type producerStates struct {
 	mu sync.Mutex
-	m  map[log.TopicPartition]*producer.State
+	ix *tpindex.Index[producer.State] // by topic and partition: 100,000 are put at a start
 }
 
 func (p *producerStates) put(tp log.TopicPartition, s *producer.State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = make(map[log.TopicPartition]*producer.State)
+	if p.ix == nil {
+		ix := tpindex.New[producer.State]()
+		p.ix = &ix
 	}
-	p.m[tp] = s
+	p.ix.Set(tp.Topic, tp.Partition, s)
 }
 
 func (p *producerStates) get(tp log.TopicPartition) *producer.State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.m[tp]
+	if p.ix == nil {
+		return nil
+	}
+	return p.ix.Get(tp.Topic, tp.Partition)
 }
 
-// all returns a copy of the map (for snapshots and expiration).
-func (p *producerStates) all() map[log.TopicPartition]*producer.State {
+// partitionProducers is a partition's producer state.
+type partitionProducers struct {
+	tp log.TopicPartition
+	s  *producer.State
+}
+
+// all lists every partition's state (for snapshots and expiration).
+func (p *producerStates) all() []partitionProducers {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[log.TopicPartition]*producer.State, len(p.m))
-	for k, v := range p.m {
-		out[k] = v
+	if p.ix == nil {
+		return nil
 	}
+	out := make([]partitionProducers, 0, p.ix.Len())
+	p.ix.Sorted(func(topic string, partition int32, s *producer.State) {
+		out = append(out, partitionProducers{log.TopicPartition{Topic: topic, Partition: partition}, s})
+	})
 	return out
 }
 
@@ -202,7 +216,8 @@ const producerSnapshotInterval = time.Minute
 // snapshotChangedProducers writes a snapshot for every partition whose
 // producer state changed since its last one.
 func (b *Broker) snapshotChangedProducers() {
-	for tp, s := range b.producers.all() {
+	for _, ps := range b.producers.all() {
+		tp, s := ps.tp, ps.s
 		l := b.logs.Get(tp.Topic, tp.Partition)
 		if l == nil || !l.Loaded() {
 			continue // not loaded since a clean start: its state is not rebuilt yet
@@ -214,8 +229,8 @@ func (b *Broker) snapshotChangedProducers() {
 }
 
 func (b *Broker) expireProducers(nowMs, expirationMs int64) {
-	for _, s := range b.producers.all() {
-		s.Expire(nowMs, expirationMs)
+	for _, ps := range b.producers.all() {
+		ps.s.Expire(nowMs, expirationMs)
 	}
 }
 
@@ -247,8 +262,8 @@ func (b *Broker) snapshotProducers() {
 			}
 		}()
 	}
-	for tp, s := range b.producers.all() {
-		work <- job{tp, s}
+	for _, ps := range b.producers.all() {
+		work <- job{ps.tp, ps.s}
 	}
 	close(work)
 	wg.Wait()

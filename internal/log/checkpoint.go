@@ -3,11 +3,9 @@ package log
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -90,59 +88,38 @@ func parseCheckpoint(data []byte, fields int) ([][]string, error) {
 	return out, nil
 }
 
-// readPartitionOffsets reads a data-dir checkpoint into a map.
-func readPartitionOffsets(fsys vfs.FS, path string) (map[TopicPartition]int64, error) {
+// readPartitionOffsets reads a data-dir checkpoint of "<topic> <partition>
+// <offset>" entries (a missing file: none).
+func readPartitionOffsets(fsys vfs.FS, path string) (*Offsets, error) {
 	data, err := vfs.ReadFile(fsys, path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return map[TopicPartition]int64{}, nil
+			return NewOffsets(), nil
 		}
 		return nil, err
 	}
-	m, err := ParsePartitionOffsets(data)
+	o, err := ParseOffsets(data, false)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return m, nil
+	return o, nil
 }
 
 // ParsePartitionOffsets parses checkpoint text whose entries are
 // "<topic> <partition> <offset>" (recovery-point, log-start-offset and
 // cleaner-offset checkpoints) into a map.
 func ParsePartitionOffsets(data []byte) (map[TopicPartition]int64, error) {
-	entries, err := parseCheckpoint(data, 3)
+	o, err := ParseOffsets(data, false)
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[TopicPartition]int64, len(entries))
-	for _, e := range entries {
-		p, err1 := strconv.ParseInt(e[1], 10, 32)
-		off, err2 := strconv.ParseInt(e[2], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("bad entry %q", strings.Join(e, " "))
-		}
-		m[TopicPartition{e[0], int32(p)}] = off
-	}
-	return m, nil
+	return o.Map(), nil
 }
 
 // FormatPartitionOffsets returns the checkpoint text for m, entries sorted
 // by topic and partition.
-func FormatPartitionOffsets(m map[TopicPartition]int64) []byte {
-	tps := make([]TopicPartition, 0, len(m))
-	for tp := range m {
-		tps = append(tps, tp)
-	}
-	slices.SortFunc(tps, func(a, b TopicPartition) int {
-		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
-	})
-	lines := make([]string, len(tps))
-	for i, tp := range tps {
-		lines[i] = fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, m[tp])
-	}
-	return formatCheckpoint(lines)
-}
+func FormatPartitionOffsets(m map[TopicPartition]int64) []byte { return OffsetsOf(m).Format() }
 
-func writePartitionOffsets(fsys vfs.FS, path string, m map[TopicPartition]int64) error {
-	return vfs.WriteFileAtomic(fsys, path, FormatPartitionOffsets(m), 0o644)
+func writePartitionOffsets(fsys vfs.FS, path string, o *Offsets) error {
+	return vfs.WriteFileAtomic(fsys, path, o.Format(), 0o644)
 }

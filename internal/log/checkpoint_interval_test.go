@@ -30,7 +30,7 @@ func TestRecoveryPointCheckpointInterval(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rp, ok := offs[TopicPartition{"t", 0}]; ok {
+		if rp, ok := offs.Get("t", 0); ok {
 			return rp
 		}
 		return -1

@@ -127,8 +127,8 @@ func TestDeferredLoadAfterCleanShutdown(t *testing.T) {
 	if _, err := e.fs.Stat("/data/" + cleanShutdownFile); err != nil {
 		t.Fatal("no clean-shutdown marker after a clean close with an unrecovered log")
 	}
-	if got, err := readUnrecovered(e.fs, "/data"); err != nil || len(got) != 1 || got[TopicPartition{"b", 0}] != 6 {
-		t.Fatalf("unrecovered list %v (%v); want b-0 at 6", got, err)
+	if got, err := readUnrecovered(e.fs, "/data"); err != nil || got.Len() != 1 || got.Map()[TopicPartition{"b", 0}] != 6 {
+		t.Fatalf("unrecovered list %v (%v); want b-0 at 6", got.Map(), err)
 	}
 	// The next start enters a as after any clean shutdown, and recovers b
 	// (the garbage cut) before it answers anything of it.

@@ -99,8 +99,8 @@ type Manager struct {
 	closed  bool
 
 	ckMu        sync.Mutex // serialises checkpoint writes
-	lastCkRP    map[TopicPartition]int64
-	lastCkStart map[TopicPartition]int64
+	lastCkRP    *Offsets
+	lastCkStart *Offsets
 	// rpCheckedAt and startCheckedAt: when housekeeping last compared (and
 	// if changed wrote) each checkpoint (checkpoint_interval.go).
 	rpCheckedAt, startCheckedAt time.Time
@@ -163,7 +163,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	}
 	// The partitions a clean shutdown left unrecovered since an unclean
 	// start (unrecovered.go).
-	var pending map[TopicPartition]int64
+	var pending *Offsets
 	if clean {
 		if pending, err = readUnrecovered(fsys, dataDir); err != nil {
 			m.logger.Warn("list of the partitions to recover unreadable; recovering every partition", "err", err)
@@ -199,14 +199,13 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 			m.logger.Warn("ignoring directory that is not <topic>-<partition>", "dir", name)
 			continue
 		}
-		p := loadParams{clean: clean, recoveryPoint: rps[tp], logStart: -1}
-		if v, ok := starts[tp]; ok {
+		rp, checkpointed := rps.Get(tp.Topic, tp.Partition)
+		// Never checkpointed: every segment is validated.
+		p := loadParams{clean: clean && checkpointed, recoveryPoint: rp, logStart: -1}
+		if v, ok := starts.Get(tp.Topic, tp.Partition); ok {
 			p.logStart = v
 		}
-		if _, ok := rps[tp]; !ok {
-			p.clean = false // never checkpointed: validate everything
-		}
-		if rp, ok := pending[tp]; ok {
+		if rp, ok := pending.Get(tp.Topic, tp.Partition); ok {
 			p.clean, p.recoveryPoint = false, rp
 		}
 		l, err := m.newLog(tp, opts.ConfigFor(tp.Topic, tp.Partition))
@@ -225,7 +224,7 @@ func OpenManager(fsys vfs.FS, dataDir string, opts ManagerOptions) (*Manager, er
 	if unclean > 0 {
 		// Kafka logs its recovery too: say what the start left to do.
 		m.logger.Info("unclean shutdown: each partition is recovered (the segments after its recovery point re-validated) before its first use, the others in the background",
-			"partitions", unclean, "left_unrecovered_by_the_last_shutdown", len(pending), "elapsed", time.Since(loadStart).Round(time.Millisecond))
+			"partitions", unclean, "left_unrecovered_by_the_last_shutdown", pending.Len(), "elapsed", time.Since(loadStart).Round(time.Millisecond))
 	}
 	// From here on a crash is unclean again: the marker goes, also when
 	// the start is unclean for want of a file it relies on (left, it
@@ -526,7 +525,7 @@ func (m *Manager) Close() error {
 		errMu       sync.Mutex
 		wg          sync.WaitGroup
 		work        = make(chan *Log)
-		unrecovered = map[TopicPartition]int64{} // (errMu)
+		unrecovered = NewOffsets() // (errMu)
 	)
 	for w := 0; w < closeWorkers; w++ {
 		wg.Add(1)
@@ -539,7 +538,7 @@ func (m *Manager) Close() error {
 					// the next start (unrecovered.go).
 					if l.offsetsUnknown {
 						errMu.Lock()
-						unrecovered[TopicPartition{l.topic, l.partition}] = l.recoveryPoint.Load()
+						unrecovered.Set(l.topic, l.partition, l.recoveryPoint.Load())
 						errMu.Unlock()
 					}
 					continue
@@ -621,20 +620,18 @@ func (m *Manager) writeCheckpointsWhen(force, periodic bool) error {
 		}
 		return nil
 	}
-	rps := map[TopicPartition]int64{}
-	starts := map[TopicPartition]int64{}
+	rps, starts := NewOffsets(), NewOffsets()
 	for _, l := range logs {
-		tp := TopicPartition{l.topic, l.partition}
 		if rpDue {
-			rps[tp] = l.recoveryPoint.Load()
+			rps.Set(l.topic, l.partition, l.recoveryPoint.Load())
 		}
 		if startDue {
-			starts[tp] = l.logStart.Load()
+			starts.Set(l.topic, l.partition, l.logStart.Load())
 		}
 	}
 	var err error
 	if rpDue {
-		if force || !mapsEqual(rps, m.lastCkRP) {
+		if force || !rps.Equal(m.lastCkRP) {
 			if err = writePartitionOffsets(m.fs, filepath.Join(m.dir, recoveryPointFile), rps); err == nil {
 				m.lastCkRP = rps
 			}
@@ -645,7 +642,7 @@ func (m *Manager) writeCheckpointsWhen(force, periodic bool) error {
 	}
 	if startDue {
 		var err2 error
-		if force || !mapsEqual(starts, m.lastCkStart) {
+		if force || !starts.Equal(m.lastCkStart) {
 			if err2 = writePartitionOffsets(m.fs, filepath.Join(m.dir, logStartFile), starts); err2 == nil {
 				m.lastCkStart = starts
 			}
@@ -672,33 +669,20 @@ func (l *Log) checkpointChanged() { l.m.ckGen.Add(1) }
 // unchangedSinceCheckpoint reports whether the due checkpoints last
 // written hold what logs have now. Caller holds ckMu.
 func (m *Manager) unchangedSinceCheckpoint(logs []*Log, rpDue, startDue bool) bool {
-	if rpDue && (m.lastCkRP == nil || len(m.lastCkRP) != len(logs)) ||
-		startDue && (m.lastCkStart == nil || len(m.lastCkStart) != len(logs)) {
+	if rpDue && (m.lastCkRP == nil || m.lastCkRP.Len() != len(logs)) ||
+		startDue && (m.lastCkStart == nil || m.lastCkStart.Len() != len(logs)) {
 		return false
 	}
 	for _, l := range logs {
-		tp := TopicPartition{l.topic, l.partition}
 		if rpDue {
-			if v, ok := m.lastCkRP[tp]; !ok || v != l.recoveryPoint.Load() {
+			if v, ok := m.lastCkRP.Get(l.topic, l.partition); !ok || v != l.recoveryPoint.Load() {
 				return false
 			}
 		}
 		if startDue {
-			if v, ok := m.lastCkStart[tp]; !ok || v != l.logStart.Load() {
+			if v, ok := m.lastCkStart.Get(l.topic, l.partition); !ok || v != l.logStart.Load() {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-func mapsEqual(a, b map[TopicPartition]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
 		}
 	}
 	return true

@@ -23,20 +23,20 @@ import (
 const unrecoveredFile = ".sluice_unrecovered"
 
 // readUnrecovered reads the list a clean shutdown left (empty without one).
-func readUnrecovered(fsys vfs.FS, dataDir string) (map[TopicPartition]int64, error) {
+func readUnrecovered(fsys vfs.FS, dataDir string) (*Offsets, error) {
 	return readPartitionOffsets(fsys, filepath.Join(dataDir, unrecoveredFile))
 }
 
 // writeUnrecovered lists, before the clean-shutdown marker is written, the
 // logs not recovered since an unclean start (none: the list is removed).
-func (m *Manager) writeUnrecovered(logs map[TopicPartition]int64) error {
-	if len(logs) == 0 {
+func (m *Manager) writeUnrecovered(logs *Offsets) error {
+	if logs.Len() == 0 {
 		return removeUnrecovered(m.fs, m.dir)
 	}
 	if err := writePartitionOffsets(m.fs, filepath.Join(m.dir, unrecoveredFile), logs); err != nil {
 		return storageErr("unrecovered partitions list", err)
 	}
-	m.logger.Info("partitions not recovered since the unclean start are recovered at the next start", "partitions", len(logs))
+	m.logger.Info("partitions not recovered since the unclean start are recovered at the next start", "partitions", logs.Len())
 	return nil
 }
 

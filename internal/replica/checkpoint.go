@@ -13,7 +13,7 @@ import (
 
 // SetCheckpoint installs the high watermarks read from the checkpoint at
 // start; partitions first applied afterwards start from them.
-func (m *Manager) SetCheckpoint(hw map[log.TopicPartition]int64) {
+func (m *Manager) SetCheckpoint(hw *log.Offsets) {
 	m.mu.Lock()
 	m.ckpt = hw
 	m.mu.Unlock()
@@ -22,20 +22,19 @@ func (m *Manager) SetCheckpoint(hw map[log.TopicPartition]int64) {
 func (m *Manager) checkpointed(tp log.TopicPartition) (int64, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	hw, ok := m.ckpt[tp]
-	return hw, ok
+	return m.ckpt.Get(tp.Topic, tp.Partition)
 }
 
 // HighWatermarks returns every replicated partition's high watermark (for
 // the checkpoint).
-func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
+func (m *Manager) HighWatermarks() *log.Offsets {
 	m.mu.RLock()
 	parts := make([]*Partition, 0, m.parts.Len())
 	m.parts.Each(func(p *Partition) { // no need to sort: the checkpoint's encoding does
 		parts = append(parts, p)
 	})
 	m.mu.RUnlock()
-	out := make(map[log.TopicPartition]int64, len(parts))
+	out := log.NewOffsets()
 	for _, p := range parts {
 		if p.Role() == None {
 			continue
@@ -47,11 +46,11 @@ func (m *Manager) HighWatermarks() map[log.TopicPartition]int64 {
 			// one by one, on the checkpoint writer). Its checkpointed
 			// value stays.
 			if hw, ok := m.checkpointed(tp); ok {
-				out[tp] = hw
+				out.Set(tp.Topic, tp.Partition, hw)
 			}
 			continue
 		}
-		out[tp] = p.log.HighWatermark()
+		out.Set(tp.Topic, tp.Partition, p.log.HighWatermark())
 	}
 	return out
 }

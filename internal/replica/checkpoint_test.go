@@ -20,7 +20,7 @@ func TestCheckpointedHighWatermark(t *testing.T) {
 		}
 	}
 	m := NewManager(2)
-	m.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 3})
+	m.SetCheckpoint(log.OffsetsOf(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 3}))
 	p, err := m.Apply(l, State{Leader: 1, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -28,14 +28,14 @@ func TestCheckpointedHighWatermark(t *testing.T) {
 	if hw := p.HighWatermark(); hw != 3 {
 		t.Fatalf("follower high watermark after start %d, want the checkpointed 3", hw)
 	}
-	if got := m.HighWatermarks()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 3 {
+	if got := m.HighWatermarks().Map()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 3 {
 		t.Fatalf("HighWatermarks: %d", got)
 	}
 
 	// Capped at the log end; without a checkpoint the log start.
 	l2 := newLog(t)
 	m2 := NewManager(2)
-	m2.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 99})
+	m2.SetCheckpoint(log.OffsetsOf(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 99}))
 	if _, err := l2.Append(oneRecord(t), log.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestHighWatermarkKnown(t *testing.T) {
 		}
 	}
 	m := NewManager(1)
-	m.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 2})
+	m.SetCheckpoint(log.OffsetsOf(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 2}))
 	p, err := m.Apply(l, State{Leader: 2, LeaderEpoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}})
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func crashedLog(t *testing.T) *log.Log {
 func TestLeadershipDoesNotRecoverDeferredLog(t *testing.T) {
 	l := crashedLog(t)
 	m := NewManager(1)
-	m.SetCheckpoint(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 2})
+	m.SetCheckpoint(log.OffsetsOf(map[log.TopicPartition]int64{{Topic: "t", Partition: 0}: 2}))
 	for i, st := range []State{
 		{Leader: 1, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{1}, ISR: []int32{1}},
 		{Leader: NoLeader, LeaderEpoch: 2, PartitionEpoch: 2, Replicas: []int32{1}, ISR: []int32{1}},
@@ -60,13 +60,13 @@ func TestLeadershipDoesNotRecoverDeferredLog(t *testing.T) {
 			t.Fatalf("state %d (%+v) loaded the log", i, st)
 		}
 	}
-	if got := m.HighWatermarks()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 2 || l.Loaded() {
+	if got := m.HighWatermarks().Map()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 2 || l.Loaded() {
 		t.Fatalf("HighWatermarks: %d (loaded %v), want the checkpointed 2 without loading", got, l.Loaded())
 	}
 	if hw := l.HighWatermark(); hw != 5 || !l.Loaded() {
 		t.Fatalf("high watermark %d (loaded %v), want 5, the recovered end", hw, l.Loaded())
 	}
-	if got := m.HighWatermarks()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 5 {
+	if got := m.HighWatermarks().Map()[log.TopicPartition{Topic: "t", Partition: 0}]; got != 5 {
 		t.Fatalf("HighWatermarks after the load: %d, want 5", got)
 	}
 }

@@ -62,7 +62,7 @@ type Manager struct {
 	// (Replicated: the in-sync set loop never visits a single-replica
 	// partition).
 	replicated tpindex.Index[Partition]
-	ckpt       map[log.TopicPartition]int64 // checkpointed high watermarks (checkpoint.go)
+	ckpt       *log.Offsets // checkpointed high watermarks (checkpoint.go)
 
 	// applyMu serialises Apply/Remove so that listeners hear the changes
 	// of one partition in order.
