@@ -333,8 +333,16 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 				continue
 			}
 			np := *p
-			np.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(r int32) bool { return r == id })
-			if len(np.ISR) == 0 {
+			// The ISR without id; a sole member stays (the slice is
+			// shared: images never modify one in place).
+			if len(p.ISR) > 1 && slices.Contains(p.ISR, id) {
+				np.ISR = make([]int32, 0, len(p.ISR)-1)
+				for _, r := range p.ISR {
+					if r != id {
+						np.ISR = append(np.ISR, r)
+					}
+				}
+			} else if len(p.ISR) == 0 {
 				np.ISR = []int32{id}
 			}
 			if p.Leader == id {

@@ -33,16 +33,22 @@ func (c *Controller) afterUncleanShutdown(im *metadata.Image, id int32, recs []m
 		topic string
 		part  int32
 	}
-	changed := map[key]bool{}
-	for _, r := range recs {
-		if r.Type == metadata.ChangePartition {
-			changed[key{r.TopicName, r.Partition}] = true
-		}
-	}
+	var changed map[key]bool // built at the first partition whose ELR holds id
 	n := 0
 	for _, t := range im.SortedTopics() {
 		for i, p := range t.Partitions {
-			if !slices.Contains(p.ELR, id) || changed[key{t.Name, int32(i)}] {
+			if !slices.Contains(p.ELR, id) {
+				continue
+			}
+			if changed == nil {
+				changed = map[key]bool{}
+				for _, r := range recs {
+					if r.Type == metadata.ChangePartition {
+						changed[key{r.TopicName, r.Partition}] = true
+					}
+				}
+			}
+			if changed[key{t.Name, int32(i)}] {
 				continue
 			}
 			np := p

@@ -24,7 +24,16 @@ func (b Batch) Encode() []byte {
 		}
 		r := &b.Records[i]
 		if r.plainChange() {
+			start := len(buf)
 			buf = appendChange(buf, r)
+			if i == 0 && len(b.Records) > 1 {
+				// Size the rest on the first record (a batch of changes
+				// is mostly alike): growing 15 MB in steps copied it
+				// several times.
+				if need := len(buf) + (len(buf)-start+1)*(len(b.Records)-1)*9/8 + 2; need > cap(buf) {
+					buf = append(make([]byte, 0, need), buf...)
+				}
+			}
 			continue
 		}
 		data, err := json.Marshal(r)

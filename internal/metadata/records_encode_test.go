@@ -112,7 +112,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 func BenchmarkEncodeFencingBatch(b *testing.B) {
 	recs := make([]Record, 100_000)
 	for i := range recs {
-		recs[i] = Record{Type: ChangePartition, TopicName: "mp-topic-042", Partition: int32(i % 1000),
+		recs[i] = Record{Type: ChangePartition, TopicName: "mp-topic-042", TopicID: ID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, Partition: int32(i % 1000),
 			Change: &Partition{Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, LeaderEpoch: 7, PartitionEpoch: 9}}
 	}
 	bt := Batch{Records: recs}
