@@ -342,7 +342,8 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 						np.ISR = append(np.ISR, r)
 					}
 				}
-			} else if len(p.ISR) == 0 {
+			}
+			if len(np.ISR) == 0 {
 				np.ISR = []int32{id}
 			}
 			if p.Leader == id {

@@ -18,6 +18,7 @@ func (b Batch) Encode() []byte {
 	}
 	buf := make([]byte, 0, 64+len(b.Records)*160)
 	buf = append(buf, `{"records":[`...)
+	sized := false
 	for i := range b.Records {
 		if i > 0 {
 			buf = append(buf, ',')
@@ -26,11 +27,12 @@ func (b Batch) Encode() []byte {
 		if r.plainChange() {
 			start := len(buf)
 			buf = appendChange(buf, r)
-			if i == 0 && len(b.Records) > 1 {
-				// Size the rest on the first record (a batch of changes
+			if !sized {
+				// Size the rest on the first change (a batch of changes
 				// is mostly alike): growing 15 MB in steps copied it
-				// several times.
-				if need := len(buf) + (len(buf)-start+1)*(len(b.Records)-1)*9/8 + 2; need > cap(buf) {
+				// several times, into fresh memory.
+				sized = true
+				if need := len(buf) + (len(buf)-start+1)*(len(b.Records)-1-i)*9/8 + 2; need > cap(buf) {
 					buf = append(make([]byte, 0, need), buf...)
 				}
 			}

@@ -222,8 +222,19 @@ type initRecord struct {
 // initializePartition writes InitializeMany's records of state partition p,
 // setting their codes; c.writeMu is held.
 func (c *Coordinator) initializePartition(p int32, recs []initRecord, codes []int16) {
+	var chunk []initRecord
+	defer func() {
+		// On its own goroutine: a panic of a write fails the records not
+		// written yet (the request goroutine's recovery, which closes
+		// only the connection, does not reach here).
+		if v := recover(); v != nil {
+			for _, r := range append(chunk, recs...) {
+				codes[r.i] = kerr.UnknownServerError.Code
+			}
+		}
+	}()
 	for len(recs) > 0 {
-		chunk := recs[:min(len(recs), initBatchRecords)]
+		chunk = recs[:min(len(recs), initBatchRecords)]
 		recs = recs[len(chunk):]
 		keys, values := make([][]byte, len(chunk)), make([][]byte, len(chunk))
 		for j, r := range chunk {

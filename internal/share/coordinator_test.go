@@ -274,3 +274,39 @@ func TestCoordinatorInitializeManyPartitionsConcurrently(t *testing.T) {
 		t.Fatalf("codes %v, want both 0", codes)
 	}
 }
+
+// A write that panics on InitializeMany's goroutine fails its partition's
+// records (UNKNOWN_SERVER_ERROR) instead of the process; the other state
+// partition's records are written.
+func TestCoordinatorInitializeManyWritePanics(t *testing.T) {
+	c := &Coordinator{
+		Append:     func(int32, []byte, []byte) error { return nil },
+		Partitions: func() int32 { return 2 },
+		NowMs:      func() int64 { return 5 },
+		AppendBatch: func(p int32, keys, values [][]byte) error {
+			if p == 0 {
+				panic("write failed")
+			}
+			return nil
+		},
+	}
+	for p := range int32(2) {
+		if err := c.LoadPartition(p, func(func(key, value []byte) error) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reqs []InitRequest
+	for p := range int32(20) {
+		reqs = append(reqs, InitRequest{Key: Key{Group: "g", TopicID: [16]byte{1}, Partition: p}, StateEpoch: 1, StartOffset: -1})
+	}
+	codes := c.InitializeMany(reqs)
+	for i, r := range reqs {
+		want := int16(0)
+		if r.Key.StatePartition(2) == 0 {
+			want = kerr.UnknownServerError.Code
+		}
+		if codes[i] != want {
+			t.Fatalf("partition %d (state partition %d): code %d, want %d", r.Key.Partition, r.Key.StatePartition(2), codes[i], want)
+		}
+	}
+}
