@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -16,7 +17,7 @@ func (b Batch) Encode() []byte {
 	if b.Records == nil {
 		return []byte(`{"records":null}`)
 	}
-	buf := make([]byte, 0, 64+len(b.Records)*160)
+	buf := make([]byte, 0, 4096) // sized on the first change (below)
 	buf = append(buf, `{"records":[`...)
 	sized := false
 	for i := range b.Records {
@@ -66,9 +67,8 @@ func appendChange(buf []byte, r *Record) []byte {
 		buf = append(buf, `,"topic_name":`...)
 		buf = appendString(buf, r.TopicName)
 	}
-	id, _ := r.TopicID.MarshalText()
 	buf = append(buf, `,"topic_id":"`...)
-	buf = append(buf, id...)
+	buf = base64.RawURLEncoding.AppendEncode(buf, r.TopicID[:]) // ID.MarshalText's form
 	buf = append(buf, '"')
 	if r.Partition != 0 {
 		buf = append(buf, `,"partition":`...)

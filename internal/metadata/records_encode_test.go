@@ -115,6 +115,7 @@ func BenchmarkEncodeFencingBatch(b *testing.B) {
 		recs[i] = Record{Type: ChangePartition, TopicName: "mp-topic-042", TopicID: ID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, Partition: int32(i % 1000),
 			Change: &Partition{Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, LeaderEpoch: 7, PartitionEpoch: 9}}
 	}
+	recs[0] = Record{Type: FenceBroker, BrokerID: 1, Epoch: 5} // as a fencing batch starts
 	bt := Batch{Records: recs}
 	b.Run("Encode", func(b *testing.B) {
 		for b.Loop() {
