@@ -79,19 +79,7 @@ func TestInitStateSerializedPerGroup(t *testing.T) {
 	}
 	// A second member of a joins: its heartbeat waits for a1's initialization.
 	a2 := join("a", "m2")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		m.initLocks.mu.Lock()
-		waiting := m.initLocks.locks["a"] != nil && m.initLocks.locks["a"].refs == 2
-		m.initLocks.mu.Unlock()
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second heartbeat of a does not wait for the first one's initialization")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitSecondInitializer(t, m, "a")
 	// Group b is initialized and assigned while a's initialization is blocked.
 	if r := recv("group b's join", join("b", "m1")); r.ErrorCode != 0 || assigned(r) != 2 {
 		t.Fatalf("group b's join while a initializes: error %d, %d partitions assigned, want 2", r.ErrorCode, assigned(r))
@@ -174,19 +162,7 @@ func TestInitStateWaitedHeartbeatCarriesAssignment(t *testing.T) {
 		t.Fatal("the initialization did not start")
 	}
 	again := beat(e0) // sent again at the same epoch, waits for the first
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		m.initLocks.mu.Lock()
-		waiting := m.initLocks.locks["g"] != nil && m.initLocks.locks["g"].refs == 2
-		m.initLocks.mu.Unlock()
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second heartbeat does not wait for the first one's initialization")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitSecondInitializer(t, m, "g")
 	close(release)
 	recv(lost)
 	r := recv(again)
@@ -201,5 +177,24 @@ func TestInitStateWaitedHeartbeatCarriesAssignment(t *testing.T) {
 	}
 	if r.Assignment == nil || n != 2 {
 		t.Fatalf("heartbeat sent again: epoch %d -> %d with assignment %+v, want both partitions", e0, r.MemberEpoch, r.Assignment)
+	}
+}
+
+// waitSecondInitializer waits (10 s at most) until a second heartbeat of
+// group waits for the first one's initialization.
+func waitSecondInitializer(t *testing.T, m *Manager, group string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.initLocks.mu.Lock()
+		waiting := m.initLocks.locks[group] != nil && m.initLocks.locks[group].refs == 2
+		m.initLocks.mu.Unlock()
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second heartbeat of %s does not wait for the first one's initialization", group)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
