@@ -211,8 +211,12 @@ type clusterNode struct {
 	pubImage    atomic.Pointer[metadata.Image] // that image (what clients are told)
 	// caughtUp is the offset of this run's registration: images before it
 	// are prefixes of what the local state may already hold (replayed at
-	// start) and are never published.
+	// start) and are never published. After a first registration that
+	// kept this broker's leaderships (controller.RegisterResponse), the
+	// offset of its unfencing instead: until then, keptAt holds the
+	// registration's offset, which its heartbeats say it has.
 	caughtUp atomic.Uint64
+	keptAt   atomic.Uint64
 	// wakePublish nudges the publish loop when caughtUp is set (the image
 	// may already be there, with no change to come).
 	wakePublish chan struct{}
@@ -659,10 +663,13 @@ func (c *clusterNode) run(ctx context.Context) {
 				continue
 			}
 			// The first heartbeat says the broker has caught up (and
-			// gets it unfenced) as soon as it has.
-			wctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval)
-			_ = c.waitPublished(wctx, uint64(c.epoch.Load()))
-			cancel()
+			// gets it unfenced) as soon as it has; a broker that kept
+			// its leaderships has, with its registration.
+			if c.keptAt.Load() == 0 {
+				wctx, cancel := context.WithTimeout(ctx, c.cfg.heartbeatInterval)
+				_ = c.waitPublished(wctx, uint64(c.epoch.Load()))
+				cancel()
+			}
 		}
 		c.heartbeat(ctx)
 		select {
@@ -694,8 +701,12 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	reg := metadata.BrokerRegistration{ID: c.cfg.nodeID, Incarnation: c.incarnation, Endpoints: c.endpoints(),
 		Rack: c.b.cfg.Raw["broker.rack"], PeerAddress: c.peerAddr}
 	var resp controller.RegisterResponse
+	// Nothing is published before the first registration's answer: its
+	// controller may leave this broker's sole leaderships to its unfencing.
+	first := c.caughtUp.Load() == 0
 	err := callController(rctx, c, "register", c.ctrl.Register,
-		controller.RegisterRequest{Broker: reg, PreviousBrokerEpoch: c.previousBrokerEpoch(), Local: c.ctrl != nil}, &resp) // elr.go
+		controller.RegisterRequest{Broker: reg, PreviousBrokerEpoch: c.previousBrokerEpoch(), Local: c.ctrl != nil, // elr.go
+			KeepLeaderships: first}, &resp)
 	if err != nil {
 		if ctx.Err() == nil {
 			c.logger.Info("broker registration not accepted yet; retrying", "err", err)
@@ -710,7 +721,16 @@ func (c *clusterNode) register(ctx context.Context) bool {
 	c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.Offset)
 	c.epoch.Store(resp.Epoch)
 	c.b.logs.SetBrokerEpoch(resp.Epoch) // recorded by a clean shutdown
-	if c.caughtUp.Load() == 0 {
+	switch {
+	case resp.KeptLeaderships:
+		// The registration's image may name this broker, fenced, as
+		// the leader of partitions at the leader epochs of its last
+		// run: none is published before the unfencing renews them.
+		c.keptAt.Store(resp.Offset)
+	case c.caughtUp.Load() == 0:
+		// (A registration that did not keep them took them away: an
+		// earlier one's kept leaderships are gone from this image.)
+		c.keptAt.Store(0)
 		c.caughtUp.Store(resp.Offset)
 		select {
 		case c.wakePublish <- struct{}{}:
@@ -726,8 +746,13 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 	defer cancel()
 	var resp controller.HeartbeatResponse
 	sent := time.Now()
+	has := c.published.Load()
+	kept := c.keptAt.Load()
+	if kept > 0 && c.caughtUp.Load() == 0 {
+		has = kept // the shared store's image at the registration (register)
+	}
 	err := callController(hctx, c, "heartbeat", c.ctrl.Heartbeat,
-		controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: c.epoch.Load(), MetadataOffset: c.published.Load()}, &resp)
+		controller.HeartbeatRequest{BrokerID: c.cfg.nodeID, Epoch: c.epoch.Load(), MetadataOffset: has}, &resp)
 	var ce *controller.Error
 	switch {
 	case errors.As(err, &ce) && ce.Code == kerr.StaleBrokerEpoch.Code:
@@ -741,6 +766,15 @@ func (c *clusterNode) heartbeat(ctx context.Context) {
 		c.lease.renewAt(sent, c.cfg.sessionTimeout, resp.MetadataOffset)
 		if c.fenced.Swap(resp.Fenced) != resp.Fenced {
 			c.logger.Info("broker fencing changed", "fenced", resp.Fenced)
+		}
+		if kept > 0 && !resp.Fenced && c.caughtUp.Load() == 0 {
+			// Unfenced, with the kept leaderships renewed at
+			// resp.MetadataOffset: publish from there.
+			c.caughtUp.Store(max(resp.MetadataOffset, kept))
+			select {
+			case c.wakePublish <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

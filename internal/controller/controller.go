@@ -321,8 +321,17 @@ func newTopicID(im *metadata.Image) metadata.ID {
 // none; id leaves every in-sync set unless it is its last member (kept so
 // that it can lead again when it returns: no unclean election).
 func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
+	return leaveBrokerKeeping(im, id, false)
+}
+
+// leaveBrokerKeeping is leaveBroker; with keepSole, the partitions that id
+// leads as their only in-sync replica are left as they are (no other
+// replica could lead them): the unfencing of id renews those leaderships
+// (returnBroker), in one change each instead of two (requests.go,
+// Register).
+func leaveBrokerKeeping(im *metadata.Image, id int32, keepSole bool) []metadata.Record {
 	n := changesCap(im, func(p *metadata.Partition) bool {
-		return p.Leader == id || slices.Contains(p.ISR, id)
+		return (p.Leader == id && !(keepSole && soleLeader(p, id))) || slices.Contains(p.ISR, id) && len(p.ISR) > 1
 	})
 	out := make([]metadata.Record, 0, n)
 	changes := make([]metadata.Partition, 0, n) // the records' changes, allocated once
@@ -330,6 +339,9 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 		for i := range t.Partitions {
 			p := &t.Partitions[i]
 			if p.Leader != id && !(slices.Contains(p.ISR, id) && len(p.ISR) > 1) {
+				continue
+			}
+			if keepSole && soleLeader(p, id) {
 				continue
 			}
 			np := *p
@@ -365,13 +377,23 @@ func leaveBroker(im *metadata.Image, id int32) []metadata.Record {
 	return out
 }
 
+// soleLeader reports whether broker id leads p as its only in-sync replica.
+func soleLeader(p *metadata.Partition, id int32) bool {
+	return p.Leader == id && len(p.ISR) == 1 && p.ISR[0] == id
+}
+
 // returnBroker returns the partition changes that let broker id lead again
 // the leaderless partitions whose in-sync set holds it, or, with an empty
 // in-sync set, whose eligible leader replicas hold it (withELR elects it,
-// elr.go).
+// elr.go). A partition that id, fenced, still leads is one whose
+// leadership its registration kept (leaveBrokerKeeping; the controller
+// never elects a fenced broker): it is renewed with a new leader epoch, as
+// an election would, so that the leadership of this incarnation of id,
+// whose log may have lost what it had not synced, is told apart from the
+// last one's (KIP-320's truncation detection).
 func returnBroker(im *metadata.Image, id int32) []metadata.Record {
 	n := changesCap(im, func(p *metadata.Partition) bool {
-		return p.Leader == metadata.NoLeader
+		return p.Leader == metadata.NoLeader || p.Leader == id
 	})
 	out := make([]metadata.Record, 0, n)
 	changes := make([]metadata.Partition, 0, n) // the records' changes, allocated once
@@ -379,11 +401,13 @@ func returnBroker(im *metadata.Image, id int32) []metadata.Record {
 	for _, t := range im.SortedTopics() {
 		for i := range t.Partitions {
 			p := &t.Partitions[i]
-			if p.Leader != metadata.NoLeader {
+			if p.Leader != metadata.NoLeader && p.Leader != id {
 				continue
 			}
 			np := *p
 			switch {
+			case p.Leader == id:
+				np.LeaderEpoch++
 			case slices.Contains(p.ISR, id):
 				np.Leader = id
 				np.LeaderEpoch++
