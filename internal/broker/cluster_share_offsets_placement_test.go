@@ -169,13 +169,14 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 				leaderB := tc.nodes[ti].broker()
 				top, _ := leaderB.topics.Get(topic)
 				k := share.Key{Group: group, TopicID: [16]byte(top.ID), Partition: 0}
-				leaderB.shares.Partition(k, func(string) int64 { return 1 })
+				stale := leaderB.shares.Partition(k, func(string) int64 { return 1 })
 				for _, c := range []struct{ start, want int64 }{{-2, 0}, {-1, 3}, {2, 2}} {
 					pollUntil(t, fmt.Sprintf("AlterShareGroupOffsets %d of %s (leader %d, coordinator %d) via node %d", c.start, topic, ti+1, coord, ri+1), func() bool {
 						switch code := alter(n.addr, group, topic, c.start); code {
 						case 0:
 							return true
-						case kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code:
+						case kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code,
+							kerr.LeaderNotAvailable.Code, kerr.NotLeaderForPartition.Code:
 							return false // retriable while the cluster settles
 						default:
 							t.Fatalf("AlterShareGroupOffsets %d of %s (leader %d, coordinator %d) via node %d: %v",
@@ -183,6 +184,14 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 							return false
 						}
 					})
+					// The leader's ExpireAll writes, every second, the copies
+					// it listed before writing each: one that listed the
+					// copy before the reset dropped or replaced it writes it
+					// now. It must find nothing to write (the reset flushed
+					// the copy first), not the old start offset over the new.
+					if err := leaderB.shares.Persist(stale); err != nil {
+						t.Fatalf("writing the leader's old copy of %v as ExpireAll would: %v", k, err)
+					}
 					if ri != ti {
 						if sp := leaderB.shares.Lookup(k); sp != nil {
 							if got, _ := sp.Offsets(); got != c.want {
@@ -205,9 +214,58 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 			}
 		}
 	}
+	// A broker whose metadata shows no leader for the partition (a topic it has not
+	// published yet, a leader just lost) cannot tell the broker that holds a copy:
+	// the reset is refused before it is written, or, if the leader went away after
+	// that, answered with an error rather than reported done.
+	k := share.Key{Group: "share-place-noleader", Partition: 0}
+	if code, _ := tc.nodes[1].broker().flushSharePartitionCopies(context.Background(), k, "share-place-unpublished"); code == 0 {
+		t.Fatal("flushing the copies of a partition without a leader in this broker's metadata: no error")
+	}
+	if err := tc.nodes[1].broker().forgetSharePartitionCopies(k, "share-place-unpublished"); err == nil {
+		t.Fatal("dropping the copies of a partition without a leader in this broker's metadata: no error")
+	}
 	t.Logf("covered %d of 27 (topic leader, share coordinator, receiving broker) placements", len(covered))
 	if len(covered) < 9 {
 		t.Fatalf("only %d placements covered: %v", len(covered), covered)
+	}
+}
+
+// share.Manager.ExpireAll lists the in-memory share partitions, then writes each
+// that changed: a copy it listed before AlterShareGroupOffsets replaced it is written
+// after the reset. The reset writes the copy first, so that this later write finds
+// nothing to write instead of putting the old start offset back over the new one.
+func TestShareOffsetsAlterOldCopyNotWrittenBack(t *testing.T) {
+	tb := shareTestBroker(t, nil)
+	id := shareProduceN(t, tb, "q", 1, 3)
+	b := tb.broker()
+	k := share.Key{Group: "sg", TopicID: id, Partition: 0}
+	old := b.shares.Partition(k, func(string) int64 { return 1 }) // as after a fetch, never written
+	for _, start := range []int64{2, 0} {
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = "sg"
+		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+		rt.Topic = "q"
+		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+		rp.Partition, rp.StartOffset = 0, start
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		r := tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("alter %d: %+v", start, r)
+		}
+		if err := b.shares.Persist(old); err != nil { // the ExpireAll that listed it
+			t.Fatalf("writing the old copy as ExpireAll would: %v", err)
+		}
+		s, found, err := b.readShareState(k)
+		if err != nil || !found || s.StartOffset != start {
+			t.Fatalf("after the reset to %d and a write of the old copy: stored start offset %d (found %v, err %v), want %d", start, s.StartOffset, found, err, start)
+		}
+		if sp := b.shares.Lookup(k); sp == nil {
+			t.Fatalf("after the reset to %d: no share partition in memory", start)
+		} else if got, _ := sp.Offsets(); got != start {
+			t.Fatalf("after the reset to %d: start offset %d in memory", start, got)
+		}
 	}
 }
 

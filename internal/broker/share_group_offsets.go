@@ -195,6 +195,15 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *wire.Reque
 				continue
 			}
 			k := share.Key{Group: req.GroupID, TopicID: [16]byte(top.ID), Partition: qp.Partition}
+			// No copy of the old state may be written after the new one
+			// (share_offsets_leader.go).
+			if code, msg := b.flushSharePartitionCopies(ctx, k, top.Name); code != 0 {
+				last.ErrorCode = code
+				if msg != "" {
+					last.ErrorMessage = &msg
+				}
+				continue
+			}
 			if err := retryShareState(ctx, func() error { return b.shares.ResetStart(k, start) }); err != nil {
 				b.logger.Error("share: altering offsets", "group", req.GroupID, "topic", top.Name, "partition", qp.Partition, "err", err)
 				last.ErrorCode = shareStateErrorCode(err)

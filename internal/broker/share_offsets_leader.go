@@ -1,13 +1,16 @@
 // AlterShareGroupOffsets on a cluster: the group coordinator that receives it may hold
 // no replica of the topic partition, or only a follower's. It asks the partition's
 // leader, over the peer transport ("share-partition"), for the log start offset and
-// the high watermark that -2 (earliest) and -1 (latest) stand for, and, once the new
-// state is written to the share coordinator, has the leader drop the copy of the share
-// partition it holds in memory, so that the leader's next use reads the new state.
+// the high watermark that -2 (earliest) and -1 (latest) stand for. Before the new
+// state is written to the share coordinator, every copy of the share partition held in
+// memory (this broker's and the leader's) is flushed ("flush"), so that no write of the
+// old state can land after the new one; once it is written, the leader drops its copy
+// ("forget"), so that its next use reads the new state.
 package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,8 +21,8 @@ import (
 	"github.com/sluice-broker/sluice/internal/share"
 )
 
-// sharePartitionMsg asks a partition's leader for its offsets ("offsets") or to drop
-// its in-memory copy of a share partition ("forget").
+// sharePartitionMsg asks a partition's leader for its offsets ("offsets"), to write
+// its in-memory copy of a share partition ("flush") or to drop it ("forget").
 type sharePartitionMsg struct {
 	Op        string   `json:"op"`
 	Group     string   `json:"group,omitempty"`
@@ -122,12 +125,66 @@ func (b *Broker) imageLeaderEpoch(topic string, p int32) int32 {
 	return ip.LeaderEpoch
 }
 
+// flushShareCopy writes this broker's in-memory copy of share partition k, if it has
+// one and it changed since its last write (share.Manager.Persist, under the lock that
+// orders every write of the manager): once it returns, no earlier write of the copy
+// is in flight, and the copy is marked written, so that a later Persist of it finds
+// nothing to write. ExpireAll persists, every second, the copies it listed before it
+// writes them: without this, a copy listed before AlterShareGroupOffsets dropped or
+// replaced it could write the old state over the new one. A copy that is fenced (its
+// broker no longer leads the partition) cannot write either. A share coordinator not
+// there yet is waited for, as the write of the new state does (retryShareState).
+func (b *Broker) flushShareCopy(ctx context.Context, k share.Key) error {
+	sp := b.shares.Lookup(k)
+	if sp == nil {
+		return nil
+	}
+	err := retryShareState(ctx, func() error { return b.shares.Persist(sp) })
+	if err != nil && !errors.Is(err, kerr.FencedLeaderEpoch) {
+		return err
+	}
+	return nil
+}
+
+// flushSharePartitionCopies prepares AlterShareGroupOffsets' write of share partition
+// k: this broker's copy and the partition leader's are flushed (flushShareCopy), so
+// that neither can write the old state after the new one. A non-zero code (retriable:
+// the client sends the request again) is the partition's error when that cannot be
+// made sure of: the state is then not written. Without a leader in this broker's
+// metadata image (the topic not published here yet, or its leader just lost), the
+// broker that still holds a copy is unknown: LEADER_NOT_AVAILABLE (or
+// UNKNOWN_TOPIC_OR_PARTITION), as Kafka answers a partition without a leader.
+func (b *Broker) flushSharePartitionCopies(ctx context.Context, k share.Key, topic string) (int16, string) {
+	if err := b.flushShareCopy(ctx, k); err != nil {
+		b.logger.Warn("share: writing this broker's copy of the share partition before altering it", "group", k.Group, "topic", topic, "partition", k.Partition, "err", err)
+		return shareStateErrorCode(err), "The share partition's state could not be written before it is replaced; send the request again."
+	}
+	if b.image() == nil {
+		return 0, ""
+	}
+	leader, local, code := b.sharePartitionLeader(topic, k.Partition)
+	if code != 0 {
+		return code, "The partition has no leader in this broker's metadata yet; send the request again."
+	}
+	if local {
+		return 0, ""
+	}
+	m := sharePartitionMsg{Op: "flush", Group: k.Group, TopicID: k.TopicID, Topic: topic, Partition: k.Partition}
+	a, err := b.cluster.sharePartitionRemote(leader, m)
+	if err != nil {
+		b.logger.Warn("share: asking the partition's leader to write its share state", "group", k.Group, "topic", topic, "partition", k.Partition, "leader", leader, "err", err)
+		return kerr.NotLeaderForPartition.Code, fmt.Sprintf("The partition's leader (broker %d) could not be reached; send the request again.", leader)
+	}
+	return a.Code, ""
+}
+
 // forgetSharePartitionCopies drops the in-memory copies of share partition k that no
 // longer hold its state after AlterShareGroupOffsets wrote it: this broker's if it
 // does not lead the partition, and the leader's if the leader is another broker. A
 // leader that cannot be told would keep its copy and could later write it over the
 // new state: the error is returned (the request is answered with a retriable error
-// for the partition, so the reset is sent again rather than reported done).
+// for the partition, so the reset is sent again rather than reported done), and so it
+// is when this broker no longer sees a leader (flushSharePartitionCopies saw one).
 func (b *Broker) forgetSharePartitionCopies(k share.Key, topic string) error {
 	if b.image() == nil {
 		return nil
@@ -138,7 +195,7 @@ func (b *Broker) forgetSharePartitionCopies(k share.Key, topic string) error {
 	}
 	b.shares.ForgetKey(k)
 	if code != 0 {
-		return nil // no leader now: the next one reads the state again
+		return fmt.Errorf("the new start offset is stored, but the partition has no leader in this broker's metadata to drop its copy of the old state (%w); send the request again", kerr.ErrorForCode(code))
 	}
 	m := sharePartitionMsg{Op: "forget", Group: k.Group, TopicID: k.TopicID, Topic: topic, Partition: k.Partition}
 	if _, err := b.cluster.sharePartitionRemote(leader, m); err != nil {
@@ -164,10 +221,26 @@ func (c *clusterNode) sharePartitionRemote(id int32, m sharePartitionMsg) (share
 }
 
 // sharePartitionLocal serves another broker's sharePartitionRemote.
-func (c *clusterNode) sharePartitionLocal(_ context.Context, m sharePartitionMsg) (sharePartitionAnswer, error) {
+func (c *clusterNode) sharePartitionLocal(ctx context.Context, m sharePartitionMsg) (sharePartitionAnswer, error) {
 	switch m.Op {
 	case "offsets":
 		return c.b.localShareOffsets(m.Topic, m.Partition), nil
+	case "flush":
+		// The copy is written even if this broker no longer leads the partition;
+		// the answer then tells the sender, whose metadata is behind, to try again
+		// (the new leader may hold a copy).
+		// Within the sender's 10 s (sharePartitionRemote).
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := c.b.flushShareCopy(fctx, share.Key{Group: m.Group, TopicID: m.TopicID, Partition: m.Partition})
+		cancel()
+		if err != nil {
+			c.b.logger.Warn("share: writing the share state before it is altered", "group", m.Group, "topic", m.Topic, "partition", m.Partition, "err", err)
+			return sharePartitionAnswer{Code: shareStateErrorCode(err)}, nil
+		}
+		if part := c.b.replicas.Get(m.Topic, m.Partition); part == nil || part.Role() != replica.Leader {
+			return sharePartitionAnswer{Code: kerr.NotLeaderForPartition.Code}, nil
+		}
+		return sharePartitionAnswer{}, nil
 	case "forget":
 		c.b.shares.ForgetKey(share.Key{Group: m.Group, TopicID: m.TopicID, Partition: m.Partition})
 		return sharePartitionAnswer{}, nil
