@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,10 +41,7 @@ func TestCrashRestartRenewsLeadershipsOnce(t *testing.T) {
 	}
 	before := epochs(tb)
 
-	fsys.ProcessCrash()
-	fsys.SetFault(func(op, name string) error { return errors.New("process is dead") })
-	_ = s.srv.Close()
-	fsys.SetFault(nil)
+	dpCrash(s, fsys)
 
 	s2 := dpStartServer(t, dir, fsys)
 	defer s2.srv.Close()

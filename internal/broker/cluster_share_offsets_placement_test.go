@@ -242,15 +242,7 @@ func TestShareOffsetsAlterOldCopyNotWrittenBack(t *testing.T) {
 	k := share.Key{Group: "sg", TopicID: id, Partition: 0}
 	old := b.shares.Partition(k, func(string) int64 { return 1 }) // as after a fetch, never written
 	for _, start := range []int64{2, 0} {
-		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-		req.GroupID = "sg"
-		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-		rt.Topic = "q"
-		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-		rp.Partition, rp.StartOffset = 0, start
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		r := tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		r := tb.request(alterShareOffsetsReq("sg", "q", 0, start)).(*kmsg.AlterShareGroupOffsetsResponse)
 		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("alter %d: %+v", start, r)
 		}
@@ -275,15 +267,7 @@ func TestShareGroupOffsetsLatestEarliest(t *testing.T) {
 	tb := shareTestBroker(t, nil)
 	shareProduceN(t, tb, "q", 1, 5)
 	alter := func(offset int64) kmsg.AlterShareGroupOffsetsResponseTopicPartition {
-		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-		req.GroupID = "sg"
-		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-		rt.Topic = "q"
-		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-		rp.Partition, rp.StartOffset = 0, offset
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		r := tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		r := tb.request(alterShareOffsetsReq("sg", "q", 0, offset)).(*kmsg.AlterShareGroupOffsetsResponse)
 		if r.ErrorCode != 0 || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
 			t.Fatalf("alter %d: %+v", offset, r)
 		}

@@ -335,12 +335,7 @@ func TestProduceCrashRecovery(t *testing.T) {
 	}
 	cl.Close()
 
-	// Crash: handles die, and nothing the dying process would still do
-	// (flushes, snapshots, the clean-shutdown marker) reaches the disk.
-	fsys.ProcessCrash()
-	fsys.SetFault(func(op, name string) error { return errors.New("process is dead") })
-	_ = s.srv.Close()
-	fsys.SetFault(nil)
+	dpCrash(s, fsys)
 
 	s2 := dpStartServer(t, dir, fsys)
 	defer s2.srv.Close()
@@ -401,4 +396,14 @@ func TestProduceMinInsyncReplicas(t *testing.T) {
 	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != 0 {
 		t.Fatalf("acks=1: error %d at offset %d, want offset 0", p.ErrorCode, p.BaseOffset)
 	}
+}
+
+// dpCrash simulates kill -9 of s: handles die, and nothing the dying process
+// would still do (flushes, snapshots, the clean-shutdown marker) reaches the
+// disk.
+func dpCrash(s *dpServer, fsys *vfs.MemFS) {
+	fsys.ProcessCrash()
+	fsys.SetFault(func(op, name string) error { return errors.New("process is dead") })
+	_ = s.srv.Close()
+	fsys.SetFault(nil)
 }

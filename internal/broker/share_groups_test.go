@@ -468,15 +468,7 @@ func TestShareGroupOffsets(t *testing.T) {
 	// alter needs an empty group: A is a member
 	shareHeartbeat(t, tb, "sg", "A", 0, "q")
 	alter := func(offset int64) *kmsg.AlterShareGroupOffsetsResponse {
-		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-		req.GroupID = "sg"
-		rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-		rt.Topic = "q"
-		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-		rp.Partition, rp.StartOffset = 0, offset
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return tb.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+		return tb.request(alterShareOffsetsReq("sg", "q", 0, offset)).(*kmsg.AlterShareGroupOffsetsResponse)
 	}
 	if r := alter(0); r.ErrorCode != kerr.NonEmptyGroup.Code {
 		t.Fatalf("alter with a member: %v", kerr.ErrorForCode(r.ErrorCode))
@@ -664,4 +656,17 @@ func TestShareFetchRotatesPartitions(t *testing.T) {
 	if got[0] != 1 || got[1] != 1 {
 		t.Fatalf("two fetches of one record each acquired %v per partition, want one from each", got)
 	}
+}
+
+// alterShareOffsetsReq is an AlterShareGroupOffsets request for one partition.
+func alterShareOffsetsReq(group, topic string, partition int32, start int64) *kmsg.AlterShareGroupOffsetsRequest {
+	req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+	req.GroupID = group
+	rt := kmsg.NewAlterShareGroupOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
+	rp.Partition, rp.StartOffset = partition, start
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return req
 }
