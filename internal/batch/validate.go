@@ -120,54 +120,75 @@ func Inspect(b []byte, opts ValidateOptions) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	var (
-		prev         = int32(-1)
-		minTS, maxTS = int64(math.MaxInt64), int64(math.MinInt64)
-		keyErrs      []RecordError
-	)
+	if !opts.FromLog && !h.IsControl() {
+		if minTS, maxTS, ok := walkProduce(data, int(h.RecordCount), h.BaseTimestamp, opts.RequireKeys); ok {
+			return s.checked(data, minTS, maxTS), nil
+		}
+		// Walk again below to find and describe the fault.
+	}
+	minTS, maxTS, err := walkRecords(data, h, opts)
+	if err != nil {
+		return Summary{}, err
+	}
+	return s.checked(data, minTS, maxTS), nil
+}
+
+// walkRecords checks every record of the record section data of a batch with
+// header h, as Validate describes, and returns the smallest and largest record
+// timestamps. Every fault gets its own message.
+func walkRecords(data []byte, h Header, opts ValidateOptions) (minTS, maxTS int64, err error) {
+	minTS, maxTS = math.MaxInt64, math.MinInt64
+	prev := int32(-1)
+	var keyErrs []RecordError
 	rd := recordReader{data: data, count: int(h.RecordCount)}
 	var r Record
 	for i := 0; ; i++ {
 		ok, err := rd.next(&r)
 		if err != nil {
-			return Summary{}, err
+			return 0, 0, err
 		}
 		if !ok {
 			break
 		}
 		if opts.FromLog {
 			if r.OffsetDelta <= prev || r.OffsetDelta > h.LastOffsetDelta {
-				return Summary{}, errorf(InvalidRecord, "record %d: offset delta %d out of order (previous %d, last %d)", i, r.OffsetDelta, prev, h.LastOffsetDelta)
+				return 0, 0, errorf(InvalidRecord, "record %d: offset delta %d out of order (previous %d, last %d)", i, r.OffsetDelta, prev, h.LastOffsetDelta)
 			}
 		} else if int(r.OffsetDelta) != i {
-			return Summary{}, errorf(InvalidRecord, "record %d: offset delta %d, want %d", i, r.OffsetDelta, i)
+			return 0, 0, errorf(InvalidRecord, "record %d: offset delta %d, want %d", i, r.OffsetDelta, i)
 		}
 		prev = r.OffsetDelta
 
 		d := r.TimestampDelta
 		if (d > 0 && h.BaseTimestamp > math.MaxInt64-d) || (d < 0 && h.BaseTimestamp < math.MinInt64-d) {
-			return Summary{}, errorf(InvalidTimestamp, "record %d: timestamp delta %d overflows base timestamp %d", i, d, h.BaseTimestamp)
+			return 0, 0, errorf(InvalidTimestamp, "record %d: timestamp delta %d overflows base timestamp %d", i, d, h.BaseTimestamp)
 		}
 		ts := h.BaseTimestamp + d
 		minTS, maxTS = min(minTS, ts), max(maxTS, ts)
 
 		if h.IsControl() {
 			if len(r.Key) < 4 {
-				return Summary{}, errorf(InvalidRecord, "record %d: control record key of %d bytes, need at least 4", i, len(r.Key))
+				return 0, 0, errorf(InvalidRecord, "record %d: control record key of %d bytes, need at least 4", i, len(r.Key))
 			}
 		} else if opts.RequireKeys && r.Key == nil {
 			keyErrs = append(keyErrs, RecordError{Index: i, Msg: "compacted topic cannot accept a record without a key"})
 		}
 	}
 	if len(keyErrs) > 0 {
-		return Summary{}, &Error{Code: InvalidRecord, Msg: "compacted topic cannot accept records without a key", RecordErrors: keyErrs}
+		return 0, 0, &Error{Code: InvalidRecord, Msg: "compacted topic cannot accept records without a key", RecordErrors: keyErrs}
 	}
+	return minTS, maxTS, nil
+}
+
+// checked completes s for a batch whose record section data was walked and
+// whose records' timestamps range from minTS to maxTS.
+func (s Summary) checked(data []byte, minTS, maxTS int64) Summary {
 	s.RecordsChecked = true
 	s.Uncompressed = len(data)
-	if h.RecordCount > 0 && h.TimestampType() == CreateTime {
+	if s.Header.RecordCount > 0 && s.Header.TimestampType() == CreateTime {
 		// A header MaxTimestamp that disagrees with the records is tolerated,
 		// as Kafka tolerates it; the summary reports the records' own range.
 		s.MinTimestamp, s.MaxTimestamp = minTS, maxTS
 	}
-	return s, nil
+	return s
 }
