@@ -17,8 +17,18 @@ func walkProduce(data []byte, count int, base int64, requireKeys bool) (minTS, m
 	minTS, maxTS = math.MaxInt64, math.MinInt64
 	p := 0
 	for i := 0; i < count; i++ {
-		l, q := varint32At(data, p)
-		if q < 0 || l < 0 || int(l) > len(data)-q {
+		// Lengths of small records take one or two bytes; both in line.
+		var l int32
+		q := p + 1
+		if p+1 < len(data) && data[p] < 0x80 {
+			l = int32(data[p]>>1) ^ -int32(data[p]&1)
+		} else if p+2 < len(data) && data[p+1] < 0x80 {
+			u := uint32(data[p]&0x7f) | uint32(data[p+1])<<7
+			l, q = int32(u>>1)^-int32(u&1), p+2
+		} else if l, q = varint32At(data, p); q < 0 {
+			return
+		}
+		if l < 0 || int(l) > len(data)-q {
 			return
 		}
 		end := q + int(l)
@@ -64,7 +74,17 @@ func walkProduce(data []byte, count int, base int64, requireKeys bool) (minTS, m
 			return // key
 		}
 		q += max(int(n), 0)
-		if n, q = varint32At(body, q); q < 0 || n < -1 || int(n) > len(body)-q {
+		if q+1 < len(body) && body[q] < 0x80 {
+			n = int32(body[q]>>1) ^ -int32(body[q]&1)
+			q++
+		} else if q+2 < len(body) && body[q+1] < 0x80 {
+			u := uint32(body[q]&0x7f) | uint32(body[q+1])<<7
+			n = int32(u>>1) ^ -int32(u&1)
+			q += 2
+		} else if n, q = varint32At(body, q); q < 0 {
+			return
+		}
+		if n < -1 || int(n) > len(body)-q {
 			return // value
 		}
 		q += max(int(n), 0)
