@@ -38,16 +38,35 @@ func RequestHeaderVersion(key, version int16) int8 {
 	if key == 7 && version == 0 { // ControlledShutdown v0
 		return 0
 	}
-	req := kmsg.RequestForKey(key)
-	if req == nil {
+	if key < 0 || int(key) >= len(flexibleFrom) {
 		return 1
 	}
-	req.SetVersion(version)
-	if req.IsFlexible() {
+	if f := flexibleFrom[key]; f >= 0 && version >= f {
 		return 2
 	}
 	return 1
 }
+
+// flexibleFrom holds, for each api key kmsg knows, the first version kmsg
+// encodes as flexible (-1 for none, and for keys it does not know). Asking
+// kmsg itself costs a request allocation, on every request and response.
+var flexibleFrom = func() (t [kmsg.MaxKey + 1]int16) {
+	for key := range t {
+		t[key] = -1
+		req := kmsg.RequestForKey(int16(key))
+		if req == nil {
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			req.SetVersion(v)
+			if req.IsFlexible() {
+				t[key] = v
+				break
+			}
+		}
+	}
+	return t
+}()
 
 // PeekKeyVersion returns the api key and version at the start of a frame.
 func PeekKeyVersion(frame []byte) (key, version int16, err error) {

@@ -526,3 +526,27 @@ func TestShutdownWithFullQueueAnswersQueuedRequests(t *testing.T) {
 		}
 	}
 }
+
+// The header-version table agrees with asking kmsg for every key and version
+// (and a few versions beyond what kmsg knows).
+func TestRequestHeaderVersionTable(t *testing.T) {
+	for key := int16(-1); key <= kmsg.MaxKey+2; key++ {
+		for v := int16(0); v < 40; v++ {
+			want := int8(1)
+			if key == 7 && v == 0 {
+				want = 0
+			} else if req := kmsg.RequestForKey(key); req != nil {
+				req.SetVersion(v)
+				if req.IsFlexible() {
+					want = 2
+				}
+			}
+			if got := RequestHeaderVersion(key, v); got != want {
+				t.Fatalf("key %d v%d: header v%d, kmsg says v%d", key, v, got, want)
+			}
+		}
+	}
+	if got := testing.AllocsPerRun(100, func() { RequestHeaderVersion(1, 12) }); got != 0 {
+		t.Fatalf("RequestHeaderVersion allocates %v times", got)
+	}
+}
