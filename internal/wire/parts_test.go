@@ -64,6 +64,11 @@ func (m memReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // randomParts builds Parts over file (bytes in data) and the bytes they
 // stand for.
 func randomParts(r *rand.Rand, file io.ReaderAt, data []byte) (*Parts, []byte) {
+	return randomPartsUpTo(r, file, data, int64(len(data)))
+}
+
+// randomPartsUpTo is randomParts with sections of at most max bytes.
+func randomPartsUpTo(r *rand.Rand, file io.ReaderAt, data []byte, max int64) (*Parts, []byte) {
 	p := &Parts{}
 	var want []byte
 	for range r.IntN(6) + 1 {
@@ -74,7 +79,7 @@ func randomParts(r *rand.Rand, file io.ReaderAt, data []byte) (*Parts, []byte) {
 		p.Buf = append(p.Buf, pre...)
 		want = append(want, pre...)
 		pos := r.Int64N(int64(len(data)))
-		size := r.Int64N(int64(len(data)) - pos + 1)
+		size := r.Int64N(min(int64(len(data))-pos, max) + 1)
 		p.AppendFile(file, pos, size)
 		want = append(want, data[pos:pos+size]...)
 	}
@@ -99,8 +104,26 @@ func TestWritePartsSendfileAndCopy(t *testing.T) {
 		{"os file over pipe (copy)", osf, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for range 5 {
-				p, want := randomParts(r, tc.file, data)
+			// Large sections are sent section by section, small ones
+			// (up to inlineSections in all) read into one write.
+			for i := range 10 {
+				max := int64(len(data))
+				if i%2 == 1 {
+					max = inlineSections / 6
+				}
+				p, want := randomPartsUpTo(r, tc.file, data, max)
+				var files int64
+				for _, s := range p.secs {
+					files += s.len
+				}
+				if bp, ok, err := inlineParts(p); err != nil || ok != (files <= inlineSections) {
+					t.Fatalf("inlineParts with %d file bytes: ok %v, %v", files, ok, err)
+				} else if ok {
+					if !bytes.Equal(*bp, want) {
+						t.Fatal("inlineParts assembled other bytes")
+					}
+					copyPool.Put(bp)
+				}
 				if p.Size() != int64(len(want)) {
 					t.Fatalf("Size %d, want %d", p.Size(), len(want))
 				}

@@ -18,6 +18,14 @@ var copyPool = sync.Pool{New: func() any { b := make([]byte, copyChunk); return 
 // and the file an *os.File, else by reading and copying it. It returns the
 // bytes written.
 func writeParts(nc net.Conn, p *Parts) (int64, error) {
+	if buf, ok, err := inlineParts(p); ok || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		defer copyPool.Put(buf)
+		m, err := nc.Write(*buf)
+		return int64(m), err
+	}
 	var n int64
 	prev := 0
 	for _, s := range p.secs {
@@ -43,6 +51,60 @@ func writeParts(nc net.Conn, p *Parts) (int64, error) {
 		}
 	}
 	return n, nil
+}
+
+// inlineSections is the most file bytes a response may hold for writeParts
+// to read them into one buffer with the rest of the frame and send it all
+// with a single write(2). A small fetch then costs one pread per section and
+// one write instead of a write and a sendfile per section, and leaves as one
+// segment rather than one per part.
+const inlineSections = 16 << 10
+
+// inlineParts assembles the frame p in a buffer from copyPool when its file
+// sections are small (inlineSections) and the whole frame fits; ok is false
+// when they are not.
+func inlineParts(p *Parts) (_ *[]byte, ok bool, _ error) {
+	if len(p.secs) == 0 {
+		return nil, false, nil
+	}
+	total := int64(len(p.Buf))
+	var files int64
+	for _, s := range p.secs {
+		files += s.len
+	}
+	if files > inlineSections || total+files > copyChunk {
+		return nil, false, nil
+	}
+	bp := copyPool.Get().(*[]byte)
+	buf := (*bp)[:0]
+	prev := 0
+	for _, s := range p.secs {
+		buf = append(buf, p.Buf[prev:s.at]...)
+		prev = s.at
+		end := len(buf) + int(s.len)
+		if err := readSection(s, buf[len(buf):end]); err != nil {
+			copyPool.Put(bp)
+			return nil, false, err
+		}
+		buf = buf[:end]
+	}
+	buf = append(buf, p.Buf[prev:]...)
+	*bp = buf
+	return bp, true, nil
+}
+
+// readSection reads the whole section s into dst, pinning a descriptor
+// cache's file for the read.
+func readSection(s splice, dst []byte) error {
+	if p, ok := s.file.(vfs.Pinner); ok {
+		f, err := p.Pin()
+		if err != nil {
+			return err
+		}
+		defer p.Unpin()
+		s.file = f
+	}
+	return readFull(s.file, dst, s.pos)
 }
 
 func writeSection(nc net.Conn, s splice) (int64, error) {
