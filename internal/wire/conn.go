@@ -353,9 +353,7 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 // BenchmarkFetchSmall went to runtime.copystack).
 func (c *conn) worker(j job) {
 	for {
-		c.run(j.p, j.r)
-		j.fb.release()
-		c.inflight.Done()
+		c.runJob(j)
 		if c.idleWorkers.Add(1) > maxIdleWorkers {
 			c.idleWorkers.Add(-1)
 			return
@@ -368,6 +366,14 @@ func (c *conn) worker(j job) {
 			return
 		}
 	}
+}
+
+// runJob runs one concurrent request and counts it done even if its
+// handler ends the goroutine.
+func (c *conn) runJob(j job) {
+	defer c.inflight.Done()
+	c.run(j.p, j.r)
+	j.fb.release()
 }
 
 // concurrent reports whether a request may run alongside its neighbours.

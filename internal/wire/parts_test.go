@@ -116,11 +116,14 @@ func TestWritePartsSendfileAndCopy(t *testing.T) {
 				for _, s := range p.secs {
 					files += s.len
 				}
-				if bp, ok, err := inlineParts(p); err != nil || ok != (files <= inlineSections) {
-					t.Fatalf("inlineParts with %d file bytes: ok %v, %v", files, ok, err)
-				} else if ok {
-					if !bytes.Equal(*bp, want) {
+				if bp, frame, err := inlineParts(p); err != nil || (bp != nil) != (files <= inlineSections) {
+					t.Fatalf("inlineParts with %d file bytes: inlined %v, %v", files, bp != nil, err)
+				} else if bp != nil {
+					if !bytes.Equal(frame, want) {
 						t.Fatal("inlineParts assembled other bytes")
+					}
+					if len(*bp) != copyChunk {
+						t.Fatalf("pooled buffer left at %d bytes, want %d", len(*bp), copyChunk)
 					}
 					copyPool.Put(bp)
 				}

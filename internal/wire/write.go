@@ -18,12 +18,12 @@ var copyPool = sync.Pool{New: func() any { b := make([]byte, copyChunk); return 
 // and the file an *os.File, else by reading and copying it. It returns the
 // bytes written.
 func writeParts(nc net.Conn, p *Parts) (int64, error) {
-	if buf, ok, err := inlineParts(p); ok || err != nil {
+	if bp, frame, err := inlineParts(p); bp != nil || err != nil {
 		if err != nil {
 			return 0, err
 		}
-		defer copyPool.Put(buf)
-		m, err := nc.Write(*buf)
+		defer copyPool.Put(bp)
+		m, err := nc.Write(frame)
 		return int64(m), err
 	}
 	var n int64
@@ -61,11 +61,12 @@ func writeParts(nc net.Conn, p *Parts) (int64, error) {
 const inlineSections = 16 << 10
 
 // inlineParts assembles the frame p in a buffer from copyPool when its file
-// sections are small (inlineSections) and the whole frame fits; ok is false
-// when they are not.
-func inlineParts(p *Parts) (_ *[]byte, ok bool, _ error) {
+// sections are small (inlineSections) and the whole frame fits, and returns
+// the buffer (to put back once frame is written; its length stays
+// copyChunk) and the frame in it. It returns a nil buffer when they are not.
+func inlineParts(p *Parts) (_ *[]byte, frame []byte, _ error) {
 	if len(p.secs) == 0 {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	total := int64(len(p.Buf))
 	var files int64
@@ -73,7 +74,7 @@ func inlineParts(p *Parts) (_ *[]byte, ok bool, _ error) {
 		files += s.len
 	}
 	if files > inlineSections || total+files > copyChunk {
-		return nil, false, nil
+		return nil, nil, nil
 	}
 	bp := copyPool.Get().(*[]byte)
 	buf := (*bp)[:0]
@@ -84,13 +85,11 @@ func inlineParts(p *Parts) (_ *[]byte, ok bool, _ error) {
 		end := len(buf) + int(s.len)
 		if err := readSection(s, buf[len(buf):end]); err != nil {
 			copyPool.Put(bp)
-			return nil, false, err
+			return nil, nil, err
 		}
 		buf = buf[:end]
 	}
-	buf = append(buf, p.Buf[prev:]...)
-	*bp = buf
-	return bp, true, nil
+	return bp, append(buf, p.Buf[prev:]...), nil
 }
 
 // readSection reads the whole section s into dst, pinning a descriptor
