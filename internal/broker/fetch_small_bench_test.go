@@ -16,9 +16,10 @@ import (
 )
 
 // BenchmarkFetchSmall is the fetch path for many small fetches (issue #14's
-// "Also"): each request asks one partition for its next batch of ten 100 B
-// records (partition max bytes 1, so one batch comes back), over 1, 16 or 64
-// connections that each wait for their answer before sending again. One
+// "Also"): each request asks one partition (or all 64) for its next batch of
+// ten 100 B records (partition max bytes 2000: one batch each fits, not two),
+// over 1, 16 or 64 connections that each wait for their answer before
+// sending again. One
 // op is one Fetch request and response; allocs/op are the broker's (the
 // requests are encoded once and the responses read into one buffer per
 // connection). Run it with -mutexprofile or -blockprofile for the locks:
@@ -57,11 +58,16 @@ func BenchmarkFetchSmall(b *testing.B) {
 		b.Fatal(*err)
 	}
 
-	for _, conns := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+	for _, tc := range []struct{ conns, parts int }{{1, 1}, {16, 1}, {64, 1}, {16, partitions}} {
+		name := fmt.Sprintf("conns=%d", tc.conns)
+		if tc.parts > 1 {
+			name = fmt.Sprintf("conns=%d/partitions=%d", tc.conns, tc.parts)
+		}
+		conns := tc.conns
+		b.Run(name, func(b *testing.B) {
 			fcs := make([]*smallFetchConn, conns)
 			for i := range fcs {
-				fcs[i] = newSmallFetchConn(b, tb, int32(i%partitions), batches*10)
+				fcs[i] = newSmallFetchConn(b, tb, int32(i%partitions), tc.parts, batches*10)
 			}
 			var next atomic.Int64
 			var wg sync.WaitGroup
@@ -90,7 +96,7 @@ func BenchmarkFetchSmall(b *testing.B) {
 	}
 }
 
-// smallFetchConn is one connection fetching one partition from offsets 0,
+// smallFetchConn is one connection fetching n partitions from offsets 0,
 // 10, 20, ... in turn, with its requests encoded up front.
 type smallFetchConn struct {
 	rc   *rawConn
@@ -99,8 +105,8 @@ type smallFetchConn struct {
 	buf  []byte
 }
 
-func newSmallFetchConn(b *testing.B, tb *testBroker, partition int32, records int) *smallFetchConn {
-	fc := &smallFetchConn{rc: tb.raw(), buf: make([]byte, 64<<10)}
+func newSmallFetchConn(b *testing.B, tb *testBroker, partition int32, n, records int) *smallFetchConn {
+	fc := &smallFetchConn{rc: tb.raw(), buf: make([]byte, 1<<20)}
 	fc.rc.nc.SetDeadline(time.Time{})
 	for off := 0; off < records; off += 10 {
 		req := kmsg.NewPtrFetchRequest()
@@ -108,23 +114,28 @@ func newSmallFetchConn(b *testing.B, tb *testBroker, partition int32, records in
 		req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 0, 1, 1<<20
 		t := kmsg.NewFetchRequestTopic()
 		t.Topic = "small"
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.Partition, p.FetchOffset, p.PartitionMaxBytes = partition, int64(off), 1
-		p.CurrentLeaderEpoch, p.LogStartOffset = -1, -1
-		t.Partitions = append(t.Partitions, p)
+		for j := range n {
+			p := kmsg.NewFetchRequestTopicPartition()
+			p.Partition, p.FetchOffset, p.PartitionMaxBytes = (partition+int32(j))%64, int64(off), 2000
+			p.CurrentLeaderEpoch, p.LogStartOffset = -1, -1
+			t.Partitions = append(t.Partitions, p)
+		}
 		req.Topics = append(req.Topics, t)
 		fc.reqs = append(fc.reqs, encodeRequest(req, int32(off), "bench"))
 	}
-	// The first answer is decoded: it must hold the ten records asked for.
+	// The first answer is decoded: it must hold the ten records asked for
+	// from each partition.
 	fc.rc.write(fc.reqs[0])
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = 12
 	fc.rc.recv(resp)
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		b.Fatalf("fetch answered %d topics", len(resp.Topics))
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != n {
+		b.Fatalf("fetch of %d partitions answered %d topics", n, len(resp.Topics))
 	}
-	if rp := resp.Topics[0].Partitions[0]; rp.ErrorCode != 0 || len(rp.RecordBatches) < 10*100 {
-		b.Fatalf("fetch of partition %d: error %d, %d bytes", partition, rp.ErrorCode, len(rp.RecordBatches))
+	for _, rp := range resp.Topics[0].Partitions {
+		if rp.ErrorCode != 0 || len(rp.RecordBatches) < 10*100 {
+			b.Fatalf("fetch of partition %d: error %d, %d bytes", rp.Partition, rp.ErrorCode, len(rp.RecordBatches))
+		}
 	}
 	return fc
 }
