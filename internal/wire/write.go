@@ -53,15 +53,15 @@ func writeParts(nc net.Conn, p *Parts) (int64, error) {
 	return n, nil
 }
 
-// inlineSections is the most file bytes a response may hold for writeParts
-// to read them into one buffer with the rest of the frame and send it all
-// with a single write(2). A small fetch then costs one pread per section and
-// one write instead of a write and a sendfile per section, and leaves as one
-// segment rather than one per part.
+// inlineSections is the largest average file section for writeParts to read
+// a response's sections into one buffer with the rest of the frame (at most
+// copyChunk in all) and send it with a single write(2). A small fetch then
+// costs one pread per section and one write instead of a write and a
+// sendfile per section, and leaves as one segment rather than one per part.
 const inlineSections = 16 << 10
 
 // inlineParts assembles the frame p in a buffer from copyPool when its file
-// sections are small (inlineSections) and the whole frame fits, and returns
+// sections are small (inlineSections on average) and the whole frame fits, and returns
 // the buffer (to put back once frame is written; its length stays
 // copyChunk) and the frame in it. It returns a nil buffer when they are not.
 func inlineParts(p *Parts) (_ *[]byte, frame []byte, _ error) {
@@ -73,7 +73,7 @@ func inlineParts(p *Parts) (_ *[]byte, frame []byte, _ error) {
 	for _, s := range p.secs {
 		files += s.len
 	}
-	if files > inlineSections || total+files > copyChunk {
+	if files > inlineSections*int64(len(p.secs)) || total+files > copyChunk {
 		return nil, nil, nil
 	}
 	bp := copyPool.Get().(*[]byte)
