@@ -70,14 +70,20 @@ func (p *Parts) Sections() int { return len(p.secs) }
 // Bytes returns every byte in order, reading the file sections (for tests
 // and callers that need one slice).
 func (p *Parts) Bytes() ([]byte, error) {
-	out := make([]byte, 0, p.Size())
+	return p.appendTo(make([]byte, 0, p.Size()))
+}
+
+// appendTo appends every byte of p in order to out, reading the file
+// sections (a descriptor cache's file pinned for each read). out must have
+// room for p.Size() more bytes.
+func (p *Parts) appendTo(out []byte) ([]byte, error) {
 	prev := 0
 	for _, s := range p.secs {
 		out = append(out, p.Buf[prev:s.at]...)
 		prev = s.at
 		n := len(out)
 		out = out[:n+int(s.len)]
-		if err := readFull(s.file, out[n:], s.pos); err != nil {
+		if err := readSection(s, out[n:]); err != nil {
 			return nil, err
 		}
 	}

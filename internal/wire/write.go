@@ -77,45 +77,50 @@ func inlineParts(p *Parts) (_ *[]byte, frame []byte, _ error) {
 		return nil, nil, nil
 	}
 	bp := copyPool.Get().(*[]byte)
-	buf := (*bp)[:0]
-	prev := 0
-	for _, s := range p.secs {
-		buf = append(buf, p.Buf[prev:s.at]...)
-		prev = s.at
-		end := len(buf) + int(s.len)
-		if err := readSection(s, buf[len(buf):end]); err != nil {
-			copyPool.Put(bp)
-			return nil, nil, err
-		}
-		buf = buf[:end]
+	frame, err := p.appendTo((*bp)[:0])
+	if err != nil {
+		copyPool.Put(bp)
+		return nil, nil, err
 	}
-	return bp, append(buf, p.Buf[prev:]...), nil
+	return bp, frame, nil
 }
 
-// readSection reads the whole section s into dst, pinning a descriptor
-// cache's file for the read.
+// pin holds the descriptor of a descriptor cache's file open (opening it
+// again if it was evicted) and points s at it. It returns the file to Unpin
+// when done with s, or nil for a file outside a cache.
+func pin(s *splice) (vfs.Pinner, error) {
+	p, ok := s.file.(vfs.Pinner)
+	if !ok {
+		return nil, nil
+	}
+	f, err := p.Pin()
+	if err != nil {
+		return nil, err
+	}
+	s.file = f
+	return p, nil
+}
+
+// readSection reads the whole section s into dst, its file pinned.
 func readSection(s splice, dst []byte) error {
-	if p, ok := s.file.(vfs.Pinner); ok {
-		f, err := p.Pin()
-		if err != nil {
-			return err
-		}
+	p, err := pin(&s)
+	if err != nil {
+		return err
+	}
+	if p != nil {
 		defer p.Unpin()
-		s.file = f
 	}
 	return readFull(s.file, dst, s.pos)
 }
 
 func writeSection(nc net.Conn, s splice) (int64, error) {
-	if p, ok := s.file.(vfs.Pinner); ok {
-		// A descriptor cache's file: hold its descriptor open (opening it
-		// again if it was evicted) for the length of the transfer.
-		f, err := p.Pin()
-		if err != nil {
-			return 0, err
-		}
+	// Pinned for the length of the transfer.
+	p, err := pin(&s)
+	if err != nil {
+		return 0, err
+	}
+	if p != nil {
 		defer p.Unpin()
-		s.file = f
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if f, ok := s.file.(*os.File); ok {
