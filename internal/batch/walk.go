@@ -1,6 +1,9 @@
 package batch
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // walkProduce is Inspect's record walk for a client's batch (not FromLog, not
 // control): it checks the same structure as recordReader and parseRecord, with
@@ -17,6 +20,14 @@ func walkProduce(data []byte, count int, base int64, requireKeys bool) (minTS, m
 	minTS, maxTS = math.MaxInt64, math.MinInt64
 	p := 0
 	for i := 0; i < count; i++ {
+		// Most records take the fast loop; the one it stops at, valid or
+		// not, is walked field by field below.
+		if n, q, lo, hi := walkSmallRecords(data, p, i, count, base, requireKeys); n > i {
+			minTS, maxTS = min(minTS, lo), max(maxTS, hi)
+			if p, i = q, n; i == count {
+				break
+			}
+		}
 		// Lengths of small records take one or two bytes; both in line.
 		var l int32
 		q := p + 1
@@ -167,4 +178,87 @@ func varint64Slow(b []byte, p int) (int64, int) {
 		return 0, -1
 	}
 	return v, p + n
+}
+
+// walkSmallRecords walks records i, i+1, … of data from p on for as long as
+// each has the shape of nearly every small record: a length of one or two
+// bytes, one-byte timestamp delta and key length, an offset delta of one or
+// two bytes, a value length of one or two bytes and no headers. It reads the
+// fields from two 8-byte words and compares the offset delta with the varint
+// it must be instead of decoding it. It returns the index and position of the
+// first record it did not take (valid or not; walkProduce walks that one
+// field by field) and the smallest and largest timestamps of those it took.
+// It is its own function so that its loop keeps its few variables in
+// registers.
+func walkSmallRecords(data []byte, p, i, count int, base int64, requireKeys bool) (next, pos int, minTS, maxTS int64) {
+	minTS, maxTS = math.MaxInt64, math.MinInt64
+	for ; i < count && i < 8192 && p >= 0 && p <= len(data)-16; i++ {
+		w := binary.LittleEndian.Uint64(data[p:])
+		var u uint64
+		f := p + 1 // the attributes byte
+		switch {
+		case w&0x80 == 0:
+			u = w & 0x7f
+		case w&0x8000 == 0:
+			u, f = w&0x7f|(w>>1)&0x3f80, p+2
+		default:
+			return i, p, minTS, maxTS
+		}
+		if u&1 != 0 {
+			return i, p, minTS, maxTS // a negative length
+		}
+		end := f + int(u>>1)
+		if end > len(data) {
+			return i, p, minTS, maxTS
+		}
+		// From the attributes on: attributes, timestamp delta, offset delta, key length.
+		w = binary.LittleEndian.Uint64(data[f:])
+		e := uint64(i) << 1 // the offset delta's zig-zag value
+		k := 3              // where the key length is, from f
+		if i < 64 {
+			if w>>16&0xff != e {
+				return i, p, minTS, maxTS
+			}
+		} else {
+			if w>>16&0xffff != e&0x7f|0x80|e>>7<<8 {
+				return i, p, minTS, maxTS
+			}
+			k = 4
+		}
+		tb, kb := w>>8&0xff, w>>(8*k)&0xff
+		if tb >= 0x80 || kb >= 0x80 {
+			return i, p, minTS, maxTS
+		}
+		d := int64(tb>>1) ^ -int64(tb&1)
+		n := int(kb>>1) ^ -int(kb&1)
+		q := f + k + 1 // after the key length
+		if (d > 0 && base > math.MaxInt64-d) || (d < 0 && base < math.MinInt64-d) {
+			return i, p, minTS, maxTS
+		}
+		if n < -1 || (n == -1 && requireKeys) || n > end-q {
+			return i, p, minTS, maxTS
+		}
+		q += max(n, 0)
+		// The value length, then a header count of zero as the record's last byte.
+		var v int
+		switch {
+		case q+1 < end && data[q] < 0x80:
+			v, q = int(data[q]>>1)^-int(data[q]&1), q+1
+		case q+2 < end && data[q+1] < 0x80:
+			x := int(data[q]&0x7f) | int(data[q+1])<<7
+			v, q = x>>1^-(x&1), q+2
+		default:
+			return i, p, minTS, maxTS
+		}
+		if v < -1 || v > end-q-1 {
+			return i, p, minTS, maxTS
+		}
+		q += max(v, 0)
+		if q != end-1 || data[q] != 0 {
+			return i, p, minTS, maxTS
+		}
+		minTS, maxTS = min(minTS, base+d), max(maxTS, base+d)
+		p = end
+	}
+	return i, p, minTS, maxTS
 }
