@@ -45,18 +45,23 @@ func BenchmarkComputeCRC16K(b *testing.B) {
 	}
 }
 
-// BenchmarkValidate16K is the produce-path check of an uncompressed 16 KiB
+// BenchmarkValidate16K is the produce-path (and follower-path) check of an uncompressed 16 KiB
 // batch: header, CRC and a walk of the records.
 func BenchmarkValidate16K(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		x    []byte
-	}{{"1KiB-records", batch16K(b, None)}, {"100B-records", batchSmall(b)}} {
+		opts ValidateOptions
+	}{
+		{"1KiB-records", batch16K(b, None), ValidateOptions{}},
+		{"100B-records", batchSmall(b), ValidateOptions{}},
+		{"100B-records-from-log", batchSmall(b), ValidateOptions{FromLog: true}}, // a follower's append
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tc.x)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := Validate(tc.x, ValidateOptions{}); err != nil {
+				if err := Validate(tc.x, tc.opts); err != nil {
 					b.Fatal(err)
 				}
 			}

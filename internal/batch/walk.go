@@ -5,11 +5,13 @@ import (
 	"math"
 )
 
-// walkProduce is Inspect's record walk for a client's batch (not FromLog, not
-// control): it checks the same structure as recordReader and parseRecord, with
-// the one-byte varints that dominate small records decoded in line and no
-// Record filled in. With 100-byte records the walk was most of the broker's
-// own CPU per byte on produce.
+// walkProduce is Inspect's record walk for a batch that is not a control
+// batch, with the offset deltas 0, 1, … of a client's batch (a batch from a
+// log with gaps after compaction is not taken): it checks the same structure
+// as recordReader and parseRecord, with the small fields of small records
+// decoded in line (most of them by walkSmallRecords) and no Record filled in.
+// With 100-byte records the walk was most of the broker's own CPU per byte on
+// produce.
 //
 // It returns ok only for a section that the full walk accepts too, with the
 // smallest and largest record timestamps (base plus each delta). It never
