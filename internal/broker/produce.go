@@ -54,6 +54,7 @@ import (
 
 	"github.com/sluice-broker/sluice/internal/authz"
 	"github.com/sluice-broker/sluice/internal/batch"
+	"github.com/sluice-broker/sluice/internal/gopool"
 	"github.com/sluice-broker/sluice/internal/log"
 	"github.com/sluice-broker/sluice/internal/quota"
 	"github.com/sluice-broker/sluice/internal/replica"
@@ -111,12 +112,9 @@ func (b *Broker) handleProduce(_ context.Context, r *wire.Request, req *kmsg.Pro
 	b.authorizeProduce(r, req, work)
 	if parallelProduce(work) {
 		var wg sync.WaitGroup
+		wg.Add(len(work))
 		for i := range work {
-			wg.Add(1)
-			go func(it *produceItem) {
-				defer wg.Done()
-				b.producePartition(it, req)
-			}(&work[i])
+			appendWorkers.Go(appendTask{b: b, it: &work[i], req: req, wg: &wg})
 		}
 		wg.Wait()
 	} else {
@@ -263,6 +261,25 @@ type produceItem struct {
 // partitions are appended concurrently: below it a goroutine per partition
 // costs more than it saves.
 const parallelMinBytes = 256 << 10
+
+// appendTask is one partition's append of a produce request whose
+// partitions are appended concurrently.
+type appendTask struct {
+	b   *Broker
+	it  *produceItem
+	req *kmsg.ProduceRequest
+	wg  *sync.WaitGroup
+}
+
+// appendWorkers run the appendTasks of every broker of the process on
+// goroutines that keep their grown stacks between requests: a new goroutine
+// per partition grew and copied its stack on every append (5 % of the
+// broker's CPU on 100-byte records over 16 partitions). 64 waiting goroutines
+// cover a request's partitions and then some; more are started when needed.
+var appendWorkers = gopool.New(64, nil, func(t appendTask) {
+	defer t.wg.Done()
+	t.b.producePartition(t.it, t.req)
+})
 
 // parallelProduce reports whether the partitions of one request are worth
 // appending concurrently: more than one, enough bytes, and no partition

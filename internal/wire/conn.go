@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-broker/sluice/internal/gopool"
 )
 
 const apiVersionsKey = 18
@@ -37,11 +39,10 @@ type conn struct {
 	cancel context.CancelFunc
 	queue  chan *pending // in request order; closed by the read loop
 
-	inflight     sync.WaitGroup // concurrent handlers running
-	handoff      chan job       // unbuffered: an idle worker takes a concurrent request
-	idleWorkers  atomic.Int32   // workers waiting on handoff (at most maxIdleWorkers)
-	active       atomic.Int32   // requests read but not yet answered
-	lastActivity atomic.Int64   // unix nanos of the last byte read or written
+	inflight     sync.WaitGroup    // concurrent handlers running
+	workers      *gopool.Pool[job] // run concurrent requests (runJob)
+	active       atomic.Int32      // requests read but not yet answered
+	lastActivity atomic.Int64      // unix nanos of the last byte read or written
 
 	mu      sync.Mutex // guards closing and the read deadline
 	closing bool
@@ -58,7 +59,10 @@ type job struct {
 }
 
 // maxIdleWorkers bounds the goroutines a connection keeps waiting for its
-// next concurrent request.
+// next concurrent request, until the connection ends. Reusing a goroutine
+// reuses its grown stack: a new goroutine per request grew and copied its
+// stack on every small fetch (12 % of the CPU of BenchmarkFetchSmall went to
+// runtime.copystack).
 const maxIdleWorkers = 4
 
 // pending is one request's slot in the response queue.
@@ -79,9 +83,8 @@ func newConn(s *Server, nc net.Conn, l *Listener) *conn {
 		st:    newConnState(l, nc.RemoteAddr()),
 		log:   s.log.With("remote", nc.RemoteAddr().String(), "listener", l.Name),
 		queue: make(chan *pending, s.cfg.MaxInFlight),
-
-		handoff: make(chan job),
 	}
+	c.workers = gopool.New(maxIdleWorkers, ctx.Done(), c.runJob)
 	c.touch()
 	return c
 }
@@ -328,12 +331,7 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 	r := &Request{Header: hdr, Body: req, Size: len(frame), Received: received, Remote: c.st.Remote, Conn: c.st}
 	if c.concurrent(key) {
 		c.inflight.Add(1)
-		j := job{p: p, r: r, fb: fb}
-		select {
-		case c.handoff <- j:
-		default:
-			go c.worker(j)
-		}
+		c.workers.Go(job{p: p, r: r, fb: fb})
 	} else {
 		c.inflight.Wait()
 		c.run(p, r)
@@ -344,28 +342,6 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 		}
 	}
 	return true
-}
-
-// worker runs concurrent requests, starting with j. After each it waits
-// for the next one while at most maxIdleWorkers others do, until the
-// connection ends. Reusing a goroutine reuses its stack: a new goroutine per
-// request grew and copied its stack on every small fetch (12 % of the CPU of
-// BenchmarkFetchSmall went to runtime.copystack).
-func (c *conn) worker(j job) {
-	for {
-		c.runJob(j)
-		if c.idleWorkers.Add(1) > maxIdleWorkers {
-			c.idleWorkers.Add(-1)
-			return
-		}
-		select {
-		case j = <-c.handoff:
-			c.idleWorkers.Add(-1)
-		case <-c.ctx.Done():
-			c.idleWorkers.Add(-1)
-			return
-		}
-	}
 }
 
 // runJob runs one concurrent request and counts it done even if its
