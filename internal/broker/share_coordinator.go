@@ -337,8 +337,32 @@ func (b *Broker) shareStateSummaryHW(k share.Key, hw int64) (start, lag int64) {
 }
 
 // shareStateStore is share.Store over the share coordinator: a snapshot value is
-// sent as WriteShareGroupState, a nil value as DeleteShareGroupState.
+// sent as WriteShareGroupState, a nil value as DeleteShareGroupState. It is also a
+// share.Initializer: Initialize is InitializeShareGroupState.
 type shareStateStore struct{ b *Broker }
+
+// Initialize replaces the state of k with an empty window at start and state epoch
+// stateEpoch (share.Manager.ResetStart: AlterShareGroupOffsets).
+func (s shareStateStore) Initialize(k share.Key, stateEpoch int32, start int64) error {
+	req := kmsg.NewPtrInitializeShareGroupStateRequest()
+	req.GroupID = k.Group
+	t := kmsg.NewInitializeShareGroupStateRequestTopic()
+	t.TopicID = k.TopicID
+	p := kmsg.NewInitializeShareGroupStateRequestTopicPartition()
+	p.Partition, p.StateEpoch, p.StartOffset = k.Partition, stateEpoch, start
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	raw, err := s.b.shareStateCall(k, req)
+	if err != nil {
+		return err
+	}
+	resp := raw.(*kmsg.InitializeShareGroupStateResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return errors.New("share coordinator: malformed InitializeShareGroupState response")
+	}
+	rp := resp.Topics[0].Partitions[0]
+	return shareStateCode(rp.ErrorCode, rp.ErrorMessage)
+}
 
 func (s shareStateStore) Write(k share.Key, value []byte) error {
 	if value == nil {
@@ -367,6 +391,9 @@ func (s shareStateStore) Write(k share.Key, value []byte) error {
 	t := kmsg.NewWriteShareGroupStateRequestTopic()
 	t.TopicID = k.TopicID
 	p := kmsg.NewWriteShareGroupStateRequestTopicPartition()
+	// The state epoch is the one the share partition was read or initialized with
+	// (share.Partition): the coordinator fences it (FENCED_STATE_EPOCH) once the
+	// state was initialized again, and the manager then drops the copy.
 	p.Partition, p.StateEpoch, p.LeaderEpoch, p.StartOffset = k.Partition, snap.StateEpoch, s.b.shareLeaderEpoch(k), snap.StartOffset
 	p.DeliveryCompleteCount = snap.DeliveryCompleteCount
 	for _, sb := range snap.Batches {

@@ -15,6 +15,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -95,7 +96,14 @@ func (b *Broker) applyShareAcks(t *shareTarget, member string, renew bool) {
 		t.ackCode = t.code
 		return
 	}
-	sp := b.shares.Partition(t.key, b.shareInitStart(t.part))
+	sp, err := b.shares.Get(t.key, b.shareInitStart(t.part))
+	if err != nil {
+		// Dropped since the request read it (fenced, or its leadership moved) and
+		// not readable again now: the client retries after a metadata refresh.
+		b.logger.Info("share: reading share-partition state", "group", t.key.Group, "topic", t.topic, "partition", t.key.Partition, "err", err)
+		t.ackCode = kerr.NotLeaderForPartition.Code
+		return
+	}
 	if err := sp.Acknowledge(member, t.acks, renew, b.shares.Now()); err != nil {
 		if ae, ok := err.(*share.AckError); ok && ae.InvalidRequest {
 			t.ackCode = kerr.InvalidRequest.Code
@@ -136,7 +144,11 @@ func (b *Broker) shareInitStart(part *replica.Partition) func(string) int64 {
 // last stable offset, and the batches of aborted transactions are archived
 // like control batches.
 func (b *Broker) acquireShare(t *shareTarget, member string, maxRecords int, maxBytes int, committed bool) int {
-	sp := b.shares.Partition(t.key, b.shareInitStart(t.part))
+	sp, err := b.shares.Get(t.key, b.shareInitStart(t.part))
+	if err != nil {
+		b.logger.Info("share: reading share-partition state", "group", t.key.Group, "topic", t.topic, "partition", t.key.Partition, "err", err)
+		return 0
+	}
 	logStart := t.part.LogStartOffset()
 	from := sp.NeedsRead(logStart)
 	var batches []share.Batch
@@ -164,7 +176,13 @@ func (b *Broker) acquireShare(t *shareTarget, member string, maxRecords int, max
 		}
 	}
 	acq := sp.Acquire(member, maxRecords, batches, logStart, b.shares.Now())
-	if err := b.shares.Persist(sp); err != nil {
+	if err := b.shares.Persist(sp); errors.Is(err, kerr.FencedStateEpoch) {
+		// The state was initialized again since this copy read it: the copy is
+		// dropped (share.Manager.Persist) and what it acquired is not delivered;
+		// the next fetch reads the new state.
+		b.logger.Info("share: share-partition state replaced; reading it again", "group", t.key.Group, "topic", t.topic, "partition", t.key.Partition)
+		return 0
+	} else if err != nil {
 		b.logger.Error("share: persisting state", "group", t.key.Group, "topic", t.topic, "partition", t.key.Partition, "err", err)
 	}
 	if len(acq) == 0 {
@@ -345,8 +363,10 @@ func (b *Broker) handleShareFetch(ctx context.Context, r *wire.Request, req *kms
 		wake := deadline
 		for _, t := range fetch {
 			if t.code == 0 {
-				if d := b.shares.Partition(t.key, b.shareInitStart(t.part)).NextDeadline(); !d.IsZero() && d.Before(wake) {
-					wake = d
+				if sp := b.shares.Lookup(t.key); sp != nil {
+					if d := sp.NextDeadline(); !d.IsZero() && d.Before(wake) {
+						wake = d
+					}
 				}
 			}
 		}

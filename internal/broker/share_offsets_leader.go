@@ -132,15 +132,18 @@ func (b *Broker) imageLeaderEpoch(topic string, p int32) int32 {
 // nothing to write. ExpireAll persists, every second, the copies it listed before it
 // writes them: without this, a copy listed before AlterShareGroupOffsets dropped or
 // replaced it could write the old state over the new one. A copy that is fenced (its
-// broker no longer leads the partition) cannot write either. A share coordinator not
-// there yet is waited for, as the write of the new state does (retryShareState).
+// broker no longer leads the partition, or its state was initialized again since it
+// read it, which drops it) cannot write either; the new state is initialized with a
+// higher state epoch (share.Manager.ResetStart), so such a write of the old copy is
+// fenced too. A share coordinator not there yet is waited for, as the write of the new
+// state does (retryShareState).
 func (b *Broker) flushShareCopy(ctx context.Context, k share.Key) error {
 	sp := b.shares.Lookup(k)
 	if sp == nil {
 		return nil
 	}
 	err := retryShareState(ctx, func() error { return b.shares.Persist(sp) })
-	if err != nil && !errors.Is(err, kerr.FencedLeaderEpoch) {
+	if err != nil && !errors.Is(err, kerr.FencedLeaderEpoch) && !errors.Is(err, kerr.FencedStateEpoch) {
 		return err
 	}
 	return nil

@@ -137,17 +137,41 @@ func (c *Coordinator) Read(k Key) (s Snapshot, found bool, code int16) {
 
 // Write records new state for k: the start offset and the state batches
 // of s (batches it does not cover keep their state; those below the start
-// offset are dropped), with s's state and leader epochs when set. A write
-// with a leader epoch below the one recorded is FENCED_LEADER_EPOCH: it comes
-// from a share-partition leader that has been replaced.
+// offset are dropped), with s's state and leader epochs when set (≥ 0). Two
+// fences refuse a write, as Kafka's share coordinator does: a leader epoch
+// below the one recorded is FENCED_LEADER_EPOCH (the write comes from a
+// share-partition leader that has been replaced), and a state epoch below the
+// one recorded is FENCED_STATE_EPOCH (the writer loaded state that Initialize
+// has since replaced, e.g. AlterShareGroupOffsets: it must read the state
+// again). An epoch of -1 (Kafka's "not set") or 0 is not fenced, and a state
+// epoch of either keeps the recorded one: Sluice before the state-epoch fence
+// sent 0 from every share-partition leader, and during a rolling upgrade those
+// leaders' writes must still land. The state that this Sluice creates starts
+// at state epoch 1 (Manager.Prepare, ResetStart, the group coordinator's
+// initialization), so its writers are fenced.
 func (c *Coordinator) Write(k Key, s Snapshot) int16 {
 	return c.write(k, s, false)
 }
 
 // Initialize sets the state of k to an empty window at start with the
-// given state epoch (InitializeShareGroupState).
+// given state epoch (InitializeShareGroupState). It is not fenced: the state
+// epoch it sets (higher than the recorded one, when it replaces state that
+// share-partition leaders may hold) fences the writes of the state it
+// replaces.
 func (c *Coordinator) Initialize(k Key, stateEpoch int32, start int64) int16 {
-	return c.write(k, Snapshot{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: start, DeliveryCompleteCount: -1}, true)
+	return c.write(k, initSnapshot(stateEpoch, start), true)
+}
+
+// initSnapshot is the state Initialize sets: an empty window at start. Its
+// delivery-complete count is 0 at a known start offset and unknown (-1) at
+// -1 (resolved with share.auto.offset.reset when the partition is first
+// loaded), as Kafka's ShareGroupOffset.fromRequest sets it.
+func initSnapshot(stateEpoch int32, start int64) Snapshot {
+	dcc := int32(0)
+	if start < 0 {
+		dcc = -1
+	}
+	return Snapshot{StateEpoch: stateEpoch, LeaderEpoch: -1, StartOffset: start, DeliveryCompleteCount: dcc}
 }
 
 // InitRequest is one share partition of an InitializeMany.
@@ -190,7 +214,7 @@ func (c *Coordinator) InitializeMany(reqs []InitRequest) []int16 {
 		if old == nil {
 			old = c.states[r.Key]
 		}
-		snap := replacementSnapshot(r.Key, Snapshot{StateEpoch: r.StateEpoch, LeaderEpoch: -1, StartOffset: r.StartOffset, DeliveryCompleteCount: -1}, old, now)
+		snap := replacementSnapshot(r.Key, initSnapshot(r.StateEpoch, r.StartOffset), old, now)
 		next := &coordState{snap: snap}
 		pending[r.Key] = next
 		p := r.Key.StatePartition(n)
@@ -279,9 +303,15 @@ func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {
 	p := k.StatePartition(c.partitions())
 	old := c.states[k]
 	c.mu.Unlock()
-	if old != nil && !replace && s.LeaderEpoch >= 0 && old.snap.LeaderEpoch > s.LeaderEpoch {
-		// A write from a share-partition leader that has been replaced.
-		return kerr.FencedLeaderEpoch.Code
+	if old != nil && !replace {
+		if s.LeaderEpoch >= 0 && old.snap.LeaderEpoch > s.LeaderEpoch {
+			// A write from a share-partition leader that has been replaced.
+			return kerr.FencedLeaderEpoch.Code
+		}
+		if s.StateEpoch > 0 && old.snap.StateEpoch > s.StateEpoch {
+			// A write of state loaded before Initialize replaced it.
+			return kerr.FencedStateEpoch.Code
+		}
 	}
 	now := c.nowMs()
 	per := c.PerSnapshot
@@ -301,9 +331,15 @@ func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {
 		if old != nil {
 			merged.SnapshotEpoch = old.snap.SnapshotEpoch + 1
 			merged.CreateTimestamp = old.snap.CreateTimestamp
-			if s.StateEpoch == 0 && !replace {
-				merged.StateEpoch = old.snap.StateEpoch
-			}
+		}
+		switch {
+		case replace:
+		case s.StateEpoch > 0: // not below the recorded one (fenced above)
+			merged.StateEpoch = s.StateEpoch
+		case old != nil: // not set: the recorded one is kept
+			merged.StateEpoch = old.snap.StateEpoch
+		default:
+			merged.StateEpoch = 0
 		}
 		merged.WriteTimestamp = now
 		next.snap = merged
@@ -312,6 +348,8 @@ func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {
 		merged := mergeState(old.snap, s)
 		merged.Key = k
 		merged.SnapshotEpoch = old.snap.SnapshotEpoch
+		// An update record has no state epoch (as Kafka's ShareUpdateValue):
+		// the snapshot's is kept, as the replay keeps it.
 		merged.StateEpoch = old.snap.StateEpoch
 		merged.CreateTimestamp = old.snap.CreateTimestamp
 		merged.WriteTimestamp = now
@@ -402,15 +440,13 @@ func applyRecord(states map[Key]*coordState, key, value []byte) error {
 
 // mergeState applies update u to snapshot s: u's start offset, leader
 // epoch and delivery-complete count, and u's batches over s's (s's parts
-// not covered by u are kept), all clipped to the start offset.
+// not covered by u are kept), all clipped to the start offset. The state
+// epoch is s's (the callers set it).
 func mergeState(s, u Snapshot) Snapshot {
 	out := s
 	out.StartOffset = u.StartOffset
 	if u.LeaderEpoch >= 0 {
 		out.LeaderEpoch = u.LeaderEpoch
-	}
-	if u.StateEpoch > 0 {
-		out.StateEpoch = u.StateEpoch
 	}
 	out.DeliveryCompleteCount = u.DeliveryCompleteCount
 	var bs []StateBatch

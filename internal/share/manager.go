@@ -2,6 +2,7 @@ package share
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -74,6 +75,15 @@ type Topics interface {
 // A nil value deletes the state of k.
 type Store interface {
 	Write(k Key, value []byte) error
+}
+
+// Initializer is a Store that also replaces the state of a share partition
+// (InitializeShareGroupState): ResetStart uses it, with a state epoch above
+// the stored one, so that the share coordinator fences the writes of every
+// copy of the old state (FENCED_STATE_EPOCH) instead of merging them into
+// the new one. Without it ResetStart writes the new state with Write.
+type Initializer interface {
+	Initialize(k Key, stateEpoch int32, start int64) error
 }
 
 // Options configure a Manager.
@@ -210,6 +220,17 @@ func (m *Manager) Persist(p *Partition) error {
 	val := EncodeSnapshotValue(s)
 	p.mu.Unlock()
 	if err := m.store.Write(p.Key, val); err != nil {
+		if errors.Is(err, kerr.FencedStateEpoch) {
+			// The state was initialized again (AlterShareGroupOffsets) since
+			// this copy read it: the copy is dropped, and the next use of the
+			// share partition reads the new state (Prepare, Get), as Kafka's
+			// SharePartitionManager drops a fenced share partition.
+			m.mu.Lock()
+			if m.parts[p.Key] == p {
+				delete(m.parts, p.Key)
+			}
+			m.mu.Unlock()
+		}
 		return err
 	}
 	p.mu.Lock()
@@ -449,13 +470,57 @@ func (m *Manager) Lookup(k Key) *Partition {
 }
 
 // ResetStart replaces the state of share partition k with an empty window
-// starting at start (AlterShareGroupOffsets) and persists it.
+// starting at start (AlterShareGroupOffsets) and persists it. With an
+// Initializer store the state is initialized with a state epoch above the
+// stored one (read with Options.Read) and this broker's copy's, as Kafka's
+// AlterShareGroupOffsets initializes it, so that a share-partition leader
+// still holding the old state is fenced (FENCED_STATE_EPOCH) and reads the
+// new state; batches of the old state past start are not kept.
 func (m *Manager) ResetStart(k Key, start int64) error {
+	in, ok := m.store.(Initializer)
+	if !ok {
+		return m.resetStartWrite(k, start)
+	}
+	m.mu.Lock()
+	old := m.parts[k]
+	m.mu.Unlock()
+	epoch, snapEpoch, created := int32(1), int32(0), int64(0)
+	if old != nil {
+		old.mu.Lock()
+		epoch = max(epoch, old.stateEpoch+1)
+		snapEpoch, created = old.epoch, old.created
+		old.mu.Unlock()
+	}
+	if m.read != nil {
+		s, found, err := m.read(k)
+		if err != nil {
+			return err
+		}
+		if found {
+			epoch = max(epoch, s.StateEpoch+1)
+		}
+	}
+	if err := in.Initialize(k, epoch, start); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	p := newPartition(k, start, m.effectiveLocked(k.Group))
+	p.stateEpoch, p.epoch, p.created = epoch, snapEpoch, created
+	p.persisted = EncodeSnapshotValue(p.snapshotLocked()) // what Initialize stored
+	m.parts[k] = p
+	m.mu.Unlock()
+	m.markInitialized(k) // init_state.go
+	return nil
+}
+
+// resetStartWrite is ResetStart with a store that only writes: the new
+// state is written over the old one.
+func (m *Manager) resetStartWrite(k Key, start int64) error {
 	m.mu.Lock()
 	p := newPartition(k, start, m.effectiveLocked(k.Group))
 	if old := m.parts[k]; old != nil {
 		old.mu.Lock()
-		p.epoch = old.epoch
+		p.epoch, p.stateEpoch = old.epoch, old.stateEpoch
 		old.mu.Unlock()
 	}
 	m.parts[k] = p

@@ -60,6 +60,11 @@ type Partition struct {
 	persisted []byte
 	epoch     int32 // snapshot epoch, bumped per write
 	created   int64 // create timestamp of the state (ms), set at its first write
+	// stateEpoch is the state epoch of the state this copy was read or
+	// initialized with, sent with its writes: the share coordinator refuses
+	// them (FENCED_STATE_EPOCH) once the state was initialized again with a
+	// higher one (AlterShareGroupOffsets).
+	stateEpoch int32
 }
 
 func newPartition(key Key, start int64, cfg *Config) *Partition {
@@ -348,7 +353,7 @@ type Snapshot struct {
 // as available (a restart releases every lock), and available records never
 // delivered are left out.
 func (p *Partition) snapshotLocked() Snapshot {
-	s := Snapshot{Key: p.Key, StartOffset: p.start, LeaderEpoch: -1}
+	s := Snapshot{Key: p.Key, StateEpoch: p.stateEpoch, StartOffset: p.start, LeaderEpoch: -1}
 	for i := range p.recs {
 		r := &p.recs[i]
 		st := r.state
@@ -386,6 +391,7 @@ func (p *Partition) restore(s Snapshot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.start, p.recs, p.epoch, p.created = s.StartOffset, nil, s.SnapshotEpoch, s.CreateTimestamp
+	p.stateEpoch = s.StateEpoch
 	for _, b := range s.Batches {
 		for off := b.First; off <= b.Last; off++ {
 			if off < p.start {

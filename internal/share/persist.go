@@ -1,5 +1,7 @@
 package share
 
+import "errors"
+
 // Prepare makes sure share partition k is in memory before it is used: a
 // share partition this broker does not hold yet is read from the share
 // coordinator (Options.Read) and, if the coordinator has no state for it,
@@ -30,7 +32,11 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 		// No state, or state initialized by the group coordinator with start
 		// offset -1 (init_state.go): share.auto.offset.reset now, as Kafka's
 		// share-partition leader resolves it when it first loads the partition.
+		// The state epoch is the one initialized (the group coordinator's), so
+		// that the writes of the partition are not fenced; new state starts at
+		// 1, since 0 is not fenced (Coordinator.Write).
 		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
+		p.stateEpoch = max(s.StateEpoch, 1)
 	}
 	m.parts[k] = p
 	if m.groups[k.Group] == nil {
@@ -38,6 +44,31 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 	}
 	return nil
 }
+
+// Get returns share partition k, read from the share coordinator first
+// (Prepare) if it is not in memory. Unlike Partition it never starts a share
+// partition that Options.Read did not read: a copy dropped meanwhile (its
+// write fenced with FENCED_STATE_EPOCH, its topic partition's leadership
+// moved) is read again, not started afresh at share.auto.offset.reset over
+// the state the coordinator holds. Without Options.Read it is Partition.
+func (m *Manager) Get(k Key, initStart func(reset string) int64) (*Partition, error) {
+	if m.read == nil {
+		return m.Partition(k, initStart), nil
+	}
+	for range 3 {
+		if err := m.Prepare(k, initStart); err != nil {
+			return nil, err
+		}
+		if p := m.Lookup(k); p != nil {
+			return p, nil
+		}
+	}
+	return nil, errDroppedWhileRead
+}
+
+// errDroppedWhileRead: Get read a share partition three times, and each time
+// it was dropped again before it could be used.
+var errDroppedWhileRead = errors.New("share: the share partition was dropped while it was read")
 
 // Restore installs a snapshot held by the local share coordinator (replay
 // at start-up on a single node); a share partition already in memory, whose
