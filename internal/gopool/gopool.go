@@ -42,8 +42,10 @@ func (p *Pool[T]) Go(t T) {
 func (p *Pool[T]) Idle() int { return int(p.idle.Load()) }
 
 func (p *Pool[T]) worker(t T) {
+	var zero T
 	for {
 		p.run(t)
+		t = zero // a waiting goroutine keeps nothing of its last task alive
 		if p.idle.Add(1) > p.maxIdle {
 			p.idle.Add(-1)
 			return

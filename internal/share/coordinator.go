@@ -320,7 +320,9 @@ func (c *Coordinator) write(k Key, s Snapshot, replace bool) int16 {
 	}
 	next := &coordState{}
 	var key, value []byte
-	if old == nil || replace || old.updates+1 >= per {
+	// A higher state epoch than the recorded one is recorded at once: update
+	// records carry none, and the fence must see the epoch its writers hold.
+	if old == nil || replace || old.updates+1 >= per || s.StateEpoch > old.snap.StateEpoch {
 		merged := s
 		if old != nil && !replace {
 			merged = mergeState(old.snap, s)

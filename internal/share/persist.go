@@ -28,6 +28,10 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 	if found && s.StartOffset >= 0 {
 		p = newPartition(k, 0, eff)
 		p.restore(s)
+		// State of an earlier Sluice has state epoch 0, which is not fenced:
+		// this copy writes 1, which the coordinator records, so that it is
+		// fenced once the state is initialized again.
+		p.stateEpoch = max(p.stateEpoch, 1)
 	} else {
 		// No state, or state initialized by the group coordinator with start
 		// offset -1 (init_state.go): share.auto.offset.reset now, as Kafka's

@@ -80,8 +80,8 @@ func TestCoordinatorStateEpochFence(t *testing.T) {
 	if s := read(c); s.StateEpoch != 4 || s.StartOffset != 12 {
 		t.Fatalf("after the writes at 4 and -1: %+v", s)
 	}
-	// Higher passes too; in a snapshot (the third write since the last one)
-	// it becomes the recorded epoch and fences 4.
+	// Higher passes too, and becomes the recorded epoch at once (a snapshot,
+	// whatever the update count), which fences 4.
 	if code := write(c, 6, 13); code != 0 {
 		t.Fatalf("write with a higher state epoch: %v", kerr.ErrorForCode(code))
 	}
@@ -112,6 +112,13 @@ func TestCoordinatorStateEpochFence(t *testing.T) {
 	}
 	if s := read(c2); s.StateEpoch != 6 || s.StartOffset != 15 {
 		t.Fatalf("after writes at 0: %+v, want state epoch 6, start 15", s)
+	}
+	// A higher epoch where an update record would come next is recorded too.
+	if code := write(c2, 7, 16); code != 0 {
+		t.Fatalf("write with state epoch 7: %v", kerr.ErrorForCode(code))
+	}
+	if code := write(c2, 6, 17); code != kerr.FencedStateEpoch.Code {
+		t.Fatalf("write with state epoch 6 after one at 7: %v, want FENCED_STATE_EPOCH", kerr.ErrorForCode(code))
 	}
 
 	// Initialize itself is not fenced (it sets the epoch), and at start -1
