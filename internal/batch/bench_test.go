@@ -69,6 +69,43 @@ func BenchmarkValidate16K(b *testing.B) {
 	}
 }
 
+// BenchmarkValidate1MiB is the same check of 1 MiB batches of 100-byte
+// records, the size franz-go's producer fills by default (about 9,000
+// records, offset deltas of up to three bytes). It cycles through 32 copies,
+// so that each batch comes from beyond the core's own caches, as a batch just
+// read from a socket does.
+func BenchmarkValidate1MiB(b *testing.B) {
+	bd := NewBuilder()
+	val := bytes.Repeat([]byte("x"), 100)
+	for i := 0; i < 9000; i++ {
+		bd.AddAt(0, []byte(fmt.Sprintf("key-%06d", i)), val)
+	}
+	x, err := bd.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	copies := make([][]byte, 32)
+	for i := range copies {
+		copies[i] = append([]byte(nil), x...)
+	}
+	for _, tc := range []struct {
+		name string
+		opts ValidateOptions
+	}{{"100B-records", ValidateOptions{}}, {"100B-records-from-log", ValidateOptions{FromLog: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(x)))
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if err := Validate(copies[n%len(copies)], tc.opts); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		})
+	}
+}
+
 // BenchmarkValidateCompressed16K: header and CRC only (the default for a
 // compressed batch), and with records decompressed and walked.
 func BenchmarkValidateCompressed16K(b *testing.B) {

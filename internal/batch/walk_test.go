@@ -77,6 +77,15 @@ func agree(t *testing.T, b []byte) {
 		if ok && (minTS != wantMin || maxTS != wantMax) {
 			t.Fatalf("keys %v: fast walk timestamps %d..%d, full walk %d..%d", keys, minTS, maxTS, wantMin, wantMax)
 		}
+		// The CRC and the walk in turns (Inspect's path for uncompressed
+		// batches) give the same answer and the batch's CRC.
+		if h.Compression() == None {
+			crc, lo, hi, cok := crcWalk(b, int(h.RecordCount), h.BaseTimestamp, keys)
+			if crc != ComputeCRC(b) || cok != ok || (ok && (lo != minTS || hi != maxTS)) {
+				t.Fatalf("keys %v: crcWalk crc %08x ok %v %d..%d; ComputeCRC %08x, walkProduce ok %v %d..%d",
+					keys, crc, cok, lo, hi, ComputeCRC(b), ok, minTS, maxTS)
+			}
+		}
 		// From a log the full walk also takes gaps in the offset deltas, so
 		// only the one direction holds: what the lean walk takes, it takes.
 		if ok && int64(h.RecordCount) <= int64(h.LastOffsetDelta)+1 {
@@ -139,7 +148,7 @@ func TestWalkSmallRecordsTakesSmallRecords(t *testing.T) {
 	}
 	h, _ := ParseHeader(b)
 	data := b[HeaderSize:]
-	n, p, lo, hi := walkSmallRecords(data, 0, 0, int(h.RecordCount), h.BaseTimestamp, true)
+	n, p, lo, hi := walkSmallRecords(data, 0, 0, int(h.RecordCount), len(data)+1, h.BaseTimestamp, true)
 	if n != 140 || lo != bd.BaseTimestamp || hi != bd.BaseTimestamp+4 {
 		t.Fatalf("took %d records (timestamps %d..%d), want 140 (%d..%d)", n, lo, hi, bd.BaseTimestamp, bd.BaseTimestamp+4)
 	}
