@@ -136,24 +136,11 @@ func TestShareCoordinatorRPCs(t *testing.T) {
 		t.Fatalf("FindCoordinator: %+v", resp.Coordinators)
 	}
 
-	w := kmsg.NewPtrWriteShareGroupStateRequest()
-	w.Version, w.GroupID = 1, "sg"
-	wt := kmsg.NewWriteShareGroupStateRequestTopic()
-	wt.TopicID = id
-	wp := kmsg.NewWriteShareGroupStateRequestTopicPartition()
-	wp.StateEpoch, wp.LeaderEpoch, wp.StartOffset, wp.DeliveryCompleteCount = 1, 0, 1, 1
-	wp.StateBatches = []kmsg.WriteShareGroupStateRequestTopicPartitionStateBatch{{FirstOffset: 1, LastOffset: 1, DeliveryState: 2, DeliveryCount: 1}}
-	wt.Partitions = append(wt.Partitions, wp)
-	w.Topics = append(w.Topics, wt)
+	w := shareWriteStateReq("sg", id, 1, 1)
 	if c := tb.request(w).(*kmsg.WriteShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode; c != 0 {
 		t.Fatalf("WriteShareGroupState: %v", kerr.ErrorForCode(c))
 	}
-	r := kmsg.NewPtrReadShareGroupStateRequest()
-	r.GroupID = "sg"
-	rt := kmsg.NewReadShareGroupStateRequestTopic()
-	rt.TopicID = id
-	rt.Partitions = append(rt.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
-	r.Topics = append(r.Topics, rt)
+	r := shareReadStateReq("sg", id)
 	rp := tb.request(r).(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0]
 	if rp.ErrorCode != 0 || rp.StartOffset != 1 || rp.StateEpoch != 1 || len(rp.StateBatches) != 1 || rp.StateBatches[0].DeliveryState != 2 {
 		t.Fatalf("ReadShareGroupState: %+v", rp)

@@ -27,6 +27,17 @@ func shareWriteStateReq(group string, id [16]byte, stateEpoch int32, start int64
 	return w
 }
 
+// shareReadStateReq is a ReadShareGroupState of partition 0 of topic id.
+func shareReadStateReq(group string, id [16]byte) *kmsg.ReadShareGroupStateRequest {
+	r := kmsg.NewPtrReadShareGroupStateRequest()
+	r.GroupID = group
+	rt := kmsg.NewReadShareGroupStateRequestTopic()
+	rt.TopicID = id
+	rt.Partitions = append(rt.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
+	r.Topics = append(r.Topics, rt)
+	return r
+}
+
 // shareInitStateReq is an InitializeShareGroupState of partition 0 of topic id.
 func shareInitStateReq(group string, id [16]byte, stateEpoch int32, start int64) *kmsg.InitializeShareGroupStateRequest {
 	req := kmsg.NewPtrInitializeShareGroupStateRequest()
@@ -56,13 +67,7 @@ func TestShareCoordinatorWriteStaleStateEpochFenced(t *testing.T) {
 	}
 	read := func() kmsg.ReadShareGroupStateResponseTopicPartition {
 		t.Helper()
-		r := kmsg.NewPtrReadShareGroupStateRequest()
-		r.GroupID = "sg"
-		rt := kmsg.NewReadShareGroupStateRequestTopic()
-		rt.TopicID = id
-		rt.Partitions = append(rt.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
-		r.Topics = append(r.Topics, rt)
-		rp := tb.request(r).(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0]
+		rp := tb.request(shareReadStateReq("sg", id)).(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0]
 		if rp.ErrorCode != 0 {
 			t.Fatalf("ReadShareGroupState: %v", kerr.ErrorForCode(rp.ErrorCode))
 		}

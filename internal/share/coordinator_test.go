@@ -24,22 +24,28 @@ func (l *memLog) replay(apply func(key, value []byte) error) error {
 	return nil
 }
 
+// memCoord returns a Coordinator that appends to log, leads its one state
+// partition and has replayed log into it, writing a snapshot every third
+// write of a share partition.
+func memCoord(t *testing.T, log *memLog) *Coordinator {
+	t.Helper()
+	c := &Coordinator{
+		Append: func(p int32, key, value []byte) error {
+			log.recs = append(log.recs, [2][]byte{key, value})
+			return nil
+		},
+		Partitions:  func() int32 { return 1 },
+		PerSnapshot: 3,
+	}
+	if err := c.LoadPartition(0, log.replay); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestCoordinatorUpdatesAndSnapshots(t *testing.T) {
 	log := &memLog{}
-	newCoord := func() *Coordinator {
-		c := &Coordinator{
-			Append: func(p int32, key, value []byte) error {
-				log.recs = append(log.recs, [2][]byte{key, value})
-				return nil
-			},
-			Partitions:  func() int32 { return 1 },
-			PerSnapshot: 3,
-		}
-		if err := c.LoadPartition(0, log.replay); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	newCoord := func() *Coordinator { return memCoord(t, log) }
 	c := newCoord()
 	k := Key{Group: "g", TopicID: [16]byte{1}, Partition: 2}
 	if _, found, code := c.Read(k); found || code != 0 {

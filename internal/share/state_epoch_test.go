@@ -16,20 +16,7 @@ import (
 // fenced. The fence survives a replay of the state partition.
 func TestCoordinatorStateEpochFence(t *testing.T) {
 	log := &memLog{}
-	newCoord := func() *Coordinator {
-		c := &Coordinator{
-			Append: func(p int32, key, value []byte) error {
-				log.recs = append(log.recs, [2][]byte{key, value})
-				return nil
-			},
-			Partitions:  func() int32 { return 1 },
-			PerSnapshot: 3, // updates and snapshots both carry writes below
-		}
-		if err := c.LoadPartition(0, log.replay); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	newCoord := func() *Coordinator { return memCoord(t, log) } // updates and snapshots both carry writes below
 	c := newCoord()
 	k := Key{Group: "g", TopicID: [16]byte{7}, Partition: 0}
 	write := func(c *Coordinator, stateEpoch int32, start int64) int16 {
