@@ -37,32 +37,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 	topics := make([]string, 3)
 	for i := range 3 {
 		topics[i] = fmt.Sprintf("share-place-%d", i+1)
-		req := kmsg.NewPtrCreateTopicsRequest()
-		rt := kmsg.NewCreateTopicsRequestTopic()
-		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topics[i], -1, -1
-		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = 0, []int32{int32(i + 1)}
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-		req.Topics = append(req.Topics, rt)
-		pollUntil(t, "topic "+topics[i]+" to be created", func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			resp, err := req.RequestWith(ctx, cl)
-			if err != nil || len(resp.Topics) != 1 {
-				return false
-			}
-			code := resp.Topics[0].ErrorCode
-			return code == 0 || code == kerr.TopicAlreadyExists.Code
-		})
-		pollUntil(t, "three records in "+topics[i], func() bool {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			var recs []*kgo.Record
-			for j := range 3 {
-				recs = append(recs, &kgo.Record{Topic: topics[i], Value: []byte(fmt.Sprint(j))})
-			}
-			return cl.ProduceSync(ctx, recs...).FirstErr() == nil
-		})
+		createOnReplicaWithRecords(t, cl, topics[i], int32(i+1), 3)
 	}
 
 	// Every broker must know the topics and their leaders.
@@ -299,4 +274,36 @@ func TestShareGroupOffsetsLatestEarliest(t *testing.T) {
 	if p := alter(-3); p.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("alter -3: %v, want INVALID_REQUEST", kerr.ErrorForCode(p.ErrorCode))
 	}
+}
+
+// createOnReplicaWithRecords creates topic with one partition whose single
+// replica is on broker node, and produces n records to it.
+func createOnReplicaWithRecords(t *testing.T, cl *kgo.Client, topic string, node int32, n int) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Partition, a.Replicas = 0, []int32{node}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics = append(req.Topics, rt)
+	pollUntil(t, "topic "+topic+" to be created", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil || len(resp.Topics) != 1 {
+			return false
+		}
+		code := resp.Topics[0].ErrorCode
+		return code == 0 || code == kerr.TopicAlreadyExists.Code
+	})
+	pollUntil(t, fmt.Sprintf("%d records in %s", n, topic), func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var recs []*kgo.Record
+		for j := range n {
+			recs = append(recs, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(j))})
+		}
+		return cl.ProduceSync(ctx, recs...).FirstErr() == nil
+	})
 }

@@ -149,8 +149,8 @@ func (b *Broker) flushShareCopy(ctx context.Context, k share.Key) error {
 	return nil
 }
 
-// flushSharePartitionCopies prepares AlterShareGroupOffsets' write of share partition
-// k: this broker's copy and the partition leader's are flushed (flushShareCopy), so
+// flushSharePartitionCopies prepares AlterShareGroupOffsets' write (or
+// DeleteShareGroupOffsets' tombstone) of share partition k: this broker's copy and the partition leader's are flushed (flushShareCopy), so
 // that neither can write the old state after the new one. A non-zero code (retriable:
 // the client sends the request again) is the partition's error when that cannot be
 // made sure of: the state is then not written. Without a leader in this broker's
@@ -182,7 +182,8 @@ func (b *Broker) flushSharePartitionCopies(ctx context.Context, k share.Key, top
 }
 
 // forgetSharePartitionCopies drops the in-memory copies of share partition k that no
-// longer hold its state after AlterShareGroupOffsets wrote it: this broker's if it
+// longer hold its state after AlterShareGroupOffsets wrote it (or
+// DeleteShareGroupOffsets deleted it): this broker's if it
 // does not lead the partition, and the leader's if the leader is another broker. A
 // leader that cannot be told would keep its copy and could later write it over the
 // new state: the error is returned (the request is answered with a retriable error
@@ -198,12 +199,12 @@ func (b *Broker) forgetSharePartitionCopies(k share.Key, topic string) error {
 	}
 	b.shares.ForgetKey(k)
 	if code != 0 {
-		return fmt.Errorf("the new start offset is stored, but the partition has no leader in this broker's metadata to drop its copy of the old state (%w); send the request again", kerr.ErrorForCode(code))
+		return fmt.Errorf("the share partition's new state is stored, but the partition has no leader in this broker's metadata to drop its copy of the old state (%w); send the request again", kerr.ErrorForCode(code))
 	}
 	m := sharePartitionMsg{Op: "forget", Group: k.Group, TopicID: k.TopicID, Topic: topic, Partition: k.Partition}
 	if _, err := b.cluster.sharePartitionRemote(leader, m); err != nil {
 		b.logger.Warn("share: telling the partition's leader to reload the share state", "group", k.Group, "topic", topic, "partition", k.Partition, "leader", leader, "err", err)
-		return fmt.Errorf("the new start offset is stored, but the partition's leader (broker %d) could not be told to reload it; send the request again: %w", leader, err)
+		return fmt.Errorf("the share partition's new state is stored, but the partition's leader (broker %d) could not be told to reload it; send the request again: %w", leader, err)
 	}
 	return nil
 }
