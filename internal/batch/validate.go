@@ -79,11 +79,12 @@ func Inspect(b []byte, opts ValidateOptions) (Summary, error) {
 	// An uncompressed batch other than a control batch has its CRC computed
 	// and its records walked in one pass (crcWalk); the walk's answer is used
 	// only once the header checks below pass.
-	walked, walkedOK, walkedMin, walkedMax := false, false, int64(0), int64(0)
 	var got uint32
-	if h.Compression() == None && !h.IsControl() && h.RecordCount >= 0 {
+	var walkedMin, walkedMax int64
+	walked := h.Compression() == None && !h.IsControl() && h.RecordCount >= 0
+	walkedOK := false
+	if walked {
 		got, walkedMin, walkedMax, walkedOK = crcWalk(b, int(h.RecordCount), h.BaseTimestamp, opts.RequireKeys)
-		walked = true
 	} else {
 		got = ComputeCRC(b)
 	}

@@ -20,12 +20,9 @@ import (
 // the same fault and describes it (a record without a key on a compacted topic
 // is such a fault here too, so that all of them are reported).
 func walkProduce(data []byte, count int, base int64, requireKeys bool) (minTS, maxTS int64, ok bool) {
-	w := recordWalk{data: data, count: count, base: base, requireKeys: requireKeys}
-	w.minTS, w.maxTS = math.MaxInt64, math.MinInt64
-	if !w.until(len(data) + 1) {
-		return
-	}
-	return w.minTS, w.maxTS, w.i >= count && w.p == len(data)
+	w := newRecordWalk(data, count, base, requireKeys)
+	ok = w.until(len(data) + 1)
+	return w.minTS, w.maxTS, ok && w.complete()
 }
 
 // recordWalk is walkProduce's walk in steps, so that a batch's CRC and the
@@ -38,6 +35,15 @@ type recordWalk struct {
 	i, p         int   // the next record and its position
 	minTS, maxTS int64 // over the records walked
 }
+
+func newRecordWalk(data []byte, count int, base int64, requireKeys bool) *recordWalk {
+	return &recordWalk{data: data, count: count, base: base, requireKeys: requireKeys,
+		minTS: math.MaxInt64, maxTS: math.MinInt64}
+}
+
+// complete reports whether the walk took every record and ended with the
+// data.
+func (w *recordWalk) complete() bool { return w.i >= w.count && w.p == len(w.data) }
 
 // until walks the records that start before stop (all of them, with stop
 // past the end), and returns false if one of them is not valid as the full
@@ -309,8 +315,7 @@ const crcChunk = 16 << 10
 func crcWalk(b []byte, count int, base int64, requireKeys bool) (crc uint32, minTS, maxTS int64, ok bool) {
 	crc = crc32.Update(0, castagnoli, b[OffAttributes:HeaderSize])
 	data := b[HeaderSize:]
-	w := recordWalk{data: data, count: count, base: base, requireKeys: requireKeys}
-	w.minTS, w.maxTS = math.MaxInt64, math.MinInt64
+	w := newRecordWalk(data, count, base, requireKeys)
 	ok = true
 	for done := 0; done < len(data); {
 		next := min(done+crcChunk, len(data))
@@ -322,5 +327,5 @@ func crcWalk(b []byte, count int, base int64, requireKeys bool) (crc uint32, min
 		ok = ok && w.until(stop)
 		done = next
 	}
-	return crc, w.minTS, w.maxTS, ok && w.i >= count && w.p == len(data)
+	return crc, w.minTS, w.maxTS, ok && w.complete()
 }

@@ -52,16 +52,8 @@ func TestClusterShareOffsetsDeleteDropsLeaderCopy(t *testing.T) {
 
 	// AlterShareGroupOffsets to 2 (it creates the group, empty).
 	pollUntil(t, "AlterShareGroupOffsets to 2", func() bool {
-		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
-		req.GroupID = group
-		at := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-		at.Topic = topic
-		ap := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-		ap.Partition, ap.StartOffset = 0, 2
-		at.Partitions = append(at.Partitions, ap)
-		req.Topics = append(req.Topics, at)
 		resp := kmsg.NewPtrAlterShareGroupOffsetsResponse()
-		rawRequest(t, via, req, resp)
+		rawRequest(t, via, alterShareOffsetsReq(group, topic, 0, 2), resp)
 		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			t.Fatalf("AlterShareGroupOffsets: error %d, topics %+v", resp.ErrorCode, resp.Topics)
 		}

@@ -195,25 +195,8 @@ func (b *Broker) handleAlterShareGroupOffsets(ctx context.Context, r *wire.Reque
 				continue
 			}
 			k := share.Key{Group: req.GroupID, TopicID: [16]byte(top.ID), Partition: qp.Partition}
-			// No copy of the old state may be written after the new one
-			// (share_offsets_leader.go).
-			if code, msg := b.flushSharePartitionCopies(ctx, k, top.Name); code != 0 {
-				last.ErrorCode = code
-				if msg != "" {
-					last.ErrorMessage = &msg
-				}
-				continue
-			}
-			if err := retryShareState(ctx, func() error { return b.shares.ResetStart(k, start) }); err != nil {
-				b.logger.Error("share: altering offsets", "group", req.GroupID, "topic", top.Name, "partition", qp.Partition, "err", err)
-				last.ErrorCode = shareStateErrorCode(err)
-				continue
-			}
-			if err := b.forgetSharePartitionCopies(k, top.Name); err != nil {
-				last.ErrorCode = kerr.CoordinatorNotAvailable.Code
-				msg := err.Error()
-				last.ErrorMessage = &msg
-			}
+			last.ErrorCode, last.ErrorMessage = b.replaceShareState(ctx, k, top.Name, "altering offsets",
+				func() error { return b.shares.ResetStart(k, start) })
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
@@ -257,27 +240,12 @@ func (b *Broker) handleDeleteShareGroupOffsets(ctx context.Context, r *wire.Requ
 		rt.TopicID = [16]byte(top.ID)
 		for p := int32(0); p < top.Partitions; p++ {
 			k := share.Key{Group: req.GroupID, TopicID: rt.TopicID, Partition: p}
-			// As for AlterShareGroupOffsets (share_offsets_leader.go): no copy
-			// of the state may be written after the tombstone, and the
-			// partition's leader, possibly another broker, drops its copy, so
-			// that it reads the state (none: share.auto.offset.reset) at its
-			// next use instead of serving and writing the deleted one.
-			if code, msg := b.flushSharePartitionCopies(ctx, k, top.Name); code != 0 {
-				rt.ErrorCode = code
-				if msg != "" {
-					rt.ErrorMessage = &msg
-				}
-				continue
-			}
-			if err := retryShareState(ctx, func() error { return b.shares.DeleteState(k) }); err != nil {
-				b.logger.Error("share: deleting offsets", "group", req.GroupID, "topic", top.Name, "partition", p, "err", err)
-				rt.ErrorCode = shareStateErrorCode(err)
-				continue
-			}
-			if err := b.forgetSharePartitionCopies(k, top.Name); err != nil {
-				rt.ErrorCode = kerr.CoordinatorNotAvailable.Code
-				msg := err.Error()
-				rt.ErrorMessage = &msg
+			// As for AlterShareGroupOffsets: the partition's leader, possibly
+			// another broker, reads the state (none: share.auto.offset.reset)
+			// at its next use instead of serving and writing the deleted one.
+			if code, msg := b.replaceShareState(ctx, k, top.Name, "deleting offsets",
+				func() error { return b.shares.DeleteState(k) }); code != 0 {
+				rt.ErrorCode, rt.ErrorMessage = code, msg
 			}
 		}
 		resp.Topics = append(resp.Topics, rt)

@@ -181,6 +181,30 @@ func (b *Broker) flushSharePartitionCopies(ctx context.Context, k share.Key, top
 	return a.Code, ""
 }
 
+// replaceShareState writes new state for share partition k (or deletes it) with
+// write, retried while the share coordinator is not there yet, between
+// flushSharePartitionCopies and forgetSharePartitionCopies, so that no copy of the
+// old state is written after the new one or goes on serving. It returns the
+// partition's error code and message, 0 and nil when all went through; what is
+// logged on a failed write names the operation.
+func (b *Broker) replaceShareState(ctx context.Context, k share.Key, topic, op string, write func() error) (int16, *string) {
+	if code, msg := b.flushSharePartitionCopies(ctx, k, topic); code != 0 {
+		if msg == "" {
+			return code, nil
+		}
+		return code, &msg
+	}
+	if err := retryShareState(ctx, write); err != nil {
+		b.logger.Error("share: "+op, "group", k.Group, "topic", topic, "partition", k.Partition, "err", err)
+		return shareStateErrorCode(err), nil
+	}
+	if err := b.forgetSharePartitionCopies(k, topic); err != nil {
+		msg := err.Error()
+		return kerr.CoordinatorNotAvailable.Code, &msg
+	}
+	return 0, nil
+}
+
 // forgetSharePartitionCopies drops the in-memory copies of share partition k that no
 // longer hold its state after AlterShareGroupOffsets wrote it (or
 // DeleteShareGroupOffsets deleted it): this broker's if it

@@ -28,20 +28,18 @@ func (m *Manager) Prepare(k Key, initStart func(reset string) int64) error {
 	if found && s.StartOffset >= 0 {
 		p = newPartition(k, 0, eff)
 		p.restore(s)
-		// State of an earlier Sluice has state epoch 0, which is not fenced:
-		// this copy writes 1, which the coordinator records, so that it is
-		// fenced once the state is initialized again.
-		p.stateEpoch = max(p.stateEpoch, 1)
 	} else {
 		// No state, or state initialized by the group coordinator with start
 		// offset -1 (init_state.go): share.auto.offset.reset now, as Kafka's
 		// share-partition leader resolves it when it first loads the partition.
-		// The state epoch is the one initialized (the group coordinator's), so
-		// that the writes of the partition are not fenced; new state starts at
-		// 1, since 0 is not fenced (Coordinator.Write).
 		p = newPartition(k, initStart(eff.AutoOffsetReset), eff)
-		p.stateEpoch = max(s.StateEpoch, 1)
 	}
+	// The copy writes the state epoch it read (the group coordinator's for
+	// state it initialized), so that its writes are not fenced. New state, and
+	// state of an earlier Sluice, have 0, which is not fenced
+	// (Coordinator.Write): the copy writes 1, which the coordinator records,
+	// so that it is fenced once the state is initialized again.
+	p.stateEpoch = max(s.StateEpoch, 1)
 	m.parts[k] = p
 	if m.groups[k.Group] == nil {
 		m.groups[k.Group] = &Group{ID: k.Group, members: map[string]*member{}}
