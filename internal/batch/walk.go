@@ -225,7 +225,17 @@ func varint64Slow(b []byte, p int) (int64, int) {
 // registers.
 func walkSmallRecords(data []byte, p, i, count, stop int, base int64, requireKeys bool) (next, pos int, minTS, maxTS int64) {
 	minTS, maxTS = math.MaxInt64, math.MinInt64
-	for ; i < count && i < 1<<20 && p >= 0 && p < stop && p <= len(data)-16; i++ {
+	// A one-byte timestamp delta is within [-64, 63]: with base this far
+	// from the ends of int64 no record's timestamp can overflow.
+	if base < math.MinInt64+64 || base > math.MaxInt64-64 {
+		return i, p, minTS, maxTS
+	}
+	first := i
+	limit := min(stop, len(data)-15) // p < limit: a record starts before stop, with 16 bytes to read
+	last := min(count, 1<<20)
+	var loD, hiD int64 = 64, -65 // the smallest and largest timestamp delta taken
+walk:
+	for ; i < last && p >= 0 && p < limit; i++ {
 		w := binary.LittleEndian.Uint64(data[p:])
 		var u uint64
 		f := p + 1 // the attributes byte
@@ -235,14 +245,14 @@ func walkSmallRecords(data []byte, p, i, count, stop int, base int64, requireKey
 		case w&0x8000 == 0:
 			u, f = w&0x7f|(w>>1)&0x3f80, p+2
 		default:
-			return i, p, minTS, maxTS
+			break walk // three or more bytes
 		}
-		if u&1 != 0 {
-			return i, p, minTS, maxTS // a negative length
+		if u == 0 || u&1 != 0 {
+			break walk // a negative or empty length
 		}
 		end := f + int(u>>1)
 		if end > len(data) {
-			return i, p, minTS, maxTS
+			break walk
 		}
 		// From the attributes on: attributes, timestamp delta, offset delta, key length.
 		w = binary.LittleEndian.Uint64(data[f:])
@@ -251,31 +261,28 @@ func walkSmallRecords(data []byte, p, i, count, stop int, base int64, requireKey
 		switch {
 		case i < 64:
 			if w>>16&0xff != e {
-				return i, p, minTS, maxTS
+				break walk
 			}
 		case i < 8192:
 			if w>>16&0xffff != e&0x7f|0x80|e>>7<<8 {
-				return i, p, minTS, maxTS
+				break walk
 			}
 			k = 4
 		default: // a batch of 1 MiB holds about 9,000 records of 100 bytes
 			if w>>16&0xffffff != e&0x7f|0x80|(e>>7&0x7f|0x80)<<8|e>>14<<16 {
-				return i, p, minTS, maxTS
+				break walk
 			}
 			k = 5
 		}
 		tb, kb := w>>8&0xff, w>>(8*k)&0xff
-		if tb >= 0x80 || kb >= 0x80 {
-			return i, p, minTS, maxTS
+		if tb|kb >= 0x80 {
+			break walk
 		}
 		d := int64(tb>>1) ^ -int64(tb&1)
 		n := int(kb>>1) ^ -int(kb&1)
 		q := f + k + 1 // after the key length
-		if (d > 0 && base > math.MaxInt64-d) || (d < 0 && base < math.MinInt64-d) {
-			return i, p, minTS, maxTS
-		}
 		if n < -1 || (n == -1 && requireKeys) || n > end-q {
-			return i, p, minTS, maxTS
+			break walk
 		}
 		q += max(n, 0)
 		// The value length, then a header count of zero as the record's last byte.
@@ -287,17 +294,16 @@ func walkSmallRecords(data []byte, p, i, count, stop int, base int64, requireKey
 			x := int(data[q]&0x7f) | int(data[q+1])<<7
 			v, q = x>>1^-(x&1), q+2
 		default:
-			return i, p, minTS, maxTS
+			break walk
 		}
-		if v < -1 || v > end-q-1 {
-			return i, p, minTS, maxTS
+		if v < -1 || q+max(v, 0) != end-1 || data[end-1] != 0 {
+			break walk
 		}
-		q += max(v, 0)
-		if q != end-1 || data[q] != 0 {
-			return i, p, minTS, maxTS
-		}
-		minTS, maxTS = min(minTS, base+d), max(maxTS, base+d)
+		loD, hiD = min(loD, d), max(hiD, d)
 		p = end
+	}
+	if i > first {
+		minTS, maxTS = base+loD, base+hiD
 	}
 	return i, p, minTS, maxTS
 }
