@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/share"
@@ -18,12 +17,7 @@ import (
 // and every partition is initialized at the first heartbeat.
 func TestClusterShareInitStateOneRequestPerCoordinator(t *testing.T) {
 	tc := startTestCluster(t, 3, map[string]string{"share.auto.offset.reset": "earliest"})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(60*time.Second),
-		kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := tc.client()
 	const n = 30
 	benchCreateTopicWithLeaders(t, cl, "cinit", n)
 	// A first group creates __share_group_state; then every state partition

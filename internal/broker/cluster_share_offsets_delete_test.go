@@ -2,11 +2,9 @@ package broker
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/share"
@@ -20,12 +18,7 @@ import (
 func TestClusterShareOffsetsDeleteDropsLeaderCopy(t *testing.T) {
 	tc := startTestCluster(t, 3, map[string]string{"share.coordinator.state.topic.num.partitions": "1"})
 	waitCluster(t, tc.admin(), "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(60*time.Second),
-		kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := tc.client()
 	const topic, group = "share-delete", "sg-delete"
 	createOnReplicaWithRecords(t, cl, topic, 1, 3)
 	pollUntil(t, "every broker to see broker 1 lead "+topic, func() bool {

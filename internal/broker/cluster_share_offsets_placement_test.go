@@ -26,12 +26,7 @@ func TestClusterShareOffsetsEveryPlacement(t *testing.T) {
 	tc := startTestCluster(t, 3, map[string]string{"share.coordinator.state.topic.num.partitions": "3"})
 	adm := tc.admin()
 	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 })
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(60*time.Second),
-		kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := tc.client()
 
 	// One topic per broker, its single replica there, with three records.
 	topics := make([]string, 3)

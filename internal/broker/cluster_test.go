@@ -144,6 +144,19 @@ func (tc *testCluster) admin() *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
+// client returns a client of the running nodes that retries for up to a
+// minute, with metadata at most 50 ms old (as admin's); it is closed when
+// the test ends.
+func (tc *testCluster) client() *kgo.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.addrs()...), kgo.RetryTimeout(60*time.Second),
+		kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.t.Cleanup(cl.Close)
+	return cl
+}
+
 // waitCluster polls until cond holds for the metadata a broker returns to
 // adm now.
 func waitCluster(t *testing.T, adm *kadm.Client, what string, cond func(kadm.Metadata) bool) kadm.Metadata {
