@@ -307,10 +307,14 @@ func (l *Log) writeLocked(cfg *Config, nowMs int64, records []byte, lastOffset i
 	}
 	seg := l.active()
 	pos0 := seg.size.Load()
+	if end := pos0 + int64(len(records)); end > seg.reserved && end >= reserveFrom {
+		l.reserveLocked(cfg, seg, pos0, end)
+	}
 	if _, err := seg.log.WriteAt(records, pos0); err != nil {
 		if terr := seg.log.Truncate(pos0); terr != nil {
 			l.fail("truncate after failed write", terr)
 		}
+		seg.reserved, seg.tailUnknown = 0, false // the cut gave back the reservation
 		l.logger().Error("append failed", "dir", l.dir, "err", err)
 		return nil, 0, storageErr("write", err)
 	}
@@ -580,6 +584,7 @@ func (l *Log) rollLocked(nowMs int64) error {
 	}
 	old.idx.releasePending()
 	old.tidx.releasePending()
+	l.trimReservedLocked(old)
 	s, err := createSegment(l.fs, l.m.files, l.dir, leo, nowMs)
 	if err != nil {
 		return storageErr("roll", err)

@@ -176,6 +176,7 @@ func (l *Log) close() error {
 	if err := l.active().maybeAppendTimeEntry(); err != nil {
 		l.logger().Warn("final time index entry not written", "dir", l.dir, "err", err)
 	}
+	l.trimReservedLocked(l.active())
 	l.closed = true
 	l.mu.Unlock()
 	l.notify()

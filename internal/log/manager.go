@@ -86,6 +86,8 @@ type Manager struct {
 
 	files *vfs.FileCache // segment file descriptors; nil: files stay open
 
+	noReserve atomic.Bool // the filesystem cannot reserve blocks (reserve.go)
+
 	closingCh chan struct{} // closed when Close starts (deferred.go); (mu)
 
 	// ckGen counts changes of any log's recovery point or log start

@@ -545,6 +545,7 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 			return false, err
 		}
 	}
+	s.tailUnknown = !truncated // blocks reserved before the crash (reserve.go)
 	s.size.Store(valid)
 	if err := s.idx.writePending(); err != nil {
 		return false, err

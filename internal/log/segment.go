@@ -48,6 +48,12 @@ type segment struct {
 	txns        atomic.Pointer[[]AbortedTxn] // aborted-transaction index (txnindex.go)
 
 	bytesSinceIndex int64 // (mu)
+
+	// reserved: the .log's blocks are allocated up to here (reserve.go);
+	// tailUnknown: recovery after a crash kept the file's size, so blocks
+	// reserved before the crash may lie past its end. (mu)
+	reserved    int64
+	tailUnknown bool
 }
 
 func newSegmentStruct(base int64, prefix string, nowMs int64) *segment {

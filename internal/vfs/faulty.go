@@ -10,7 +10,7 @@ import (
 // Faulty wraps an FS and fails chosen operations, so that tests can ask what
 // happens when the Nth write, a sync of one file or a rename fails. Ops are
 // named as MemFS.SetFault names them: "open", "read", "write", "sync",
-// "truncate", "close", "rename", "remove", "syncdir", "mkdir", "readdir",
+// "truncate", "reserve", "close", "rename", "remove", "syncdir", "mkdir", "readdir",
 // "stat". Rules are checked in the order added; the first that fires fails
 // the operation with a *os.PathError around its error. With no rules Faulty
 // behaves exactly like the FS it wraps.
@@ -187,6 +187,14 @@ func (f *faultyFile) Datasync() error {
 		return err
 	}
 	return Datasync(f.File)
+}
+
+// Reserve counts as a "reserve".
+func (f *faultyFile) Reserve(off, n int64) error {
+	if err := f.fs.check("reserve", f.Name()); err != nil {
+		return err
+	}
+	return Reserve(f.File, off, n)
 }
 
 func (f *faultyFile) Truncate(size int64) error {

@@ -362,6 +362,17 @@ func (f *CachedFile) Datasync() error {
 	return err
 }
 
+// Reserve implements Reserver (see Reserve).
+func (f *CachedFile) Reserve(off, n int64) error {
+	raw, err := f.Pin()
+	if err != nil {
+		return err
+	}
+	err = Reserve(raw, off, n)
+	f.Unpin()
+	return err
+}
+
 // Truncate implements File.
 func (f *CachedFile) Truncate(size int64) error {
 	raw, err := f.Pin()

@@ -7,6 +7,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"os"
 )
@@ -86,6 +87,29 @@ func (osFS) SyncDir(name string) error {
 // Modification times are not made durable. Files without it are Synced.
 type Datasyncer interface {
 	Datasync() error
+}
+
+// Reserver is an optional File method: allocate disk blocks for the n
+// bytes at off without changing the file's size, so that later writes
+// there fill blocks already allocated (fallocate(2) with
+// FALLOC_FL_KEEP_SIZE). Blocks past the end stay allocated until the file
+// is truncated or removed.
+type Reserver interface {
+	Reserve(off, n int64) error
+}
+
+// Reserve allocates the n bytes at off of f without changing its size (see
+// Reserver). It returns an error wrapping errors.ErrUnsupported where the
+// file or its filesystem cannot; callers treat every error as "no
+// reservation" (a write still allocates as it goes).
+func Reserve(f File, off, n int64) error {
+	switch f := f.(type) {
+	case Reserver:
+		return f.Reserve(off, n)
+	case *os.File:
+		return reserve(f, off, n)
+	}
+	return errors.ErrUnsupported
 }
 
 // Datasync makes f's data durable the cheapest safe way: fdatasync(2) for

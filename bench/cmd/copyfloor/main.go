@@ -9,7 +9,8 @@
 //
 //	go -C bench run ./cmd/copyfloor --dir bench/.cache --recycle-mib 3000
 //
-// --recycle-mib writes and deletes that much first, so the pwrites go into
+// --reserve allocates blocks ahead of each file's end as Sluice's log does
+// (internal/log/reserve.go). --recycle-mib writes and deletes that much first, so the pwrites go into
 // recycled page-cache memory (see bench/README.md); the files are removed
 // at the end.
 package main
@@ -33,6 +34,7 @@ func main() {
 	files := flag.Int("files", 16, "files written in turn (partitions)")
 	chunk := flag.Int("chunk", 64<<10, "bytes per pwrite")
 	recycle := flag.Int64("recycle-mib", 0, "write and delete this many MiB first (recycled page-cache memory)")
+	reserve := flag.Bool("reserve", false, "reserve blocks ahead of each file's end as Sluice's log does (fallocate KEEP_SIZE, up to 4 MiB ahead)")
 	send := flag.String("send", "", "internal: stream to this address")
 	flag.Parse()
 	if *send != "" {
@@ -74,6 +76,7 @@ func main() {
 		}
 	}()
 	offs := make([]int64, *files)
+	reserved := make([]int64, *files)
 	buf := make([]byte, 1<<20)
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -84,6 +87,12 @@ func main() {
 		m, rerr := io.ReadFull(c, buf)
 		for p := 0; p < m; p += *chunk {
 			e := min(p+*chunk, m)
+			if end := offs[k] + int64(e-p); *reserve && end > reserved[k] {
+				reserved[k] = end + min(end, 4<<20)
+				if err := syscall.Fallocate(int(fs[k].Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, offs[k], reserved[k]-offs[k]); err != nil {
+					log.Fatal(err)
+				}
+			}
 			if _, err := fs[k].WriteAt(buf[p:e], offs[k]); err != nil {
 				log.Fatal(err)
 			}

@@ -1,0 +1,171 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
+)
+
+// allocated is the disk space a file holds, blocks past its end included.
+func allocated(t *testing.T, path string) (size, alloc int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size(), fi.Sys().(*syscall.Stat_t).Blocks * 512
+}
+
+// On a filesystem with fallocate, a segment that holds reserveFrom bytes
+// reserves blocks ahead of its end, never past segment.bytes; a roll and a
+// clean close give them back, and the files keep the sizes of what was
+// written.
+func TestReserveAheadGivenBack(t *testing.T) {
+	dir := t.TempDir()
+	probe := filepath.Join(t.TempDir(), "probe")
+	f, err := vfs.OS().OpenFile(probe, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = vfs.Reserve(f, 0, 1<<20)
+	f.Close()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("the filesystem of %s cannot reserve blocks: %v", dir, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if _, alloc := allocated(t, probe); alloc < 1<<20 {
+		t.Fatalf("probe: %d bytes allocated after reserving 1 MiB", alloc)
+	}
+
+	const segBytes = 3 << 20
+	cfg := DefaultConfig()
+	cfg.SegmentBytes = segBytes
+	m, err := OpenManager(vfs.OS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Open("t", 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg0 := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	b := mkBatch(t, 16, 1000, 1) // about 16 KiB
+	mustAppend(t, l, b)
+	if size, alloc := allocated(t, seg0); alloc > size+4096 {
+		t.Fatalf("a small segment reserved: size %d, allocated %d", size, alloc)
+	}
+	// Each reservation reaches twice the segment's end.
+	doubled := 0
+	for {
+		mustAppend(t, l, b)
+		size, alloc := allocated(t, seg0)
+		if size >= reserveFrom && alloc < size {
+			t.Fatalf("segment of %d bytes has %d allocated", size, alloc)
+		}
+		if size >= reserveFrom && alloc >= 2*size-4096 {
+			doubled++
+		}
+		if size >= 512<<10 {
+			break
+		}
+	}
+	if doubled < 2 {
+		t.Fatalf("%d reservations seen, want 2 or more", doubled)
+	}
+	// Up to segment.bytes and no further.
+	for l.Segments()[0].Size < segBytes-int64(len(b)) {
+		mustAppend(t, l, b)
+		if _, alloc := allocated(t, seg0); alloc > segBytes+8192 {
+			t.Fatalf("reserved past segment.bytes: %d allocated", alloc)
+		}
+	}
+	mustAppend(t, l, b) // rolls by size
+	// A roll gives back what lies past the end.
+	seg1 := filepath.Join(dir, "t-0", fmt.Sprintf("%020d.log", l.Segments()[1].BaseOffset))
+	for l.Segments()[1].Size < 1<<20 {
+		mustAppend(t, l, b)
+	}
+	if size, alloc := allocated(t, seg1); alloc < size+256<<10 {
+		t.Fatalf("active segment: size %d, allocated %d, want reserved ahead", size, alloc)
+	}
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if size, alloc := allocated(t, seg1); alloc > size+8192 {
+		t.Fatalf("rolled segment: size %d, allocated %d", size, alloc)
+	}
+	// So does a clean close.
+	for l.Segments()[2].Size < 1<<20 {
+		mustAppend(t, l, b)
+	}
+	seg2 := filepath.Join(dir, "t-0", fmt.Sprintf("%020d.log", l.Segments()[2].BaseOffset))
+	if size, alloc := allocated(t, seg2); alloc < size+256<<10 {
+		t.Fatalf("active segment: size %d, allocated %d, want reserved ahead", size, alloc)
+	}
+	size2 := l.Segments()[2].Size
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	size, alloc := allocated(t, seg2)
+	if alloc > size+8192 {
+		t.Fatalf("after close: size %d, allocated %d", size, alloc)
+	}
+	if size != size2 {
+		t.Fatalf("after close: file of %d bytes, segment held %d", size, size2)
+	}
+}
+
+// A reservation that fails costs nothing but itself: the append succeeds
+// and is read back; a filesystem that cannot reserve is not asked again.
+func TestReserveFailureKeepsAppending(t *testing.T) {
+	faulty := vfs.NewFaulty(vfs.OS())
+	rule := faulty.Add(vfs.Rule{Op: "reserve", Err: syscall.ENOSPC, Times: 3, Nth: 1})
+	m, err := OpenManager(faulty, t.TempDir(), ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	l, err := m.Open("t", 0, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mkBatch(t, 16, 1000, 1)
+	for i := 0; i < 40; i++ {
+		mustAppend(t, l, b)
+	}
+	if rule.Fired() == 0 {
+		t.Fatal("no reservation was tried")
+	}
+	if m.noReserve.Load() {
+		t.Fatal("no space turned reservation off")
+	}
+	if got := readAll(t, l, 0); len(got) != 40 {
+		t.Fatalf("%d batches read back, want 40", len(got))
+	}
+
+	mem := vfs.NewMemFS() // no fallocate
+	m2, err := OpenManager(mem, "/data", ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	l2, err := m2.Open("t", 0, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		mustAppend(t, l2, b)
+	}
+	if !m2.noReserve.Load() {
+		t.Fatal("a filesystem without fallocate is still asked")
+	}
+	if got := readAll(t, l2, 0); len(got) != 10 {
+		t.Fatalf("%d batches read back, want 10", len(got))
+	}
+}
