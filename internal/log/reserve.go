@@ -13,10 +13,11 @@ import (
 // extent; at writeback the blocks are allocated. Blocks allocated ahead
 // (fallocate with FALLOC_FL_KEEP_SIZE: the file's size is unchanged, so
 // readers, recovery and the on-disk format see nothing) skip that: the write
-// finds them mapped. On this project's VM this took a sequential writer of
-// 1.4 MB chunks from 0.19 to 0.12-0.14 system CPU seconds per GB, and
-// the whole machine, writeback included, from 0.29 to 0.21
-// (docs/performance.md, "Blocks reserved ahead").
+// finds them mapped. On this project's VM, BenchmarkAppendReserve's appends
+// took 0.20-0.24 system CPU seconds per GB with reservations against
+// 0.28-0.32 without (docs/performance.md, "Blocks reserved ahead"); the
+// allocation itself is then done by fallocate, once per reservation, and
+// writeback has fewer blocks to allocate.
 //
 // A segment reserves only once it holds reserveFrom bytes, and then ahead
 // of its end by as much as it holds, at most reserveMax and never past
