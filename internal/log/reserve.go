@@ -8,8 +8,8 @@ import (
 
 // Block reservation ahead of the active segment's end.
 //
-// A write that extends a file on a delayed-allocation filesystem (ext4,
-// XFS) pays, per 4 KiB block, for reserving space and recording a delayed
+// A write that extends a file on ext4 (delayed allocation) pays, per 4 KiB
+// block, for reserving space and recording a delayed
 // extent; at writeback the blocks are allocated. Blocks allocated ahead
 // (fallocate with FALLOC_FL_KEEP_SIZE: the file's size is unchanged, so
 // readers, recovery and the on-disk format see nothing) skip that: the write
@@ -25,7 +25,8 @@ import (
 // segment holds more than min(its size, reserveMax) of reserved blocks
 // past its end. Those are given back when the segment is rolled or the log
 // closed (a truncate to its own size), and by any truncation; after a crash,
-// at the recovered active segment's roll.
+// at the recovered active segment's roll. Other filesystems are not asked
+// (vfs.Reserve: ext4 only).
 const (
 	reserveFrom = 64 << 10
 	reserveMax  = 4 << 20
@@ -43,15 +44,17 @@ func (l *Log) reserveLocked(cfg *Config, s *segment, pos0, end int64) {
 	if want > cfg.SegmentBytes {
 		want = max(end, cfg.SegmentBytes)
 	}
-	s.reserved = want
 	err := vfs.Reserve(s.log, pos0, want-pos0)
-	switch {
-	case err == nil:
-	case errors.Is(err, errors.ErrUnsupported):
+	if errors.Is(err, errors.ErrUnsupported) {
 		if !l.m.noReserve.Swap(true) {
 			l.logger().Info("filesystem cannot reserve blocks ahead of writes; writing without", "dir", l.dir, "err", err)
 		}
-	default:
+		return
+	}
+	// Also after an error (no space): part may be allocated, and the next
+	// try waits until the end passes want.
+	s.reserved = want
+	if err != nil {
 		l.logger().Debug("block reservation failed", "dir", l.dir, "err", err)
 	}
 }

@@ -10,16 +10,32 @@ import (
 // fallocKeepSize is FALLOC_FL_KEEP_SIZE.
 const fallocKeepSize = 0x1
 
-// reserve calls fallocate(2) with FALLOC_FL_KEEP_SIZE on f's descriptor.
-// A filesystem without it answers EOPNOTSUPP, returned wrapping
-// errors.ErrUnsupported.
+// ext4SuperMagic is EXT4_SUPER_MAGIC (ext2, ext3 and ext4 alike).
+const ext4SuperMagic = 0xEF53
+
+// reserve calls fallocate(2) with FALLOC_FL_KEEP_SIZE on f's descriptor,
+// on ext4 only. It is where the gain was measured, and elsewhere it does
+// harm or nothing. XFS preallocates past the end by itself, and it writes
+// back the dirty tail when a file is truncated to its own size, which is how
+// reservations are given back. btrfs does not compress writes into
+// preallocated extents. Other filesystems, and a filesystem without
+// fallocate (EOPNOTSUPP), get an error wrapping errors.ErrUnsupported.
 func reserve(f *os.File, off, n int64) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
+	notExt4 := false
 	if err := rc.Control(func(fd uintptr) {
+		var st syscall.Statfs_t
+		if serr = syscall.Fstatfs(int(fd), &st); serr != nil {
+			return
+		}
+		if st.Type != ext4SuperMagic {
+			notExt4 = true
+			return
+		}
 		for {
 			serr = syscall.Fallocate(int(fd), fallocKeepSize, off, n)
 			if !errors.Is(serr, syscall.EINTR) {
@@ -30,6 +46,8 @@ func reserve(f *os.File, off, n int64) error {
 		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: os.ErrClosed}
 	}
 	switch {
+	case notExt4:
+		return fmt.Errorf("fallocate %s: %w: reserving blocks ahead is done on ext4 only", f.Name(), errors.ErrUnsupported)
 	case serr == nil:
 		return nil
 	case errors.Is(serr, syscall.EOPNOTSUPP), errors.Is(serr, syscall.ENOSYS):

@@ -89,7 +89,7 @@ func main() {
 			e := min(p+*chunk, m)
 			if end := offs[k] + int64(e-p); *reserve && end > reserved[k] {
 				reserved[k] = end + min(end, 4<<20)
-				if err := syscall.Fallocate(int(fs[k].Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, offs[k], reserved[k]-offs[k]); err != nil {
+				if err := reserveBlocks(fs[k], offs[k], reserved[k]-offs[k]); err != nil {
 					log.Fatal(err)
 				}
 			}
