@@ -304,6 +304,12 @@ func (f *shadowFile) Write(b []byte) (int, error) {
 	return f.File.Write(b)
 }
 
+// Reserve passes through: reserved blocks change neither the file's size
+// nor its content, so the copy has nothing to learn.
+func (f *shadowFile) Reserve(off, n int64) error {
+	return Reserve(f.File, off, n)
+}
+
 func (f *shadowFile) Truncate(size int64) error {
 	f.s.markDirty(f.e, size)
 	return f.File.Truncate(size)

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -209,5 +210,42 @@ func TestShadowRenameWhileOpen(t *testing.T) {
 	}
 	if got := copyOf("gone"); got != "<missing>" {
 		t.Fatalf("removed file synced back into the copy: %q", got)
+	}
+}
+
+// Blocks reserved through the shadow leave the file and its copy as they
+// were: the same size, and after a sync the same content.
+func TestShadowReservePassesThrough(t *testing.T) {
+	base := t.TempDir()
+	root, dir := filepath.Join(base, "data"), filepath.Join(base, "shadow")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewShadow(OS(), root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.OpenFile(filepath.Join(root, "a.log"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("hello"), 0); err != nil {
+		t.Fatal(err)
+	}
+	err = Reserve(f, 0, 1<<20)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("no reservation on the filesystem of %s: %v", base, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != 5 {
+		t.Fatalf("after reserving: %v, %v; want a 5-byte file", fi, err)
+	}
+	if err := Datasync(f); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ShadowPath(dir, root), "a.log")); err != nil || string(b) != "hello" {
+		t.Fatalf("the copy after a sync: %q, %v", b, err)
 	}
 }
