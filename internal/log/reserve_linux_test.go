@@ -21,6 +21,22 @@ func allocated(t *testing.T, path string) (size, alloc int64) {
 	return fi.Size(), fi.Sys().(*syscall.Stat_t).Blocks * 512
 }
 
+// openLog opens a manager on fsys at dir (no housekeeping) and its
+// partition t-0 with cfg; the manager is closed when the test ends.
+func openLog(t *testing.T, fsys vfs.FS, dir string, cfg Config) (*Manager, *Log) {
+	t.Helper()
+	m, err := OpenManager(fsys, dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	l, err := m.Open("t", 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, l
+}
+
 // On a filesystem with fallocate, a segment that holds reserveFrom bytes
 // reserves blocks ahead of its end, never past segment.bytes; a roll and a
 // clean close give them back, and the files keep the sizes of what was
@@ -46,14 +62,7 @@ func TestReserveAheadGivenBack(t *testing.T) {
 	const segBytes = 3 << 20
 	cfg := DefaultConfig()
 	cfg.SegmentBytes = segBytes
-	m, err := OpenManager(vfs.OS(), dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := m.Open("t", 0, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, l := openLog(t, vfs.OS(), dir, cfg)
 	seg0 := filepath.Join(dir, "t-0", "00000000000000000000.log")
 	b := mkBatch(t, 16, 1000, 1) // about 16 KiB
 	mustAppend(t, l, b)
@@ -126,15 +135,7 @@ func TestReserveAheadGivenBack(t *testing.T) {
 func TestReserveFailureKeepsAppending(t *testing.T) {
 	faulty := vfs.NewFaulty(vfs.OS())
 	rule := faulty.Add(vfs.Rule{Op: "reserve", Err: syscall.ENOSPC})
-	m, err := OpenManager(faulty, t.TempDir(), ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	l, err := m.Open("t", 0, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, l := openLog(t, faulty, t.TempDir(), DefaultConfig())
 	b := mkBatch(t, 16, 1000, 1)
 	for i := 0; i < 40; i++ {
 		mustAppend(t, l, b)
@@ -149,16 +150,7 @@ func TestReserveFailureKeepsAppending(t *testing.T) {
 		t.Fatalf("%d batches read back, want 40", len(got))
 	}
 
-	mem := vfs.NewMemFS() // no fallocate
-	m2, err := OpenManager(mem, "/data", ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
-	l2, err := m2.Open("t", 0, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2, l2 := openLog(t, vfs.NewMemFS(), "/data", DefaultConfig()) // no fallocate
 	for i := 0; i < 10; i++ {
 		mustAppend(t, l2, b)
 	}
@@ -175,15 +167,7 @@ func TestReserveFailureKeepsAppending(t *testing.T) {
 func TestReserveGivenBackAfterFailedWrite(t *testing.T) {
 	dir := t.TempDir()
 	faulty := vfs.NewFaulty(vfs.OS())
-	m, err := OpenManager(faulty, dir, ManagerOptions{Logger: quietLogger(), HousekeepingInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	l, err := m.Open("t", 0, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, l := openLog(t, faulty, dir, DefaultConfig())
 	b := mkBatch(t, 16, 1000, 1)
 	seg := filepath.Join(dir, "t-0", "00000000000000000000.log")
 	for l.Segments()[0].Size < 256<<10 {

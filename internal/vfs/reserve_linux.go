@@ -14,12 +14,13 @@ const fallocKeepSize = 0x1
 const ext4SuperMagic = 0xEF53
 
 // reserve calls fallocate(2) with FALLOC_FL_KEEP_SIZE on f's descriptor,
-// on ext4 only. It is where the gain was measured, and elsewhere it does
-// harm or nothing. XFS preallocates past the end by itself, and it writes
-// back the dirty tail when a file is truncated to its own size, which is how
-// reservations are given back. btrfs does not compress writes into
-// preallocated extents. Other filesystems, and a filesystem without
-// fallocate (EOPNOTSUPP), get an error wrapping errors.ErrUnsupported.
+// on ext4 only: the one filesystem it was measured on. XFS preallocates
+// past the end by itself; a review also pointed to XFS writing back a
+// file's dirty tail when it is truncated to its own size (how reservations
+// are given back, under the log's lock) and to btrfs not compressing writes
+// into preallocated extents, neither checked here. Other filesystems, and
+// a filesystem without fallocate (EOPNOTSUPP), get an error wrapping
+// errors.ErrUnsupported.
 func reserve(f *os.File, off, n int64) error {
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -139,12 +139,12 @@ func TestShadowKeepsWhatWasSynced(t *testing.T) {
 	}
 }
 
-// TestShadowRenameWhileOpen: a handle follows its file through a rename (a
-// sync after it lands in the copy under the new name), and a handle on a
-// file replaced by a rename or removed syncs nothing into the copy.
-func TestShadowRenameWhileOpen(t *testing.T) {
+// newTestShadow is a Shadow of an empty root under a temporary directory,
+// with its copy beside it.
+func newTestShadow(t *testing.T) (s *Shadow, root, dir string) {
+	t.Helper()
 	base := t.TempDir()
-	root, dir := filepath.Join(base, "data"), filepath.Join(base, "shadow")
+	root, dir = filepath.Join(base, "data"), filepath.Join(base, "shadow")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +152,14 @@ func TestShadowRenameWhileOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, root, dir
+}
+
+// TestShadowRenameWhileOpen: a handle follows its file through a rename (a
+// sync after it lands in the copy under the new name), and a handle on a
+// file replaced by a rename or removed syncs nothing into the copy.
+func TestShadowRenameWhileOpen(t *testing.T) {
+	s, root, dir := newTestShadow(t)
 	copyOf := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(ShadowPath(dir, root), rel))
 		if err != nil {
@@ -216,15 +224,7 @@ func TestShadowRenameWhileOpen(t *testing.T) {
 // Blocks reserved through the shadow leave the file and its copy as they
 // were: the same size, and after a sync the same content.
 func TestShadowReservePassesThrough(t *testing.T) {
-	base := t.TempDir()
-	root, dir := filepath.Join(base, "data"), filepath.Join(base, "shadow")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewShadow(OS(), root, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, root, dir := newTestShadow(t)
 	f, err := s.OpenFile(filepath.Join(root, "a.log"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func TestShadowReservePassesThrough(t *testing.T) {
 	}
 	err = Reserve(f, 0, 1<<20)
 	if errors.Is(err, errors.ErrUnsupported) {
-		t.Skipf("no reservation on the filesystem of %s: %v", base, err)
+		t.Skipf("no reservation on the filesystem of %s: %v", root, err)
 	} else if err != nil {
 		t.Fatal(err)
 	}
