@@ -314,7 +314,7 @@ func (l *Log) writeLocked(cfg *Config, nowMs int64, records []byte, lastOffset i
 		if terr := seg.log.Truncate(pos0); terr != nil {
 			l.fail("truncate after failed write", terr)
 		}
-		seg.reserved, seg.tailUnknown = 0, false // the cut gave back the reservation
+		seg.reserved = 0 // the cut gave back the reservation
 		l.logger().Error("append failed", "dir", l.dir, "err", err)
 		return nil, 0, storageErr("write", err)
 	}

@@ -495,7 +495,7 @@ func (s *segment) loadClean(cfg *Config) (bool, error) {
 // from scratch and cuts the file after the last valid batch. It reports
 // whether anything was cut.
 func (s *segment) recover(cfg *Config) (bool, error) {
-	if empty, err := s.allEmpty(); err != nil {
+	if empty, logInfo, err := s.allEmpty(); err != nil {
 		return false, err
 	} else if empty {
 		// An empty segment (the active segment of an idle partition) has
@@ -507,6 +507,14 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 		s.rollTs.Store(-1)
 		s.bytesSinceIndex = 0
 		s.size.Store(0)
+		// A crash may have lost the file's size but kept blocks reserved
+		// past it (reserve.go); this segment may never roll to give them
+		// back.
+		if vfs.BlocksPastEnd(logInfo) {
+			if err := s.log.Truncate(0); err != nil {
+				return false, err
+			}
+		}
 		return false, nil
 	}
 	if err := truncateIfLonger(s.idx.f, 0); err != nil {
@@ -540,12 +548,13 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 		return false, err
 	}
 	truncated := fi.Size() > valid
-	if truncated {
+	// The cut also gives back blocks reserved past the end before the
+	// crash (reserve.go); without a cut, a truncate to the file's own size.
+	if truncated || vfs.BlocksPastEnd(fi) {
 		if err := s.log.Truncate(valid); err != nil {
 			return false, err
 		}
 	}
-	s.tailUnknown = !truncated // blocks reserved before the crash (reserve.go)
 	s.size.Store(valid)
 	if err := s.idx.writePending(); err != nil {
 		return false, err
@@ -559,18 +568,21 @@ func (s *segment) recover(cfg *Config) (bool, error) {
 }
 
 // allEmpty reports whether the segment's .log and both indexes are empty
-// files (stat by name: nothing is opened).
-func (s *segment) allEmpty() (bool, error) {
-	for _, f := range []vfs.File{s.log, s.idx.f, s.tidx.f} {
+// files (stat by name: nothing is opened); logInfo is the .log's.
+func (s *segment) allEmpty() (empty bool, logInfo os.FileInfo, err error) {
+	for i, f := range []vfs.File{s.log, s.idx.f, s.tidx.f} {
 		fi, err := f.Stat()
 		if err != nil {
-			return false, err
+			return false, nil, err
+		}
+		if i == 0 {
+			logInfo = fi
 		}
 		if fi.Size() != 0 {
-			return false, nil
+			return false, nil, nil
 		}
 	}
-	return true, nil
+	return true, logInfo, nil
 }
 
 // walkValid calls fn for each valid batch of f from position 0 and stops at

@@ -25,8 +25,9 @@ import (
 // segment holds more than min(its size, reserveMax) of reserved blocks
 // past its end. Those are given back when the segment is rolled or the log
 // closed (a truncate to its own size), and by any truncation; after a crash,
-// at the recovered active segment's roll. Other filesystems are not asked
-// (vfs.Reserve: ext4 only).
+// by the recovery of the active segment (recover.go), which finds them with
+// vfs.BlocksPastEnd. Other filesystems are not asked (vfs.Reserve: ext4
+// only).
 const (
 	reserveFrom = 64 << 10
 	reserveMax  = 4 << 20
@@ -62,10 +63,10 @@ func (l *Log) reserveLocked(cfg *Config, s *segment, pos0, end int64) {
 // trimReservedLocked gives back the blocks reserved past segment s's end.
 func (l *Log) trimReservedLocked(s *segment) {
 	size := s.size.Load()
-	if s.reserved <= size && !s.tailUnknown {
+	if s.reserved <= size {
 		return
 	}
-	s.reserved, s.tailUnknown = 0, false
+	s.reserved = 0
 	if err := s.log.Truncate(size); err != nil {
 		l.logger().Warn("cannot give back blocks reserved past the segment's end", "dir", l.dir, "err", err)
 	}

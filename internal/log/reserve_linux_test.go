@@ -21,6 +21,49 @@ func allocated(t *testing.T, path string) (size, alloc int64) {
 	return fi.Size(), fi.Sys().(*syscall.Stat_t).Blocks * 512
 }
 
+// requireReserve skips the test unless the filesystem of dir reserves
+// blocks and counts them in a file's allocation.
+func requireReserve(t *testing.T, dir string) {
+	t.Helper()
+	probe := filepath.Join(dir, "probe")
+	f, err := vfs.OS().OpenFile(probe, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(probe)
+	err = vfs.Reserve(f, 0, 1<<20)
+	f.Close()
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skipf("the filesystem of %s does not reserve blocks: %v", dir, err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if _, alloc := allocated(t, probe); alloc < 1<<20 {
+		t.Skipf("the filesystem of %s does not count reserved blocks (%d bytes after reserving 1 MiB)", dir, alloc)
+	}
+}
+
+// reserveFile reserves n bytes past the end of the file at path, as a
+// crash leaves a segment that had reserved ahead.
+func reserveFile(t *testing.T, path string, n int64) {
+	t.Helper()
+	f, err := vfs.OS().OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vfs.Reserve(f, fi.Size(), n); err != nil {
+		t.Fatal(err)
+	}
+	if size, alloc := allocated(t, path); alloc < size+n {
+		t.Fatalf("reserving %d bytes past %s: size %d, allocated %d", n, path, size, alloc)
+	}
+}
+
 // openLog opens a manager on fsys at dir (no housekeeping) and its
 // partition t-0 with cfg; the manager is closed when the test ends.
 func openLog(t *testing.T, fsys vfs.FS, dir string, cfg Config) (*Manager, *Log) {
@@ -43,21 +86,7 @@ func openLog(t *testing.T, fsys vfs.FS, dir string, cfg Config) (*Manager, *Log)
 // written.
 func TestReserveAheadGivenBack(t *testing.T) {
 	dir := t.TempDir()
-	probe := filepath.Join(t.TempDir(), "probe")
-	f, err := vfs.OS().OpenFile(probe, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = vfs.Reserve(f, 0, 1<<20)
-	f.Close()
-	if errors.Is(err, errors.ErrUnsupported) {
-		t.Skipf("the filesystem of %s does not reserve blocks: %v", filepath.Dir(probe), err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if _, alloc := allocated(t, probe); alloc < 1<<20 {
-		t.Skipf("the filesystem of %s does not count reserved blocks (%d bytes after reserving 1 MiB)", filepath.Dir(probe), alloc)
-	}
+	requireReserve(t, dir)
 
 	const segBytes = 3 << 20
 	cfg := DefaultConfig()
@@ -201,5 +230,57 @@ func TestReserveGivenBackAfterFailedWrite(t *testing.T) {
 	mustAppend(t, l, b)
 	if got := readAll(t, l, 0); len(got) == 0 || l.Segments()[0].Size != before+int64(len(b)) {
 		t.Fatalf("after the failed write: %d batches, segment size %d", len(got), l.Segments()[0].Size)
+	}
+}
+
+// Blocks reserved before a crash are given back by the recovery of the
+// active segment, whether it keeps its records (a truncate to its own
+// size) or recovers empty (its size was lost: it may never roll).
+func TestReserveGivenBackByRecovery(t *testing.T) {
+	dir := t.TempDir()
+	requireReserve(t, dir)
+	m, l := openLog(t, vfs.OS(), dir, DefaultConfig())
+	b := mkBatch(t, 16, 1000, 1)
+	for i := 0; i < 20; i++ {
+		mustAppend(t, l, b)
+	}
+	seg0 := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	size0 := l.Segments()[0].Size
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	crash := func(path string) {
+		t.Helper()
+		reserveFile(t, path, 2<<20)
+		if err := os.Remove(filepath.Join(dir, cleanShutdownFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// An active segment with records.
+	crash(seg0)
+	m, l = openLog(t, vfs.OS(), dir, DefaultConfig())
+	if got := readAll(t, l, 0); len(got) != 20 { // recovered on first use
+		t.Fatalf("%d batches after recovery, want 20", len(got))
+	}
+	if size, alloc := allocated(t, seg0); size != size0 || alloc > size+8192 {
+		t.Fatalf("recovered segment: size %d (want %d), allocated %d", size, size0, alloc)
+	}
+
+	// An active segment that recovers empty.
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	seg1 := filepath.Join(dir, "t-0", fmt.Sprintf("%020d.log", l.Segments()[1].BaseOffset))
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	crash(seg1)
+	_, l = openLog(t, vfs.OS(), dir, DefaultConfig())
+	if got := readAll(t, l, 0); len(got) != 20 {
+		t.Fatalf("%d batches after the second recovery, want 20", len(got))
+	}
+	if size, alloc := allocated(t, seg1); size != 0 || alloc != 0 {
+		t.Fatalf("empty recovered segment: size %d, allocated %d", size, alloc)
 	}
 }

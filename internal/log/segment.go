@@ -49,11 +49,8 @@ type segment struct {
 
 	bytesSinceIndex int64 // (mu)
 
-	// reserved: the .log's blocks are allocated up to here (reserve.go);
-	// tailUnknown: recovery after a crash kept the file's size, so blocks
-	// reserved before the crash may lie past its end. (mu)
-	reserved    int64
-	tailUnknown bool
+	// reserved: the .log's blocks are allocated up to here (reserve.go). (mu)
+	reserved int64
 }
 
 func newSegmentStruct(base int64, prefix string, nowMs int64) *segment {

@@ -153,7 +153,7 @@ func (s *segment) truncate(pos, next int64, nowMs int64) error {
 	if err := s.log.Truncate(pos); err != nil {
 		return err
 	}
-	s.reserved, s.tailUnknown = 0, false // the cut gave back every block past pos
+	s.reserved = 0 // the cut gave back every block past pos
 	var e [timeIndexEntrySize]byte
 	n, err := s.idx.floorIndex(next-1-s.base, offsetEntryKey, e[:])
 	if err != nil {

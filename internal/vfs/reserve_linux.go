@@ -56,3 +56,15 @@ func reserve(f *os.File, off, n int64) error {
 	}
 	return &os.PathError{Op: "fallocate", Path: f.Name(), Err: serr}
 }
+
+// BlocksPastEnd reports whether the file fi describes holds disk blocks
+// past its size (rounded up to 4 KiB): blocks reserved ahead of writes, or
+// a filesystem's own preallocation. False when fi does not say (a file not
+// on a disk).
+func BlocksPastEnd(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return st.Blocks*512 > (fi.Size()+4095)&^4095
+}
