@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/sluice-broker/sluice/internal/vfs"
 )
 
 func main() {
@@ -89,7 +91,7 @@ func main() {
 			e := min(p+*chunk, m)
 			if end := offs[k] + int64(e-p); *reserve && end > reserved[k] {
 				reserved[k] = end + min(end, 4<<20)
-				if err := reserveBlocks(fs[k], offs[k], reserved[k]-offs[k]); err != nil {
+				if err := vfs.Reserve(fs[k], offs[k], reserved[k]-offs[k]); err != nil {
 					log.Fatal(err)
 				}
 			}
