@@ -18,12 +18,13 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -35,9 +36,10 @@ import (
 
 // interBroker is how this broker reaches other brokers' Kafka listeners.
 type interBroker struct {
-	listener string    // upper case
-	protocol string    // its security protocol
-	opts     []kgo.Opt // TLS dialer and SASL mechanism, if any
+	listener string         // upper case
+	protocol string         // its security protocol
+	tls      *tls.Config    // nil: plaintext
+	mech     sasl.Mechanism // nil: no SASL
 }
 
 // interBrokerListenerName returns the inter-broker listener's name (upper
@@ -84,7 +86,7 @@ func newInterBroker(b *Broker, controllerListeners []string) (*interBroker, erro
 		if err != nil {
 			return nil, fmt.Errorf("sluice: inter-broker listener %s: %w", name, err)
 		}
-		ib.opts = append(ib.opts, kgo.DialTLSConfig(tc))
+		ib.tls = tc
 	}
 	if l.protocol == security.SASLPlaintext || l.protocol == security.SASLSSL {
 		mech, _ := b.cfg.Value("sasl.mechanism.inter.broker.protocol")
@@ -106,16 +108,16 @@ func newInterBroker(b *Broker, controllerListeners []string) (*interBroker, erro
 		}
 		switch mech {
 		case security.MechPlain:
-			ib.opts = append(ib.opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
+			ib.mech = plain.Auth{User: user, Pass: pass}.AsMechanism()
 		case security.MechScramSHA256:
-			ib.opts = append(ib.opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
+			ib.mech = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
 		case security.MechScramSHA512:
-			ib.opts = append(ib.opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+			ib.mech = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 		case security.MechOAuthBearer:
-			ib.opts = append(ib.opts, kgo.SASL(oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
+			ib.mech = oauth.Oauth(func(ctx context.Context) (oauth.Auth, error) {
 				tok, err := login.Token(ctx)
 				return oauth.Auth{Token: tok}, err
-			})))
+			})
 		}
 	}
 	return ib, nil

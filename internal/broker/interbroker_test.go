@@ -60,6 +60,15 @@ func startListenerCluster(t *testing.T, n int, ls []security.Listener, props fun
 	return tc
 }
 
+// listenerAddrs are the nodes' advertised addresses on listener.
+func (tc *testCluster) listenerAddrs(listener string) []string {
+	var addrs []string
+	for _, n := range tc.nodes {
+		addrs = append(addrs, n.listenerAddr(listener))
+	}
+	return addrs
+}
+
 // listenerAddr is node's advertised address on listener.
 func (tb *testBroker) listenerAddr(listener string) string {
 	l := tb.broker().listeners[listener]
@@ -93,10 +102,7 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 			"min.insync.replicas":                            "3",
 		}
 	})
-	var clientAddrs []string
-	for _, n := range tc.nodes {
-		clientAddrs = append(clientAddrs, n.listenerAddr("CLIENT"))
-	}
+	clientAddrs := tc.listenerAddrs("CLIENT")
 	saslClient := func(user, pass string, extra ...kgo.Opt) *kgo.Client {
 		opts := append([]kgo.Opt{kgo.SeedBrokers(clientAddrs...), kgo.RetryTimeout(15 * time.Second),
 			kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism())}, extra...)
@@ -364,10 +370,7 @@ func TestInterBrokerOAuth(t *testing.T) {
 			"min.insync.replicas":                  "3",
 		}
 	})
-	var clientAddrs []string
-	for _, n := range tc.nodes {
-		clientAddrs = append(clientAddrs, n.listenerAddr("CLIENT"))
-	}
+	clientAddrs := tc.listenerAddrs("CLIENT")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(clientAddrs...), kgo.RetryTimeout(30*time.Second),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("replicated"))
 	if err != nil {
@@ -392,4 +395,60 @@ func TestInterBrokerOAuth(t *testing.T) {
 			return code == 0 && l != nil && l.LogEndOffset() == 3
 		})
 	}
+}
+
+// A replica fetcher's SASL session has a lifetime (connections.max.reauth.ms):
+// the fetcher replaces its connection before the session ends, so the
+// leader never closes one for an expired session, and acks=all writes with
+// min.insync.replicas=3 keep succeeding across several lifetimes.
+func TestInterBrokerSessionRenewed(t *testing.T) {
+	const lifetime = 2 * time.Second
+	ls := []security.Listener{{Name: "INTERNAL", Protocol: security.SASLPlaintext, Bind: "127.0.0.1:0"}}
+	tc := startListenerCluster(t, 3, ls, func(int) map[string]string {
+		return map[string]string{
+			"sasl.enabled.mechanisms": "PLAIN",
+			"sasl.jaas.config": security.PlainLoginModule + ` required username="broker" password="b-secret" ` +
+				`user_broker="b-secret";`,
+			"connections.max.reauth.ms":            strconv.Itoa(int(lifetime.Milliseconds())),
+			"inter.broker.listener.name":           "INTERNAL",
+			"sasl.mechanism.inter.broker.protocol": "PLAIN",
+			"min.insync.replicas":                  "3",
+		}
+	})
+	addrs := tc.listenerAddrs("INTERNAL")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RetryTimeout(15*time.Second),
+		kgo.SASL(plain.Auth{User: "broker", Pass: "b-secret"}.AsMechanism()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("renewed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	adm := kadm.NewClient(cl)
+	waitCluster(t, adm, "three live brokers", func(md kadm.Metadata) bool { return len(md.Brokers) == 3 && md.Controller > 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "renewed"); err != nil || res.Err != nil {
+		t.Fatalf("create topic: %v %v", err, res.Err)
+	}
+	// Writes for three lifetimes: each needs both followers of its
+	// partition to have fetched it.
+	start, n := time.Now(), 0
+	for ; time.Since(start) < 3*lifetime; n++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint("v", n))}).FirstErr(); err != nil {
+			t.Fatalf("produce %d after %v: %v", n, time.Since(start), err)
+		}
+	}
+	auths := 0.0
+	for _, node := range tc.nodes {
+		if x := counterSum(t, node.broker(), "sluice_sasl_expired_sessions_closed_total", nil); x != 0 {
+			t.Errorf("node %d closed %v connections on an expired SASL session", node.broker().cfg.NodeID, x)
+		}
+		auths += counterSum(t, node.broker(), "sluice_sasl_authentications_total", map[string]string{"result": "success"})
+	}
+	// Six fetchers (each node follows the two others), each renewed at
+	// least twice in three lifetimes, besides the client's connections.
+	if auths < 18 {
+		t.Errorf("%v successful authentications in %v, want the fetchers' renewals (18 or more)", auths, time.Since(start))
+	}
+	t.Logf("%d acks=all writes, %v authentications in %v", n, auths, time.Since(start))
 }

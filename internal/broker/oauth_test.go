@@ -82,9 +82,16 @@ func (ob *oauthBroker) clientOn(listener string, opts ...kgo.Opt) *kgo.Client {
 // counter sums the samples of a counter family whose labels include want.
 func (ob *oauthBroker) counter(name string, want map[string]string) float64 {
 	ob.t.Helper()
-	mfs, err := ob.broker().metrics.Registry.Gather()
+	return counterSum(ob.t, ob.broker(), name, want)
+}
+
+// counterSum sums the samples of b's counter family name whose labels
+// include want.
+func counterSum(t testing.TB, b *Broker, name string, want map[string]string) float64 {
+	t.Helper()
+	mfs, err := b.metrics.Registry.Gather()
 	if err != nil {
-		ob.t.Fatal(err)
+		t.Fatal(err)
 	}
 	sum := 0.0
 	for _, mf := range mfs {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -46,7 +45,7 @@ type leaderFetcher struct {
 	c      *clusterNode
 	leader int32
 	addr   string
-	cl     *kgo.Client
+	rc     *replicaConn // used by run only (stop closes it after run ended)
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -134,14 +133,9 @@ func (c *clusterNode) leaderAddr(im *metadata.Image, id int32) string {
 }
 
 func (c *clusterNode) startFetcher(leader int32, addr string) (*leaderFetcher, error) {
-	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("sluice-replica-fetcher-" + strconv.Itoa(int(c.cfg.nodeID))),
-		kgo.RequestTimeoutOverhead(5 * time.Second)}, c.ib.opts...)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
+	rc := newReplicaConn(c.ib, addr, "sluice-replica-fetcher-"+strconv.Itoa(int(c.cfg.nodeID)))
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &leaderFetcher{c: c, leader: leader, addr: addr, cl: cl, cancel: cancel, done: make(chan struct{}),
+	f := &leaderFetcher{c: c, leader: leader, addr: addr, rc: rc, cancel: cancel, done: make(chan struct{}),
 		parts: map[log.TopicPartition]*fetchedPartition{}}
 	go f.run(ctx)
 	return f, nil
@@ -150,7 +144,7 @@ func (c *clusterNode) startFetcher(leader int32, addr string) (*leaderFetcher, e
 func (f *leaderFetcher) stop() {
 	f.cancel()
 	<-f.done
-	f.cl.Close()
+	f.rc.close()
 }
 
 // stopFetchers stops every fetcher (shutdown).
@@ -229,12 +223,11 @@ func (f *leaderFetcher) truncate(ctx context.Context, fp *fetchedPartition) erro
 	rp.LeaderEpoch = latest
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(rctx, f.cl.SeedBrokers()[0])
+	r, err := f.rc.requestSmall(ctx, req, 5*time.Second)
 	if err != nil {
 		return err
 	}
+	resp := r.(*kmsg.OffsetForLeaderEpochResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		return errors.New("malformed OffsetForLeaderEpoch answer")
 	}
@@ -310,12 +303,14 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		}
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(rctx, f.cl.SeedBrokers()[0])
+	r, frame, err := f.rc.request(ctx, req, 10*time.Second)
 	if err != nil {
 		return err
 	}
+	// The record batches point into frame: appended (synchronously) below,
+	// then the buffer goes back to its pool.
+	defer frame.Release()
+	resp := r.(*kmsg.FetchResponse)
 	if resp.ErrorCode != 0 {
 		return kerr.ErrorForCode(resp.ErrorCode)
 	}

@@ -102,3 +102,25 @@ func readFramePooled(r io.Reader, max int32) (*frameBuf, error) {
 	}
 	return fb, nil
 }
+
+// PooledFrame is a frame read into one of the request frame pools' buffers,
+// for a client of another broker that reads many large responses (a replica
+// fetcher): Bytes is valid until Release gives the buffer back.
+type PooledFrame struct{ fb *frameBuf }
+
+// ReadPooledFrame reads one size-prefixed frame of at most max bytes.
+func ReadPooledFrame(r io.Reader, max int32) (PooledFrame, error) {
+	fb, err := readFramePooled(r, max)
+	return PooledFrame{fb}, err
+}
+
+// Bytes is the frame without its size prefix.
+func (f PooledFrame) Bytes() []byte {
+	if f.fb == nil {
+		return nil
+	}
+	return f.fb.b
+}
+
+// Release gives the buffer back; nothing may use Bytes afterwards.
+func (f PooledFrame) Release() { f.fb.release() }
