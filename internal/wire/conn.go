@@ -279,8 +279,16 @@ func releasesFrame(key int16) bool { return key == 0 || key == 1 }
 func (c *conn) dispatch(fb *frameBuf) bool {
 	frame := fb.b
 	if len(frame) < 2 || !releasesFrame(int16(binary.BigEndian.Uint16(frame))) {
-		fb = nil // not pooled: the request may keep references
+		// Not pooled: the request may keep references. A mapped buffer
+		// is not the collector's to free, so those bytes move to the heap.
+		if fb.mapped {
+			frame = append([]byte(nil), frame...)
+			fb.release()
+		}
+		fb = nil
 	}
+	// Given back on every return, unless a concurrent job took it.
+	defer func() { fb.release() }()
 	received := time.Now()
 	key, version, err := PeekKeyVersion(frame)
 	if err != nil {
@@ -332,10 +340,10 @@ func (c *conn) dispatch(fb *frameBuf) bool {
 	if c.concurrent(key) {
 		c.inflight.Add(1)
 		c.workers.Go(job{p: p, r: r, fb: fb})
+		fb = nil // runJob releases it
 	} else {
 		c.inflight.Wait()
 		c.run(p, r)
-		fb.release()
 		if c.st.closing() {
 			c.stopped = true
 			return false

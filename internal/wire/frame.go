@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // ErrFrameTooLarge is returned by ReadFrame for a frame whose announced size
@@ -49,25 +50,47 @@ func ReadFrame(r io.Reader, max int32) ([]byte, error) {
 // Request frames are read into pooled buffers by size class, so that a busy
 // producer connection does not allocate (and zero) a new multi-MiB buffer
 // per request. Frames above the largest class are allocated as before.
-var frameClasses = [...]int{4 << 10, 32 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
+//
+// Classes from 1 MiB up are mapped outside the Go heap where the OS allows
+// (frame_mapped_linux.go). On the heap, pooled buffers count as live memory
+// when the collector runs, so the heap was let grow to twice their size,
+// and they stayed until collections emptied the pools (a quiet broker
+// collects rarely). A mapped buffer costs resident memory only for the
+// pages it holds, and pages of a buffer idle for mappedIdle are given back
+// to the OS (mappedFrames.trim).
+var frameClasses = [...]int{4 << 10, 32 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}
+
+// firstMappedClass is the first class mapped outside the heap.
+const firstMappedClass = 3
 
 var framePools [len(frameClasses)]sync.Pool
 
 // frameBuf is a pooled frame buffer; class is -1 for an unpooled one.
 type frameBuf struct {
-	b     []byte
-	class int
+	b      []byte
+	class  int
+	mapped bool      // outside the Go heap: must be released, never dropped
+	idle   time.Time // when released (mapped buffers)
+	cold   bool      // released and its pages given back
 }
 
 func getFrameBuf(n int) *frameBuf {
 	for i, size := range frameClasses {
-		if n <= size {
-			if fb, ok := framePools[i].Get().(*frameBuf); ok {
+		if n > size {
+			continue
+		}
+		if i >= firstMappedClass {
+			if fb := mapped.get(i); fb != nil {
+				mapped.start.Do(func() { go mapped.trimLoop() })
 				fb.b = fb.b[:n]
 				return fb
 			}
-			return &frameBuf{b: make([]byte, n, size), class: i}
 		}
+		if fb, ok := framePools[i].Get().(*frameBuf); ok {
+			fb.b = fb.b[:n]
+			return fb
+		}
+		return &frameBuf{b: make([]byte, n, size), class: i}
 	}
 	return &frameBuf{b: make([]byte, n), class: -1}
 }
@@ -76,10 +99,87 @@ func getFrameBuf(n int) *frameBuf {
 // refers to the bytes (see conn.dispatch: only after the handler returned,
 // and only for keys whose decoded requests keep no reference).
 func (fb *frameBuf) release() {
-	if fb == nil || fb.class < 0 {
+	switch {
+	case fb == nil || fb.class < 0:
+	case fb.mapped:
+		mapped.put(fb)
+	default:
+		framePools[fb.class].Put(fb)
+	}
+}
+
+// mappedIdle is how long a released mapped buffer keeps its pages.
+const mappedIdle = 2 * time.Second
+
+// mappedFrames are the released mapped buffers, by class, the most
+// recently released last (its pages are the likeliest still resident).
+type mappedFrames struct {
+	mu     sync.Mutex
+	free   [len(frameClasses)][]*frameBuf
+	mapped int64     // bytes mapped (all classes, in use or free)
+	warm   int       // free buffers whose pages were not given back yet
+	start  sync.Once // the trim loop (of the process's mappedFrames)
+}
+
+var mapped mappedFrames
+
+// get takes a free buffer of class i, or maps a new one; nil where
+// buffers cannot be mapped.
+func (m *mappedFrames) get(i int) *frameBuf {
+	m.mu.Lock()
+	if free := m.free[i]; len(free) > 0 {
+		fb := free[len(free)-1]
+		m.free[i] = free[:len(free)-1]
+		if !fb.cold {
+			m.warm--
+		}
+		fb.cold = false
+		m.mu.Unlock()
+		return fb
+	}
+	m.mu.Unlock()
+	b, ok := mapFrame(frameClasses[i])
+	if !ok {
+		return nil
+	}
+	m.mu.Lock()
+	m.mapped += int64(len(b))
+	m.mu.Unlock()
+	return &frameBuf{b: b, class: i, mapped: true}
+}
+
+func (m *mappedFrames) put(fb *frameBuf) {
+	m.mu.Lock()
+	fb.idle = time.Now()
+	m.free[fb.class] = append(m.free[fb.class], fb)
+	m.warm++
+	m.mu.Unlock()
+}
+
+func (m *mappedFrames) trimLoop() {
+	t := time.NewTicker(mappedIdle / 2)
+	defer t.Stop()
+	for now := range t.C {
+		m.trim(now.Add(-mappedIdle))
+	}
+}
+
+// trim gives back the pages of every free buffer released before cutoff.
+func (m *mappedFrames) trim(cutoff time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.warm == 0 {
 		return
 	}
-	framePools[fb.class].Put(fb)
+	for _, free := range m.free {
+		for _, fb := range free {
+			if !fb.cold && fb.idle.Before(cutoff) {
+				dropFramePages(fb.b[:cap(fb.b)])
+				fb.cold = true
+				m.warm--
+			}
+		}
+	}
 }
 
 // readFramePooled is ReadFrame into a pooled buffer.

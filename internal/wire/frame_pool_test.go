@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func sizePrefixed(b []byte) []byte {
@@ -54,5 +59,107 @@ func TestReleasesFrameOnlyForNonRetainingKeys(t *testing.T) {
 		if releasesFrame(key) != want {
 			t.Errorf("releasesFrame(%d) = %v", key, !want)
 		}
+	}
+}
+
+// Buffers of the mapped classes are reused with their pages while warm;
+// trim gives back the pages of those released before its cutoff, and the
+// buffer is then reused, mapped still, reading as zeros.
+func TestMappedFramesReusedAndTrimmed(t *testing.T) {
+	var m mappedFrames
+	class := firstMappedClass
+	fb := m.get(class)
+	if fb == nil {
+		t.Skip("frame buffers are not mapped on this OS")
+	}
+	b := fb.b[:cap(fb.b)]
+	for i := range b {
+		b[i] = 0xab
+	}
+	first := &b[0]
+	reget := func() []byte {
+		t.Helper()
+		m.put(fb)
+		if fb = m.get(class); fb == nil || &fb.b[0] != first {
+			t.Fatal("a released buffer was not reused")
+		}
+		return fb.b[:cap(fb.b)]
+	}
+	if b = reget(); b[0] != 0xab || b[len(b)-1] != 0xab {
+		t.Fatal("a warm buffer lost its bytes")
+	}
+	fb.idle = time.Time{}
+	m.put(fb)
+	m.trim(time.Now().Add(-time.Hour)) // released after the cutoff: kept
+	if fb = m.get(class); fb.cold || fb.b[:cap(fb.b)][len(b)-1] != 0xab {
+		t.Fatal("a buffer released after the cutoff was trimmed")
+	}
+	m.put(fb)
+	m.trim(time.Now().Add(time.Second))
+	if m.warm != 0 || !fb.cold {
+		t.Fatalf("after trim: %d warm buffers, cold %v", m.warm, fb.cold)
+	}
+	b = reget()
+	if !bytes.Equal(b, make([]byte, len(b))) {
+		t.Fatal("a trimmed buffer kept its pages")
+	}
+	if m.mapped != int64(frameClasses[class]) {
+		t.Fatalf("%d bytes mapped for one buffer of %d", m.mapped, frameClasses[class])
+	}
+}
+
+// mappedInUse is the bytes of the process's mapped frame buffers not free.
+func mappedInUse() int64 {
+	mapped.mu.Lock()
+	defer mapped.mu.Unlock()
+	n := mapped.mapped
+	for i, free := range mapped.free {
+		n -= int64(len(free) * frameClasses[i])
+	}
+	return n
+}
+
+// Every mapped frame the server reads goes back to the pool: a request that
+// may keep references (Metadata) is answered from a heap copy, one whose
+// handler fails (an unsupported Produce) closes the connection.
+func TestServerReleasesMappedFrames(t *testing.T) {
+	if fb := getFrameBuf(1 << 20); !fb.mapped {
+		fb.release()
+		t.Skip("frame buffers are not mapped on this OS")
+	} else {
+		fb.release()
+	}
+	_, addr, _ := startServer(t, &fakeDispatcher{}, Config{})
+	c := dial(t, addr)
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(4)
+	for i := range 30000 {
+		tp := kmsg.NewMetadataRequestTopic()
+		tp.Topic = kmsg.StringPtr(strings.Repeat("t", 8) + strconv.Itoa(i))
+		md.Topics = append(md.Topics, tp)
+	}
+	if n := len(frameRequest(md, 1)); n <= frameClasses[firstMappedClass-1] {
+		t.Fatalf("metadata request of %d bytes is not in a mapped class", n)
+	}
+	c.send(md, 1)
+	if corr, _, err := c.recv(0); err != nil || corr != 1 {
+		t.Fatalf("metadata answer: %d %v", corr, err)
+	}
+	pr := kmsg.NewPtrProduceRequest()
+	pr.SetVersion(7)
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "t"
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = make([]byte, 2<<20)
+	pt.Partitions = append(pt.Partitions, pp)
+	pr.Topics = append(pr.Topics, pt)
+	c.send(pr, 2)
+	c.expectClosed()
+	deadline := time.Now().Add(5 * time.Second)
+	for mappedInUse() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes of mapped frames never released", mappedInUse())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
