@@ -249,6 +249,9 @@ func (rc *replicaConn) roundTrip(ctx context.Context, req kmsg.Request, timeout 
 		return fail(err)
 	}
 	frame, err := wire.ReadPooledFrame(rc.br, replicaMaxResponse)
+	if fse := (*wire.FrameSizeError)(nil); errors.As(err, &fse) {
+		err = fmt.Errorf("%s answer of %d bytes is over the fetcher's limit of %d", kmsg.NameForKey(key), fse.Size, fse.Max)
+	}
 	if err != nil {
 		return fail(err)
 	}
