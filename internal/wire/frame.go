@@ -56,8 +56,8 @@ func ReadFrame(r io.Reader, max int32) ([]byte, error) {
 // when the collector runs, so the heap was let grow to twice their size,
 // and they stayed until collections emptied the pools (a quiet broker
 // collects rarely). A mapped buffer costs resident memory only for the
-// pages it holds, and pages of a buffer idle for mappedIdle are given back
-// to the OS (mappedFrames.trim).
+// pages it holds, and the free buffers of a class nobody took one of for
+// mappedIdle give their pages back to the OS (mappedFrames.trim).
 var frameClasses = [...]int{4 << 10, 32 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20}
 
 // firstMappedClass is the first class mapped outside the heap.
@@ -69,9 +69,8 @@ var framePools [len(frameClasses)]sync.Pool
 type frameBuf struct {
 	b      []byte
 	class  int
-	mapped bool      // outside the Go heap: must be released, never dropped
-	idle   time.Time // when released (mapped buffers)
-	cold   bool      // released and its pages given back
+	mapped bool // outside the Go heap: must be released, never dropped
+	cold   bool // released and its pages given back
 }
 
 func getFrameBuf(n int) *frameBuf {
@@ -108,17 +107,22 @@ func (fb *frameBuf) release() {
 	}
 }
 
-// mappedIdle is how long a released mapped buffer keeps its pages.
+// mappedIdle is how long a class's free buffers keep their pages after the
+// class's last use. Trimming by class, not by buffer, keeps a busy class's
+// whole working set: buffers at the bottom of its stack are seldom taken,
+// but are when requests pile up, and giving back their pages meanwhile
+// cost page faults and zeroing on each such peak.
 const mappedIdle = 2 * time.Second
 
 // mappedFrames are the released mapped buffers, by class, the most
 // recently released last (its pages are the likeliest still resident).
 type mappedFrames struct {
-	mu     sync.Mutex
-	free   [len(frameClasses)][]*frameBuf
-	mapped int64     // bytes mapped (all classes, in use or free)
-	warm   int       // free buffers whose pages were not given back yet
-	start  sync.Once // the trim loop (of the process's mappedFrames)
+	mu      sync.Mutex
+	free    [len(frameClasses)][]*frameBuf
+	lastGet [len(frameClasses)]time.Time
+	mapped  int64     // bytes mapped (all classes, in use or free)
+	warm    int       // free buffers whose pages were not given back yet
+	start   sync.Once // the trim loop (of the process's mappedFrames)
 }
 
 var mapped mappedFrames
@@ -126,7 +130,9 @@ var mapped mappedFrames
 // get takes a free buffer of class i, or maps a new one; nil where
 // buffers cannot be mapped.
 func (m *mappedFrames) get(i int) *frameBuf {
+	now := time.Now()
 	m.mu.Lock()
+	m.lastGet[i] = now
 	if free := m.free[i]; len(free) > 0 {
 		fb := free[len(free)-1]
 		m.free[i] = free[:len(free)-1]
@@ -150,7 +156,6 @@ func (m *mappedFrames) get(i int) *frameBuf {
 
 func (m *mappedFrames) put(fb *frameBuf) {
 	m.mu.Lock()
-	fb.idle = time.Now()
 	m.free[fb.class] = append(m.free[fb.class], fb)
 	m.warm++
 	m.mu.Unlock()
@@ -164,16 +169,20 @@ func (m *mappedFrames) trimLoop() {
 	}
 }
 
-// trim gives back the pages of every free buffer released before cutoff.
+// trim gives back the pages of the free buffers of every class last taken
+// from before cutoff.
 func (m *mappedFrames) trim(cutoff time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.warm == 0 {
 		return
 	}
-	for _, free := range m.free {
+	for i, free := range m.free {
+		if !m.lastGet[i].Before(cutoff) {
+			continue
+		}
 		for _, fb := range free {
-			if !fb.cold && fb.idle.Before(cutoff) {
+			if !fb.cold {
 				dropFramePages(fb.b[:cap(fb.b)])
 				fb.cold = true
 				m.warm--

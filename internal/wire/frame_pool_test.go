@@ -63,8 +63,9 @@ func TestReleasesFrameOnlyForNonRetainingKeys(t *testing.T) {
 }
 
 // Buffers of the mapped classes are reused with their pages while warm;
-// trim gives back the pages of those released before its cutoff, and the
-// buffer is then reused, mapped still, reading as zeros.
+// trim keeps the free buffers of a class taken from after its cutoff and
+// gives back the pages of the others, which are then reused, mapped still,
+// reading as zeros.
 func TestMappedFramesReusedAndTrimmed(t *testing.T) {
 	var m mappedFrames
 	class := firstMappedClass
@@ -88,23 +89,31 @@ func TestMappedFramesReusedAndTrimmed(t *testing.T) {
 	if b = reget(); b[0] != 0xab || b[len(b)-1] != 0xab {
 		t.Fatal("a warm buffer lost its bytes")
 	}
-	fb.idle = time.Time{}
+	// The free buffers of a class taken from after the cutoff keep their
+	// pages, however long ago each was released.
+	other := m.get(class)
+	m.put(other)
 	m.put(fb)
-	m.trim(time.Now().Add(-time.Hour)) // released after the cutoff: kept
-	if fb = m.get(class); fb.cold || fb.b[:cap(fb.b)][len(b)-1] != 0xab {
-		t.Fatal("a buffer released after the cutoff was trimmed")
+	m.trim(time.Now().Add(-time.Hour))
+	if fb.cold || other.cold || m.warm != 2 {
+		t.Fatal("free buffers of a class in use were trimmed")
+	}
+	if fb = m.get(class); fb.b[:cap(fb.b)][len(b)-1] != 0xab {
+		t.Fatal("a warm buffer lost its bytes")
 	}
 	m.put(fb)
 	m.trim(time.Now().Add(time.Second))
-	if m.warm != 0 || !fb.cold {
-		t.Fatalf("after trim: %d warm buffers, cold %v", m.warm, fb.cold)
+	if m.warm != 0 || !fb.cold || !other.cold {
+		t.Fatalf("after trim: %d warm buffers, cold %v %v", m.warm, fb.cold, other.cold)
 	}
-	b = reget()
-	if !bytes.Equal(b, make([]byte, len(b))) {
+	if fb = m.get(class); &fb.b[0] != first {
+		t.Fatal("a trimmed buffer was not reused")
+	}
+	if b = fb.b[:cap(fb.b)]; !bytes.Equal(b, make([]byte, len(b))) {
 		t.Fatal("a trimmed buffer kept its pages")
 	}
-	if m.mapped != int64(frameClasses[class]) {
-		t.Fatalf("%d bytes mapped for one buffer of %d", m.mapped, frameClasses[class])
+	if m.mapped != 2*int64(frameClasses[class]) {
+		t.Fatalf("%d bytes mapped for two buffers of %d", m.mapped, frameClasses[class])
 	}
 }
 
