@@ -112,7 +112,7 @@ func (fb *frameBuf) release() {
 // whole working set: buffers at the bottom of its stack are seldom taken,
 // but are when requests pile up, and giving back their pages meanwhile
 // cost page faults and zeroing on each such peak.
-const mappedIdle = 2 * time.Second
+const mappedIdle = 10 * time.Second
 
 // mappedFrames are the released mapped buffers, by class, the most
 // recently released last (its pages are the likeliest still resident).
