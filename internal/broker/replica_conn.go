@@ -205,9 +205,11 @@ func (rc *replicaConn) authenticate(ctx context.Context) error {
 		}
 	}
 	if lifetimeMs > 0 {
-		// Renew at 90 % of the lifetime, and at least a second early.
+		// Renew a tenth of the lifetime early, and short lifetimes at
+		// half of it (or 5 s early), so that a request checked just before
+		// renewAt reaches the leader well before the session ends.
 		life := time.Duration(min(lifetimeMs, int64(365*24*time.Hour/time.Millisecond))) * time.Millisecond
-		rc.renewAt = start.Add(min(life*9/10, life-time.Second))
+		rc.renewAt = start.Add(life - max(life/10, min(5*time.Second, life/2)))
 	}
 	return nil
 }
