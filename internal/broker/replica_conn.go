@@ -31,7 +31,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -183,7 +182,6 @@ func (rc *replicaConn) authenticate(ctx context.Context) error {
 		req.SASLAuthBytes = out
 		r, frame, err := rc.roundTrip(ctx, req, replicaDialTimeout)
 		if err != nil {
-			frame.Release()
 			return err
 		}
 		ar := r.(*kmsg.SASLAuthenticateResponse)
@@ -257,24 +255,13 @@ func (rc *replicaConn) roundTrip(ctx context.Context, req kmsg.Request, timeout 
 	if err != nil {
 		return fail(err)
 	}
-	// The response header: the correlation id, then (flexible versions,
-	// but never ApiVersions: KIP-511) tagged fields.
-	r := kbin.Reader{Src: frame.Bytes()}
-	if got := r.Int32(); got != corr {
-		frame.Release()
-		return fail(fmt.Errorf("%s answer with correlation id %d, want %d", kmsg.NameForKey(key), got, corr))
-	}
-	if req.IsFlexible() && key != kmsg.ApiVersions.Int16() {
-		for n := r.Uvarint(); n > 0; n-- {
-			r.Uvarint()
-			r.Span(int(r.Uvarint()))
-		}
+	got, body, err := wire.ParseResponseHeader(key, req.GetVersion(), frame.Bytes())
+	if err == nil && got != corr {
+		err = fmt.Errorf("correlation id %d, want %d", got, corr)
 	}
 	resp := req.ResponseKind()
-	if r.Ok() {
-		err = resp.ReadFrom(r.Src)
-	} else {
-		err = errors.New("truncated response header")
+	if err == nil {
+		err = resp.ReadFrom(body)
 	}
 	if err != nil {
 		frame.Release()

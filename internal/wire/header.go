@@ -157,6 +157,23 @@ func ResponseHeaderVersion(key, version int16) int8 {
 	return 0
 }
 
+// ParseResponseHeader splits a response frame (without its size) to key at
+// version into its correlation id and body, skipping the tagged fields of a
+// version 1 header; for a client of another broker (a replica fetcher).
+func ParseResponseHeader(key, version int16, frame []byte) (int32, []byte, error) {
+	if len(frame) < 4 {
+		return 0, nil, errors.New("wire: truncated response header")
+	}
+	corr, b := int32(binary.BigEndian.Uint32(frame)), frame[4:]
+	if ResponseHeaderVersion(key, version) == 1 {
+		var err error
+		if b, err = skipTaggedFields(b); err != nil {
+			return corr, nil, fmt.Errorf("wire: response header: %v", err)
+		}
+	}
+	return corr, b, nil
+}
+
 // AppendResponse appends a complete response frame — 4-byte size, response
 // header, body — to dst. resp's version must already be set.
 func AppendResponse(dst []byte, correlationID int32, resp kmsg.Response) []byte {
