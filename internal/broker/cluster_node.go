@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-broker/sluice/internal/config"
 	"github.com/sluice-broker/sluice/internal/controller"
@@ -69,6 +70,17 @@ type clusterConfig struct {
 	// the only voter of its own quorum (cluster_implicit.go); localOnly:
 	// and no controller listener configured, so it serves none.
 	implicit, localOnly bool
+	// fetch holds the replica fetchers' request limits (replica_fetcher.go).
+	fetch fetchLimits
+}
+
+// fetchLimits are a follower's Fetch settings, Kafka's replica.fetch.*:
+// bytes per partition and per answer (the leader still sends the first
+// batch of a partition whatever its size, KIP-74), the leader's wait for
+// minBytes, and the request timeout (replica.socket.timeout.ms).
+type fetchLimits struct {
+	partitionBytes, responseBytes, minBytes int32
+	wait, timeout                           time.Duration
 }
 
 // parseClusterConfig returns nil when the broker is a single node (neither
@@ -161,7 +173,40 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	if !strings.EqualFold(strings.TrimSpace(cfg.Raw["auto.leader.rebalance.enable"]), "false") {
 		cc.rebalanceInterval = ms("leader.imbalance.check.interval.seconds", 300) * 1000
 	}
+	if cc.fetch, err = parseFetchLimits(cfg); err != nil {
+		return nil, err
+	}
 	return cc, nil
+}
+
+// parseFetchLimits reads the replica.fetch.* settings (their values were
+// validated as numbers of the right range by the config table) and refuses
+// the combinations Kafka refuses.
+func parseFetchLimits(cfg *config.Broker) (fetchLimits, error) {
+	num := func(name string, def int64) int64 {
+		n, err := strconv.ParseInt(strings.TrimSpace(cfg.Raw[name]), 10, 64)
+		if err != nil {
+			return def
+		}
+		return n
+	}
+	f := fetchLimits{
+		partitionBytes: int32(num("replica.fetch.max.bytes", 1<<20)),
+		responseBytes:  int32(num("replica.fetch.response.max.bytes", 10<<20)),
+		minBytes:       int32(num("replica.fetch.min.bytes", 1)),
+		wait:           time.Duration(num("replica.fetch.wait.max.ms", 500)) * time.Millisecond,
+		timeout:        time.Duration(num("replica.socket.timeout.ms", 30000)) * time.Millisecond,
+	}
+	lag := time.Duration(num("replica.lag.time.max.ms", 30000)) * time.Millisecond
+	switch {
+	case f.timeout < f.wait:
+		return f, fmt.Errorf("sluice: replica.socket.timeout.ms (%d) must be at least replica.fetch.wait.max.ms (%d): a follower's fetch would time out while the leader waits for data",
+			f.timeout.Milliseconds(), f.wait.Milliseconds())
+	case f.wait > lag:
+		return f, fmt.Errorf("sluice: replica.fetch.wait.max.ms (%d) must not exceed replica.lag.time.max.ms (%d): followers would leave the in-sync set while waiting for data",
+			f.wait.Milliseconds(), lag.Milliseconds())
+	}
+	return f, nil
 }
 
 // quorumClusterID is the raft cluster id recorded in the quorum directory:
@@ -222,6 +267,10 @@ type clusterNode struct {
 	wakePublish chan struct{}
 	pubMu       sync.Mutex
 	pubChanged  chan struct{}
+
+	// fetchSeen, when set (tests), sees each replica Fetch and its answer
+	// before the answer is appended.
+	fetchSeen atomic.Pointer[func(*kmsg.FetchRequest, *kmsg.FetchResponse)]
 
 	closing   atomic.Bool // stop has begun: a failing metadata log no longer halts (cluster_halt.go)
 	creating  atomic.Bool // an internal topic is being created

@@ -258,9 +258,10 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 	req.ReplicaID = f.c.cfg.nodeID
 	req.ReplicaState.ID = f.c.cfg.nodeID
 	req.ReplicaState.Epoch = f.c.epoch.Load()
-	req.MaxWaitMillis = 500
-	req.MinBytes = 1
-	req.MaxBytes = 16 << 20
+	lim := f.c.cfg.fetch
+	req.MaxWaitMillis = int32(lim.wait.Milliseconds())
+	req.MinBytes = lim.minBytes
+	req.MaxBytes = lim.responseBytes
 	req.SessionID = 0
 	req.SessionEpoch = -1
 	byID := map[[16]byte]int{}
@@ -293,7 +294,7 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		rp.CurrentLeaderEpoch = fp.epoch
 		rp.LastFetchedEpoch = fp.p.LatestEpoch()
 		rp.LogStartOffset = fp.p.LogStartOffset()
-		rp.PartitionMaxBytes = f.c.b.followerFetchBytes(fp.p, 4<<20, now)
+		rp.PartitionMaxBytes = f.c.b.followerFetchBytes(fp.p, lim.partitionBytes, now)
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
 	if len(ready) == 0 {
@@ -303,9 +304,12 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 		}
 		return nil
 	}
-	r, frame, err := f.rc.request(ctx, req, 10*time.Second)
+	r, frame, err := f.rc.request(ctx, req, lim.timeout)
 	if err != nil {
 		return err
+	}
+	if h := f.c.fetchSeen.Load(); h != nil {
+		(*h)(req, r.(*kmsg.FetchResponse))
 	}
 	// The record batches point into frame: appended (synchronously) below,
 	// then the buffer goes back to its pool.
