@@ -308,13 +308,13 @@ func (f *leaderFetcher) fetchOnce(ctx context.Context, parts []*fetchedPartition
 	if err != nil {
 		return err
 	}
-	if h := f.c.fetchSeen.Load(); h != nil {
-		(*h)(req, r.(*kmsg.FetchResponse))
-	}
 	// The record batches point into frame: appended (synchronously) below,
 	// then the buffer goes back to its pool.
 	defer frame.Release()
 	resp := r.(*kmsg.FetchResponse)
+	if h := f.c.fetchSeen.Load(); h != nil {
+		(*h)(req, resp)
+	}
 	if resp.ErrorCode != 0 {
 		return kerr.ErrorForCode(resp.ErrorCode)
 	}
