@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -77,10 +78,13 @@ type clusterConfig struct {
 // fetchLimits are a follower's Fetch settings, Kafka's replica.fetch.*:
 // bytes per partition and per answer (the leader still sends the first
 // batch of a partition whatever its size, KIP-74), the leader's wait for
-// minBytes, and the request timeout (replica.socket.timeout.ms).
+// minBytes, and the request timeout (replica.socket.timeout.ms). answerBytes
+// bounds the size of an answer the follower reads: what it asks for plus
+// one batch, which came in a produce request of at most
+// socket.request.max.bytes.
 type fetchLimits struct {
-	partitionBytes, responseBytes, minBytes int32
-	wait, timeout                           time.Duration
+	partitionBytes, responseBytes, minBytes, answerBytes int32
+	wait, timeout                                        time.Duration
 }
 
 // parseClusterConfig returns nil when the broker is a single node (neither
@@ -173,16 +177,15 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	if !strings.EqualFold(strings.TrimSpace(cfg.Raw["auto.leader.rebalance.enable"]), "false") {
 		cc.rebalanceInterval = ms("leader.imbalance.check.interval.seconds", 300) * 1000
 	}
-	if cc.fetch, err = parseFetchLimits(cfg); err != nil {
-		return nil, err
-	}
+	cc.fetch = parseFetchLimits(cfg)
 	return cc, nil
 }
 
-// parseFetchLimits reads the replica.fetch.* settings (their values were
-// validated as numbers of the right range by the config table) and refuses
-// the combinations Kafka refuses.
-func parseFetchLimits(cfg *config.Broker) (fetchLimits, error) {
+// parseFetchLimits reads the replica.fetch.* settings. The config table
+// validated them (types, ranges, and Kafka's relations between them); values
+// Kafka takes without a check and no fetcher can use (a negative wait or
+// size, a timeout of 0 or less) are read as the nearest sensible one.
+func parseFetchLimits(cfg *config.Broker) fetchLimits {
 	num := func(name string, def int64) int64 {
 		n, err := strconv.ParseInt(strings.TrimSpace(cfg.Raw[name]), 10, 64)
 		if err != nil {
@@ -191,22 +194,18 @@ func parseFetchLimits(cfg *config.Broker) (fetchLimits, error) {
 		return n
 	}
 	f := fetchLimits{
-		partitionBytes: int32(num("replica.fetch.max.bytes", 1<<20)),
-		responseBytes:  int32(num("replica.fetch.response.max.bytes", 10<<20)),
-		minBytes:       int32(num("replica.fetch.min.bytes", 1)),
-		wait:           time.Duration(num("replica.fetch.wait.max.ms", 500)) * time.Millisecond,
+		partitionBytes: int32(max(num("replica.fetch.max.bytes", 1<<20), 0)),
+		responseBytes:  int32(max(num("replica.fetch.response.max.bytes", 10<<20), 0)),
+		minBytes:       int32(max(num("replica.fetch.min.bytes", 1), 0)),
+		wait:           time.Duration(max(num("replica.fetch.wait.max.ms", 500), 0)) * time.Millisecond,
 		timeout:        time.Duration(num("replica.socket.timeout.ms", 30000)) * time.Millisecond,
 	}
-	lag := time.Duration(num("replica.lag.time.max.ms", 30000)) * time.Millisecond
-	switch {
-	case f.timeout < f.wait:
-		return f, fmt.Errorf("sluice: replica.socket.timeout.ms (%d) must be at least replica.fetch.wait.max.ms (%d): a follower's fetch would time out while the leader waits for data",
-			f.timeout.Milliseconds(), f.wait.Milliseconds())
-	case f.wait > lag:
-		return f, fmt.Errorf("sluice: replica.fetch.wait.max.ms (%d) must not exceed replica.lag.time.max.ms (%d): followers would leave the in-sync set while waiting for data",
-			f.wait.Milliseconds(), lag.Milliseconds())
+	if f.timeout <= 0 {
+		f.timeout = 30 * time.Second
 	}
-	return f, nil
+	batch := max(num("socket.request.max.bytes", 100<<20), 1)
+	f.answerBytes = int32(min(int64(f.responseBytes)+batch+1<<20, math.MaxInt32))
+	return f
 }
 
 // quorumClusterID is the raft cluster id recorded in the quorum directory:

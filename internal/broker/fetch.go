@@ -159,9 +159,11 @@ func (b *Broker) handleFetch(ctx context.Context, r *wire.Request, req *kmsg.Fet
 		b.choosePreferredReplicas(r, req, targets, func(i int) int64 { return fctx.Partitions[i].FetchOffset })
 	}
 
+	// The answer's budget: fetch.max.bytes, or less if the request asks
+	// (KIP-74; 0 or less then means the first batch only, as in Kafka).
 	maxBytes := b.fetchMaxBytes()
-	if req.MaxBytes > 0 && req.MaxBytes < maxBytes {
-		maxBytes = req.MaxBytes
+	if req.MaxBytes < maxBytes {
+		maxBytes = max(req.MaxBytes, 0)
 	}
 	committed := req.Version >= 4 && req.IsolationLevel == 1
 	replica := fetchReplicaID(req)

@@ -197,6 +197,15 @@ func TestFetchErrorsAndLimits(t *testing.T) {
 	if len(hs) != 1 || hs[0].BaseOffset != 0 || len(p1.RecordBatches) != 0 {
 		t.Fatalf("limits: partition 0 %d batches (base %v), partition 1 %d bytes", len(hs), hs, len(p1.RecordBatches))
 	}
+	// An answer budget of 0 is the first batch only, as in Kafka (not "no
+	// limit").
+	req = dpFetchReq("f", map[int32]int64{0: 0, 1: 0}, 0, 1)
+	req.MaxBytes = 0
+	resp = fetch(req)
+	p0, p1 = resp.Topics[0].Partitions[0], resp.Topics[0].Partitions[1]
+	if n := len(batchesIn(t, p0.RecordBatches)); n != 1 || len(p1.RecordBatches) != 0 {
+		t.Fatalf("max_bytes 0: partition 0 %d batches, partition 1 %d bytes; want 1 batch and nothing", n, len(p1.RecordBatches))
+	}
 	// Enough room for all: everything from the batch holding the offset on.
 	resp = fetch(dpFetchReq("f", map[int32]int64{0: 15, 1: 0}, 0, 1))
 	if n := len(batchesIn(t, resp.Topics[0].Partitions[0].RecordBatches)); n != 2 {

@@ -3,7 +3,8 @@ package broker
 // A replica fetcher's own connection to its leader.
 //
 // A general Kafka client allocates a new buffer for every response it reads.
-// For a follower that is every Fetch answer, up to the request's 16 MiB: in a
+// For a follower that is every Fetch answer (up to 16 MiB each, as it asked
+// before it used Kafka's replica.fetch.* sizes): in a
 // three-node cluster under acks=all produce those buffers were three quarters
 // of the bytes a node allocated, and they set the pace of its garbage
 // collector (which also emptied the server's frame pools, so produce frames
@@ -37,17 +38,14 @@ import (
 	"github.com/sluice-broker/sluice/internal/wire"
 )
 
-// replicaMaxResponse bounds a response's size, as Kafka clients' default
-// (a Fetch answer may exceed its MaxBytes by one batch).
-const replicaMaxResponse = 100 << 20
-
 // replicaDialTimeout bounds dialling, TLS and authentication together.
 const replicaDialTimeout = 10 * time.Second
 
 type replicaConn struct {
-	ib   *interBroker
-	addr string
-	fmt  *kmsg.RequestFormatter
+	ib        *interBroker
+	addr      string
+	fmt       *kmsg.RequestFormatter
+	maxAnswer int32 // the largest answer read (fetchLimits.answerBytes)
 
 	conn     net.Conn
 	br       *bufio.Reader
@@ -57,8 +55,8 @@ type replicaConn struct {
 	wbuf     []byte
 }
 
-func newReplicaConn(ib *interBroker, addr, clientID string) *replicaConn {
-	return &replicaConn{ib: ib, addr: addr, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
+func newReplicaConn(ib *interBroker, addr, clientID string, maxAnswer int32) *replicaConn {
+	return &replicaConn{ib: ib, addr: addr, maxAnswer: maxAnswer, fmt: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))}
 }
 
 // close drops the connection (the next request dials again).
@@ -248,7 +246,7 @@ func (rc *replicaConn) roundTrip(ctx context.Context, req kmsg.Request, timeout 
 	if _, err := conn.Write(rc.wbuf); err != nil {
 		return fail(err)
 	}
-	frame, err := wire.ReadPooledFrame(rc.br, replicaMaxResponse)
+	frame, err := wire.ReadPooledFrame(rc.br, rc.maxAnswer)
 	if fse := (*wire.FrameSizeError)(nil); errors.As(err, &fse) {
 		err = fmt.Errorf("%s answer of %d bytes is over the fetcher's limit of %d", kmsg.NameForKey(key), fse.Size, fse.Max)
 	}

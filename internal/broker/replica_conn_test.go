@@ -41,7 +41,7 @@ func TestReplicaConnRejectsBadAnswers(t *testing.T) {
 			c.Close()
 		}
 	}()
-	rc := newReplicaConn(&interBroker{}, ln.Addr().String(), "test")
+	rc := newReplicaConn(&interBroker{}, ln.Addr().String(), "test", 100<<20)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i, want := range []string{"correlation id", "over the fetcher's limit", "EOF"} {

@@ -133,7 +133,7 @@ func (c *clusterNode) leaderAddr(im *metadata.Image, id int32) string {
 }
 
 func (c *clusterNode) startFetcher(leader int32, addr string) (*leaderFetcher, error) {
-	rc := newReplicaConn(c.ib, addr, "sluice-replica-fetcher-"+strconv.Itoa(int(c.cfg.nodeID)))
+	rc := newReplicaConn(c.ib, addr, "sluice-replica-fetcher-"+strconv.Itoa(int(c.cfg.nodeID)), c.cfg.fetch.answerBytes)
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &leaderFetcher{c: c, leader: leader, addr: addr, rc: rc, cancel: cancel, done: make(chan struct{}),
 		parts: map[log.TopicPartition]*fetchedPartition{}}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -164,6 +165,13 @@ func (b *Broker) value(name string) (v string, ok bool) {
 		return *d, true
 	}
 	return "", false
+}
+
+// int64Value is a numeric broker value (validated already), 0 if unset.
+func (b *Broker) int64Value(name string) int64 {
+	v, _ := b.value(name)
+	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n
 }
 
 // typed reads validated broker values; the first failure is kept in err.
@@ -334,6 +342,12 @@ func (b *Broker) checkRelations() error {
 			"must be between group.consumer.min.heartbeat.interval.ms and group.consumer.max.heartbeat.interval.ms"},
 		{b.GroupConsumerHeartbeatIntervalMs < b.GroupConsumerSessionTimeoutMs, "group.consumer.heartbeat.interval.ms",
 			"must be less than group.consumer.session.timeout.ms"},
+		// Kafka's checks of the replica fetchers' settings, on every node
+		// (a single node has no fetcher, and Kafka refuses them there too).
+		{b.int64Value("replica.fetch.wait.max.ms") <= b.int64Value("replica.socket.timeout.ms"), "replica.fetch.wait.max.ms",
+			"must not exceed replica.socket.timeout.ms: a follower's fetch would time out while its leader waits for data"},
+		{b.int64Value("replica.fetch.wait.max.ms") <= b.int64Value("replica.lag.time.max.ms"), "replica.fetch.wait.max.ms",
+			"must not exceed replica.lag.time.max.ms: followers would leave the in-sync set while waiting for data"},
 	}
 	for _, r := range rels {
 		if !r.ok {

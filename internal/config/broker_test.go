@@ -42,6 +42,8 @@ func TestNewBrokerRejects(t *testing.T) {
 		{map[string]string{"group.coordinator.rebalance.protocols": "consumer"}, "group.coordinator.rebalance.protocols"},
 		{map[string]string{"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"}, "group.min.session.timeout.ms"},
 		{map[string]string{"group.consumer.heartbeat.interval.ms": "50000"}, "group.consumer.heartbeat.interval.ms"},
+		{map[string]string{"replica.fetch.wait.max.ms": "5000", "replica.socket.timeout.ms": "1000"}, "replica.fetch.wait.max.ms"},
+		{map[string]string{"replica.fetch.wait.max.ms": "5000", "replica.lag.time.max.ms": "2000"}, "replica.fetch.wait.max.ms"},
 		{map[string]string{"log.dirs": "a,,b"}, "log.dirs"},
 		{map[string]string{"remote.log.storage.system.enable": "true"}, "remote.log.storage.system.enable"},
 		{map[string]string{"socket.send.buffer.bytes": "lots"}, "socket.send.buffer.bytes"}, // no specific validator: type check

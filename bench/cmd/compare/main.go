@@ -56,6 +56,7 @@ type options struct {
 	updateDoc    bool
 	syncBetween  bool
 	recycleMiB   int64 // --recycle-mib (recycle.go)
+	warmUpMiB    int64 // --warm-up-mib (replicated.go)
 	kafkaVersion string
 	resultsName  string
 	replicated   bool // three-node clusters, RF 3 (replicated.go)
@@ -83,6 +84,7 @@ func main() {
 	compaction := flag.String("compaction", "auto", "run internal/compact's Go benchmark too: yes, no, auto (= full mode only)")
 	doc := flag.String("doc", "auto", "rewrite the harness section of docs/performance.md and the chart in docs/: yes, no, auto (= full mode without --only/--profile)")
 	flag.BoolVar(&o.syncBetween, "sync", true, "sync(2) between runs so every run starts without dirty pages from the last")
+	flag.Int64Var(&o.warmUpMiB, "warm-up-mib", 0, "--replicated: MiB each cluster's warm-up produces and reads back before its measured runs, the same for every target (default 1280, 256 with --quick)")
 	flag.Int64Var(&o.recycleMiB, "recycle-mib", 0, "before each produce run, write and delete this many MiB in the data directory so the run writes into recycled page-cache memory (A/B comparisons of broker code on a VM that returns freed memory to its host; never rewrites docs/)")
 	flag.StringVar(&o.resultsName, "name", "latest", "base name of the result files in bench/results/ (NAME.json, NAME.md, NAME.svg)")
 	flag.StringVar(&o.kafkaVersion, "kafka-version", "4.4.0", "Apache Kafka version (Maven Central org.apache.kafka:kafka_2.13)")

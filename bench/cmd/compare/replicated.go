@@ -329,6 +329,15 @@ type replReport struct {
 	// PeakRSS is the sum of the nodes' VmHWM at the end of each cluster's
 	// life, per target (the largest over reps).
 	PeakRSS map[string]int64 `json:"peak_rss_bytes_sum"`
+	// WarmUps are the warm-ups before each cluster's runs (not measured).
+	WarmUps []warmUpRun `json:"warm_ups"`
+}
+
+type warmUpRun struct {
+	Target  string  `json:"target"`
+	Rep     int     `json:"rep"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
 }
 
 // replPlan lists the replicated workloads in the order they run on a
@@ -436,9 +445,12 @@ func runReplicated(ctx context.Context, o *options) error {
 			// during its first seconds of load, and both targets open
 			// their replica connections; without it the first workload
 			// of each cluster would pay for that.
-			if err := warmUp(ctx, o, live); err != nil {
+			wu, err := warmUp(ctx, o, live)
+			if err != nil {
 				return fmt.Errorf("%s warm-up: %w", name, err)
 			}
+			wu.Rep = r
+			rep.WarmUps = append(rep.WarmUps, wu)
 			for _, w := range plan {
 				res := replOneRun(ctx, o, w, live, r)
 				byName[w.Name].Runs = append(byName[w.Name].Runs, res)
@@ -492,29 +504,34 @@ func fmtSecs(v []float64) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// warmUp produces replWarmUpBytes (256 MiB with --quick) to an RF 3 topic
-// and reads them back, then deletes the topic.
-func warmUp(ctx context.Context, o *options, c *cluster) error {
+// warmUp produces --warm-up-mib (replWarmUpBytes by default, 256 MiB with
+// --quick) to an RF 3 topic and reads it back, then deletes the topic.
+func warmUp(ctx context.Context, o *options, c *cluster) (warmUpRun, error) {
 	w := workload{Name: "warm-up", Kind: "produce", RecordSize: 1024, Partitions: 16, Codec: "none"}
+	wu := warmUpRun{Target: c.name}
 	topic := fmt.Sprintf("bench-warm-up-%d", time.Now().UnixNano())
 	if err := createTopicRF(ctx, c.addr(), topic, w.Partitions, replNodes, replTopicConfigs()); err != nil {
-		return err
+		return wu, err
 	}
 	defer deleteTopic(ctx, c.addr(), topic)
 	start := time.Now()
 	bytes := int64(replWarmUpBytes)
-	if o.quick {
+	switch {
+	case o.warmUpMiB > 0:
+		bytes = o.warmUpMiB << 20
+	case o.quick:
 		bytes = 256 << 20
 	}
 	n, err := fill(ctx, c.addr(), topic, w, bytes)
 	if err != nil {
-		return err
+		return wu, err
 	}
 	if _, err := consumeAll(ctx, c.addr(), topic, w.Partitions, n, nil); err != nil {
-		return err
+		return wu, err
 	}
-	logf("   %s: warm-up (not measured) produced and consumed %d MiB in %.1fs", c.name, n*int64(w.RecordSize)>>20, time.Since(start).Seconds())
-	return nil
+	wu.Bytes, wu.Seconds = n*int64(w.RecordSize), time.Since(start).Seconds()
+	logf("   %s: warm-up (not measured) produced and consumed %d MiB in %.1fs", c.name, wu.Bytes>>20, wu.Seconds)
+	return wu, nil
 }
 
 // replWarmUpBytes is what a warm-up writes, the same for every target. (A
@@ -711,6 +728,13 @@ func replMarkdown(rep *replReport) string {
 		b.WriteString("\nPeak RSS summed over the three nodes (VmHWM):")
 		for _, t := range rep.Meta.Targets {
 			fmt.Fprintf(&b, " %s %d MiB;", t, rep.PeakRSS[t]>>20)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.WarmUps) > 0 {
+		b.WriteString("\nWarm-ups (not measured; produced and read back before each cluster's runs):")
+		for _, wu := range rep.WarmUps {
+			fmt.Fprintf(&b, " %s rep %d %d MiB in %.1f s;", wu.Target, wu.Rep, wu.Bytes>>20, wu.Seconds)
 		}
 		b.WriteString("\n")
 	}
