@@ -181,29 +181,23 @@ func parseClusterConfig(cfg *config.Broker) (*clusterConfig, error) {
 	return cc, nil
 }
 
-// parseFetchLimits reads the replica.fetch.* settings. The config table
-// validated them (types, ranges, and Kafka's relations between them); values
-// Kafka takes without a check and no fetcher can use (a negative wait or
-// size, a timeout of 0 or less) are read as the nearest sensible one.
+// parseFetchLimits reads the replica.fetch.* settings (as set, else Kafka's
+// defaults from the config table, which also validated them and Kafka's
+// relations between them). Values Kafka takes without a check and no
+// fetcher can use (a negative wait or size, a timeout of 0 or less) are
+// read as the nearest sensible one.
 func parseFetchLimits(cfg *config.Broker) fetchLimits {
-	num := func(name string, def int64) int64 {
-		n, err := strconv.ParseInt(strings.TrimSpace(cfg.Raw[name]), 10, 64)
-		if err != nil {
-			return def
-		}
-		return n
-	}
 	f := fetchLimits{
-		partitionBytes: int32(max(num("replica.fetch.max.bytes", 1<<20), 0)),
-		responseBytes:  int32(max(num("replica.fetch.response.max.bytes", 10<<20), 0)),
-		minBytes:       int32(max(num("replica.fetch.min.bytes", 1), 0)),
-		wait:           time.Duration(max(num("replica.fetch.wait.max.ms", 500), 0)) * time.Millisecond,
-		timeout:        time.Duration(num("replica.socket.timeout.ms", 30000)) * time.Millisecond,
+		partitionBytes: int32(max(cfg.Int64("replica.fetch.max.bytes"), 0)),
+		responseBytes:  int32(max(cfg.Int64("replica.fetch.response.max.bytes"), 0)),
+		minBytes:       int32(max(cfg.Int64("replica.fetch.min.bytes"), 0)),
+		wait:           time.Duration(max(cfg.Int64("replica.fetch.wait.max.ms"), 0)) * time.Millisecond,
+		timeout:        time.Duration(cfg.Int64("replica.socket.timeout.ms")) * time.Millisecond,
 	}
 	if f.timeout <= 0 {
-		f.timeout = 30 * time.Second
+		f.timeout = 30 * time.Second // Kafka's default
 	}
-	batch := max(num("socket.request.max.bytes", 100<<20), 1)
+	batch := max(cfg.Int64("socket.request.max.bytes"), 1)
 	f.answerBytes = int32(min(int64(f.responseBytes)+batch+1<<20, math.MaxInt32))
 	return f
 }

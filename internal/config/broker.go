@@ -167,9 +167,10 @@ func (b *Broker) value(name string) (v string, ok bool) {
 	return "", false
 }
 
-// int64Value is a numeric broker value (validated already), 0 if unset.
-func (b *Broker) int64Value(name string) int64 {
-	v, _ := b.value(name)
+// Int64 is a numeric broker config's effective value (Value: as set, else
+// the default; validated already), 0 when it has neither.
+func (b *Broker) Int64(name string) int64 {
+	v, _ := b.Value(name)
 	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	return n
 }
@@ -344,9 +345,9 @@ func (b *Broker) checkRelations() error {
 			"must be less than group.consumer.session.timeout.ms"},
 		// Kafka's checks of the replica fetchers' settings, on every node
 		// (a single node has no fetcher, and Kafka refuses them there too).
-		{b.int64Value("replica.fetch.wait.max.ms") <= b.int64Value("replica.socket.timeout.ms"), "replica.fetch.wait.max.ms",
+		{b.Int64("replica.fetch.wait.max.ms") <= b.Int64("replica.socket.timeout.ms"), "replica.fetch.wait.max.ms",
 			"must not exceed replica.socket.timeout.ms: a follower's fetch would time out while its leader waits for data"},
-		{b.int64Value("replica.fetch.wait.max.ms") <= b.int64Value("replica.lag.time.max.ms"), "replica.fetch.wait.max.ms",
+		{b.Int64("replica.fetch.wait.max.ms") <= b.Int64("replica.lag.time.max.ms"), "replica.fetch.wait.max.ms",
 			"must not exceed replica.lag.time.max.ms: followers would leave the in-sync set while waiting for data"},
 	}
 	for _, r := range rels {
